@@ -1,0 +1,152 @@
+//! Why a [`HaloLayer`](crate::HaloLayer) could not be built.
+
+use std::fmt;
+
+use halo_protocol::MetadataError;
+
+/// An error found while building the HALO registry from an OpenAPI document.
+///
+/// Every error names the operation it concerns, so a misspelt extension, a dangling
+/// reference or an `operationId` that does not exist fails at start-up with a message that
+/// says where to look.
+#[derive(Debug)]
+pub struct BuildError {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Metadata {
+        operation: String,
+        source: MetadataError,
+    },
+    UnknownOperation {
+        operation_id: String,
+    },
+    UnresolvedReference {
+        operation: String,
+        reference: String,
+    },
+    InvalidPath {
+        path: String,
+        message: String,
+    },
+    DanglingLink {
+        operation: String,
+        field: &'static str,
+        target: String,
+    },
+    Document {
+        message: String,
+    },
+}
+
+impl BuildError {
+    pub(crate) fn metadata(operation: &str, source: MetadataError) -> Self {
+        Self::new(Kind::Metadata {
+            operation: operation.to_owned(),
+            source,
+        })
+    }
+
+    pub(crate) fn unknown_operation(operation_id: &str) -> Self {
+        Self::new(Kind::UnknownOperation {
+            operation_id: operation_id.to_owned(),
+        })
+    }
+
+    pub(crate) fn unresolved(operation: &str, reference: String) -> Self {
+        Self::new(Kind::UnresolvedReference {
+            operation: operation.to_owned(),
+            reference,
+        })
+    }
+
+    pub(crate) fn invalid_path(path: &str, message: impl fmt::Display) -> Self {
+        Self::new(Kind::InvalidPath {
+            path: path.to_owned(),
+            message: message.to_string(),
+        })
+    }
+
+    pub(crate) fn dangling_link(operation: &str, field: &'static str, target: &str) -> Self {
+        Self::new(Kind::DanglingLink {
+            operation: operation.to_owned(),
+            field,
+            target: target.to_owned(),
+        })
+    }
+
+    pub(crate) fn document(message: impl fmt::Display) -> Self {
+        Self::new(Kind::Document {
+            message: message.to_string(),
+        })
+    }
+
+    fn new(kind: Kind) -> Self {
+        Self { kind }
+    }
+
+    /// Whether an `x-halo-*` extension (or metadata attached by `operationId`) is invalid.
+    #[must_use]
+    pub fn is_metadata(&self) -> bool {
+        matches!(self.kind, Kind::Metadata { .. })
+    }
+
+    /// Whether metadata was attached to an `operationId` the document does not have.
+    #[must_use]
+    pub fn is_unknown_operation(&self) -> bool {
+        matches!(self.kind, Kind::UnknownOperation { .. })
+    }
+
+    /// Whether a `$ref` points nowhere in the document.
+    #[must_use]
+    pub fn is_unresolved_reference(&self) -> bool {
+        matches!(self.kind, Kind::UnresolvedReference { .. })
+    }
+
+    /// Whether a link (`undo`, `next`, `replace_with`, `fallback`) names a path the API does
+    /// not describe.
+    #[must_use]
+    pub fn is_dangling_link(&self) -> bool {
+        matches!(self.kind, Kind::DanglingLink { .. })
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Metadata { operation, source } => write!(f, "{operation}: {source}"),
+            Kind::UnknownOperation { operation_id } => write!(
+                f,
+                "metadata was attached to operationId `{operation_id}`, which the OpenAPI document does not have"
+            ),
+            Kind::UnresolvedReference {
+                operation,
+                reference,
+            } => write!(
+                f,
+                "{operation}: `$ref` {reference:?} points nowhere in the document (only local references are supported)"
+            ),
+            Kind::InvalidPath { path, message } => write!(f, "path {path:?}: {message}"),
+            Kind::DanglingLink {
+                operation,
+                field,
+                target,
+            } => write!(
+                f,
+                "{operation}: `{field}` points at {target:?}, which no described operation serves"
+            ),
+            Kind::Document { message } => write!(f, "invalid OpenAPI document: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            Kind::Metadata { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

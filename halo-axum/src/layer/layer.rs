@@ -1,0 +1,67 @@
+use std::sync::Arc;
+
+use tower_layer::Layer;
+use utoipa::openapi::OpenApi;
+
+use super::{Halo, HaloBuilder};
+use crate::discovery::Discovery;
+
+/// A [`Layer`] that makes every operation of a utoipa [`OpenApi`] a HALO tool.
+///
+/// Wrap the whole application with it, outermost (outside tower-http's `CorsLayer`, which
+/// answers every `OPTIONS` itself). It answers `OPTIONS` requests that accept
+/// `application/llm+json` from responses built once at start-up, and passes everything else
+/// through untouched.
+///
+/// ```
+/// use axum::{Json, Router};
+/// use halo_axum::HaloLayer;
+/// use utoipa_axum::{router::OpenApiRouter, routes};
+///
+/// /// Say hello.
+/// #[utoipa::path(get, path = "/hello", tags = ["greetings", "read"],
+///                responses((status = 200, body = String)))]
+/// async fn hello() -> Json<&'static str> {
+///     Json("hello")
+/// }
+///
+/// let (router, api) = OpenApiRouter::new().routes(routes!(hello)).split_for_parts();
+/// let app: Router = router.layer(HaloLayer::from_openapi(api));
+/// # let _ = app;
+/// ```
+#[derive(Debug, Clone)]
+pub struct HaloLayer {
+    pub(crate) discovery: Arc<Discovery>,
+}
+
+impl HaloLayer {
+    /// Builds the layer from an OpenAPI document, with default settings.
+    ///
+    /// # Panics
+    /// When the document's HALO metadata is invalid (a misspelt `x-halo-*` key, a bad rate,
+    /// a `$ref` that points nowhere, a link to an undescribed path). Like a route that does
+    /// not parse in axum, this is a programming error found at start-up; use
+    /// [`HaloLayer::builder`] to handle it as an error instead.
+    #[must_use]
+    #[track_caller]
+    pub fn from_openapi(openapi: OpenApi) -> Self {
+        match Self::builder(openapi).build() {
+            Ok(layer) => layer,
+            Err(error) => panic!("HaloLayer: {error}"),
+        }
+    }
+
+    /// A builder for settings beyond the defaults, and for metadata attached by
+    /// `operationId` to operations you cannot annotate.
+    pub fn builder(openapi: OpenApi) -> HaloBuilder {
+        HaloBuilder::new(&openapi)
+    }
+}
+
+impl<S> Layer<S> for HaloLayer {
+    type Service = Halo<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Halo::new(inner, Arc::clone(&self.discovery))
+    }
+}

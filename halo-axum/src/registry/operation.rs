@@ -1,0 +1,153 @@
+//! One OpenAPI operation → one HALO tool (manifest entry + schema).
+
+use halo_protocol::{Call, Lifecycle, Limits, Metadata, Status, ToolEntry, ToolSchema};
+use serde_json::Value;
+
+use super::refs::Resolver;
+use super::{auth, input};
+use crate::BuildError;
+
+/// What the walk knows about one operation before it becomes a tool.
+#[derive(Debug)]
+pub(crate) struct Source<'a> {
+    pub(crate) template: &'a str,
+    pub(crate) method: &'static str,
+    pub(crate) path_item: &'a Value,
+    pub(crate) operation: &'a Value,
+}
+
+impl Source<'_> {
+    /// `GET /api/books/{id} (get_book)`, for error messages.
+    pub(crate) fn label(&self) -> String {
+        match self.operation_id() {
+            Some(id) => format!("{} {} ({id})", self.method, self.template),
+            None => format!("{} {}", self.method, self.template),
+        }
+    }
+
+    pub(crate) fn operation_id(&self) -> Option<&str> {
+        self.operation.get("operationId").and_then(Value::as_str)
+    }
+
+    fn text(&self, key: &str) -> Option<&str> {
+        self.operation
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+    }
+
+    /// The metadata written as `x-halo-*` extensions on the operation.
+    pub(crate) fn metadata(&self) -> Result<Metadata, BuildError> {
+        let extensions = self.operation.as_object().into_iter().flatten();
+        Metadata::from_extensions(extensions.map(|(key, value)| (key.as_str(), value)))
+            .map_err(|source| BuildError::metadata(&self.label(), source))
+    }
+}
+
+/// Builds the manifest entry and the schema of an operation.
+pub(crate) fn build(
+    source: &Source<'_>,
+    name: String,
+    meta: Metadata,
+    resolver: Resolver<'_>,
+    security_schemes: Option<&Value>,
+    default_security: Option<&Value>,
+) -> Result<(ToolEntry, ToolSchema), BuildError> {
+    let unresolved = |e: super::refs::Unresolved| BuildError::unresolved(&source.label(), e.0);
+    let (summary, description) = texts(source);
+    let tags: Vec<String> = source
+        .operation
+        .get("tags")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+
+    let mut schema = ToolSchema::new(Call::new(source.method, source.template));
+    schema.description = description;
+    schema.auth = auth::derive(
+        source.operation.get("security").or(default_security),
+        security_schemes,
+    );
+    schema.input =
+        input::derive(resolver, source.path_item, source.operation).map_err(unresolved)?;
+    schema.output = output(source, resolver).map_err(unresolved)?;
+    schema.why = meta.why;
+    schema.tags.clone_from(&tags);
+    schema.effects = meta.effects;
+    schema.limits = Some(limits(meta.limits, source.method));
+    schema.next = meta.next;
+    schema.examples = meta.examples;
+    schema.resilience = meta.resilience;
+    schema.trust = meta.trust;
+    schema.observe = meta.observe;
+    schema.lifecycle = lifecycle(meta.lifecycle, source);
+    schema.stream = meta.stream;
+
+    let entry = ToolEntry::new(source.template, source.method, name, summary).with_tags(tags);
+    Ok((entry, schema))
+}
+
+/// The short text for the manifest and the full text for the schema: the summary (the doc
+/// comment's first line) and description together, or whichever exists.
+fn texts(source: &Source<'_>) -> (String, String) {
+    match (source.text("summary"), source.text("description")) {
+        (Some(summary), Some(description)) if description.starts_with(summary) => {
+            (summary.to_owned(), description.to_owned())
+        }
+        (Some(summary), Some(description)) => {
+            (summary.to_owned(), format!("{summary}\n\n{description}"))
+        }
+        (Some(text), None) => (text.to_owned(), text.to_owned()),
+        (None, Some(text)) => (first_line(text).to_owned(), text.to_owned()),
+        (None, None) => (String::new(), String::new()),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default().trim()
+}
+
+/// `idempotent` defaults from the method: GET, HEAD, PUT, DELETE (and OPTIONS, TRACE) are.
+fn limits(declared: Option<Limits>, method: &str) -> Limits {
+    let mut limits = declared.unwrap_or_default();
+    if limits.idempotent.is_none() {
+        limits.idempotent = Some(!matches!(method, "POST" | "PATCH" | "QUERY"));
+    }
+    limits
+}
+
+/// A deprecated operation without a declared status is `deprecated`.
+fn lifecycle(declared: Option<Lifecycle>, source: &Source<'_>) -> Lifecycle {
+    let mut lifecycle = declared.unwrap_or_default();
+    let deprecated = source.operation.get("deprecated").and_then(Value::as_bool) == Some(true);
+    if deprecated && lifecycle.status.is_none() {
+        lifecycle.status = Some(Status::Deprecated);
+    }
+    lifecycle
+}
+
+/// The schema of the first successful JSON response.
+fn output(
+    source: &Source<'_>,
+    resolver: Resolver<'_>,
+) -> Result<Option<Value>, super::refs::Unresolved> {
+    let Some(responses) = source.operation.get("responses").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let mut successes: Vec<(&String, &Value)> = responses
+        .iter()
+        .filter(|(status, _)| status.starts_with('2'))
+        .collect();
+    successes.sort_by(|a, b| a.0.cmp(b.0));
+    for (_, response) in successes {
+        let response = resolver.follow(response)?;
+        if let Some((_, content)) = input::json_content(response.get("content")) {
+            return input::content_schema(resolver, content).map(Some);
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,9 @@
+use halo_macros::halo;
+
+#[utoipa::path(post, path = "/orders")]
+#[halo(why = "Create an order")]
+async fn create_order() {}
+
+fn main() {
+    let _ = create_order();
+}

@@ -1,0 +1,60 @@
+//! Wire types and pure functions of the HALO protocol, as implemented by halo-rs.
+//!
+//! HALO (HTTP API Language for Operations) lets an HTTP API describe itself to LLM agents:
+//! an `OPTIONS` request with `Accept: application/llm+json` answers with a [`Manifest`] at `/`
+//! and with an array of [`ToolSchema`]s on any described path.
+//!
+//! This crate holds only data and pure functions. It does no I/O and depends on no async
+//! runtime, web framework or HTTP client, so servers (`halo-axum`), clients and tools share one
+//! definition of the wire format.
+//!
+//! - [`Manifest`], [`ToolEntry`]: the discovery document.
+//! - [`ToolSchema`] and its parts: the per-operation schema, every HALO 0.3.1 field plus the
+//!   extensions of this project (`in` on inputs, `idempotency_key`, `stream`).
+//! - [`Metadata`]: the `x-halo-*` OpenAPI extensions that carry LLM-native fields.
+//! - [`accepts_halo`] / [`accepts`]: `Accept` negotiation.
+//! - [`TagFilter`]: the `?tags=` filter.
+//! - [`Problem`]: `application/problem+json` bodies (RFC 9457).
+//! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it.
+//!
+//! ```
+//! use halo_protocol::{accepts_halo, TagFilter};
+//!
+//! assert!(accepts_halo("application/llm+json, application/json;q=0.5"));
+//! assert!(!accepts_halo("*/*"));
+//!
+//! let filter = TagFilter::from_query(Some("tags=books,payments"));
+//! assert!(filter.matches(["payments", "write"]));
+//! assert!(!filter.matches(["weather"]));
+//! ```
+
+mod manifest;
+mod metadata;
+mod negotiate;
+mod problem;
+mod rate;
+mod refs;
+mod schema;
+mod tags;
+
+pub use manifest::{Manifest, ToolEntry, ToolKind};
+pub use metadata::{LocalizedText, Metadata, MetadataError};
+pub use negotiate::{accepts, accepts_halo};
+pub use problem::{FieldError, Problem};
+pub use rate::{Period, Rate, RateParseError};
+pub use refs::{is_data_keyword, is_self_contained};
+pub use schema::{
+    Auth, AuthType, Backoff, Call, Effects, Example, InputField, Lifecycle, Limits, Location, Next,
+    Observe, Resilience, Status, Stream, ToolSchema, Trust,
+};
+pub use tags::TagFilter;
+
+/// The HALO media type, `application/llm+json`.
+pub const MEDIA_TYPE: &str = "application/llm+json";
+
+/// The media type of problem details bodies (RFC 9457), `application/problem+json`.
+pub const PROBLEM_MEDIA_TYPE: &str = "application/problem+json";
+
+/// The HALO protocol version this crate implements (with the extensions documented in
+/// `halo-spec.md`).
+pub const PROTOCOL_VERSION: &str = "0.3.1";

@@ -1,0 +1,45 @@
+//! Command-line arguments of the `bookstore` binary.
+
+use clap::Parser;
+
+/// The address the server listens on when none is given.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+
+/// Runs the sample bookstore API, described to LLM agents over HALO.
+#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[command(name = "bookstore", version, about)]
+pub struct Cli {
+    /// Address to listen on, as HOST:PORT (port 0 picks a free port).
+    #[arg(long, env = "HALO_ADDR", default_value = DEFAULT_ADDR, value_parser = parse_addr)]
+    pub addr: String,
+}
+
+impl Cli {
+    /// Parses arguments (the first one is the program name), without exiting on errors.
+    ///
+    /// # Errors
+    /// A [`clap::Error`] for unknown arguments or an address that is not `HOST:PORT`;
+    /// `--help` and `--version` also come back as errors, as clap does.
+    pub fn parse_from_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Self::try_parse_from(args)
+    }
+}
+
+/// Accepts `HOST:PORT` and `[IPv6]:PORT` with a numeric port.
+fn parse_addr(value: &str) -> Result<String, String> {
+    let (host, port) = value
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{value:?} is not HOST:PORT"))?;
+    if host.is_empty() {
+        return Err(format!(
+            "{value:?} has no host; write e.g. 127.0.0.1:{port}"
+        ));
+    }
+    port.parse::<u16>()
+        .map_err(|_| format!("{port:?} is not a port number (0 to 65535)"))?;
+    Ok(value.to_owned())
+}

@@ -1,0 +1,251 @@
+//! Errors as `application/problem+json` (RFC 9457), and extractors whose rejections use them.
+//!
+//! Every failure a handler or an extractor can produce becomes an [`ApiError`], which answers with
+//! a standard status code and a problem details body: `type`, `title`, `status`, `detail`, and for
+//! validation failures an `errors` list of `{ "pointer", "message" }`.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use utoipa::ToSchema;
+
+/// The media type of problem details bodies.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A problem details body (RFC 9457).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({
+    "type": "about:blank",
+    "title": "Not Found",
+    "status": 404,
+    "detail": "no book with id 99"
+}))]
+pub struct Problem {
+    /// A URI reference that identifies the problem type; `about:blank` when the status says it all.
+    #[serde(rename = "type")]
+    pub type_uri: String,
+    /// A short, human-readable summary of the problem type.
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// An explanation specific to this occurrence of the problem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// One entry per invalid value, for validation failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+}
+
+/// One invalid value: where it is (a JSON pointer into the input) and what is wrong with it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FieldError {
+    /// JSON pointer (RFC 6901) to the offending value, e.g. `/items/0/quantity`.
+    pub pointer: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// An error answered as `application/problem+json`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    status: StatusCode,
+    detail: String,
+    errors: Vec<FieldError>,
+    challenge: Option<&'static str>,
+}
+
+impl ApiError {
+    /// An error with the given status and explanation.
+    #[must_use]
+    pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            detail: detail.into(),
+            errors: Vec::new(),
+            challenge: None,
+        }
+    }
+
+    /// `400 Bad Request`.
+    #[must_use]
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, detail)
+    }
+
+    /// `404 Not Found`.
+    #[must_use]
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, detail)
+    }
+
+    /// `409 Conflict`.
+    #[must_use]
+    pub fn conflict(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, detail)
+    }
+
+    /// `422 Unprocessable Content` for one invalid value at `pointer`.
+    #[must_use]
+    pub fn invalid(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::validation(vec![FieldError {
+            pointer: pointer.into(),
+            message: message.into(),
+        }])
+    }
+
+    /// `422 Unprocessable Content` listing every invalid value.
+    #[must_use]
+    pub fn validation(errors: Vec<FieldError>) -> Self {
+        let detail = match errors.as_slice() {
+            [one] => format!("{}: {}", one.pointer, one.message),
+            many => format!("{} values are invalid", many.len()),
+        };
+        Self {
+            errors,
+            ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, detail)
+        }
+    }
+
+    /// `401 Unauthorized` with a `WWW-Authenticate` challenge.
+    #[must_use]
+    pub fn unauthorized(challenge: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            challenge: Some(challenge),
+            ..Self::new(StatusCode::UNAUTHORIZED, detail)
+        }
+    }
+
+    /// `403 Forbidden` with a `WWW-Authenticate` challenge naming what is missing.
+    #[must_use]
+    pub fn forbidden(challenge: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            challenge: Some(challenge),
+            ..Self::new(StatusCode::FORBIDDEN, detail)
+        }
+    }
+
+    /// The status code this error answers with.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The problem details body this error answers with.
+    #[must_use]
+    pub fn problem(&self) -> Problem {
+        Problem {
+            type_uri: "about:blank".to_owned(),
+            title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: self.status.as_u16(),
+            detail: Some(self.detail.clone()),
+            errors: self.errors.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status, self.detail)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let Some(challenge) = self.challenge {
+            headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        response
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    /// Malformed JSON → 400, well-formed JSON of the wrong shape → 422, wrong content type → 415.
+    fn from(rejection: JsonRejection) -> Self {
+        let status = match &rejection {
+            JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            JsonRejection::JsonSyntaxError(_) => StatusCode::BAD_REQUEST,
+            JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            other => other.status(),
+        };
+        Self::new(status, rejection.body_text())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        Self::new(rejection.status(), rejection.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self::new(rejection.status(), rejection.body_text())
+    }
+}
+
+/// A JSON request body whose rejections are problem details (axum's `Json` otherwise).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::Json(value) = axum::Json::<T>::from_request(req, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// Path parameters whose rejections are problem details (axum's `Path` otherwise).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// Query parameters whose rejections are problem details (axum's `Query` otherwise).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Query(value) =
+            axum::extract::Query::<T>::from_request_parts(parts, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// The result type of every handler.
+pub type ApiResult<T> = Result<T, ApiError>;

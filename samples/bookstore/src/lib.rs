@@ -1,0 +1,120 @@
+//! A sample HALO API: a bookstore served by axum, described by utoipa, discovered through
+//! [`halo_axum::HaloLayer`].
+//!
+//! The API manages a catalogue of books, warehouse stock, orders and payments, and reports the
+//! weather at pick-up cities. Data lives in memory and is seeded with a few well-known books.
+//! Every operation is a HALO tool: an agent sends
+//! `OPTIONS /` with `Accept: application/llm+json` for the manifest, and `OPTIONS` on a path for
+//! the schemas of its operations.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! axum::serve(listener, bookstore::app()).await
+//! # }
+//! ```
+//!
+//! Demo credentials (see [`auth`]): bearer tokens `demo-admin` (every scope) and `demo-reader`
+//! (read scopes), and the API key `X-API-Key: demo-key` for inventory.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::routing::get;
+use halo_axum::HaloLayer;
+use tower_http::cors::CorsLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub mod auth;
+pub mod cli;
+pub mod error;
+pub mod model;
+mod routes;
+mod store;
+
+pub use store::AppState;
+
+use auth::SecuritySchemes;
+use routes::{books, inventory, orders, payments, weather};
+
+/// The document-level part of the OpenAPI description; operations are added by the router.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Bookstore",
+        version = "1.2.0",
+        description = "A bookstore: search the catalogue, check and hold stock, place orders and take payments."
+    ),
+    modifiers(&SecuritySchemes),
+    tags(
+        (name = "books", description = "The catalogue"),
+        (name = "inventory", description = "Warehouse stock (API key)"),
+        (name = "orders", description = "Customer orders"),
+        (name = "payments", description = "Charges and refunds"),
+        (name = "weather", description = "Weather at pick-up cities"),
+        (name = "read", description = "Does not change anything"),
+        (name = "write", description = "Changes data"),
+        (name = "admin", description = "Restricted to administrators"),
+    )
+)]
+struct ApiDoc;
+
+/// Every operation, registered with both axum and the OpenAPI document.
+#[allow(deprecated)] // legacy_search_books is deprecated on purpose: it shows HALO's lifecycle fields
+fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(books::search_books, books::create_book))
+        .routes(routes!(books::legacy_search_books))
+        .routes(routes!(
+            books::get_book,
+            books::update_book,
+            books::delete_book
+        ))
+        .routes(routes!(books::summarize_book))
+        .routes(routes!(inventory::get_stock))
+        .routes(routes!(inventory::reserve_stock))
+        .routes(routes!(inventory::release_stock))
+        .routes(routes!(orders::create_order))
+        .routes(routes!(orders::get_order))
+        .routes(routes!(payments::charge_payment))
+        .routes(routes!(payments::refund_payment))
+        .routes(routes!(weather::get_weather))
+}
+
+/// The OpenAPI description of the whole API (the same one [`app`] serves at `/openapi.json` and
+/// hands to the HALO layer).
+#[must_use]
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    api_router().into_openapi()
+}
+
+/// The complete application over a freshly seeded store.
+///
+/// Layers, inside out: the API routes and `GET /openapi.json`, request tracing, CORS
+/// (permissive: this is a demo), and outermost the HALO layer, which must see `OPTIONS`
+/// requests before CORS answers them.
+#[must_use]
+pub fn app() -> Router {
+    app_with_state(AppState::seeded())
+}
+
+/// The complete application over the given state (see [`app`]).
+#[must_use]
+pub fn app_with_state(state: AppState) -> Router {
+    let (router, api) = api_router().with_state(state).split_for_parts();
+    let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
+    router
+        .route(
+            "/openapi.json",
+            get(move || {
+                let spec = spec.clone();
+                async move { ([(CONTENT_TYPE, "application/json")], spec) }
+            }),
+        )
+        .layer(TraceLayer::new_for_http())
+        .layer(CorsLayer::permissive())
+        .layer(HaloLayer::from_openapi(api))
+}
