@@ -3,78 +3,17 @@
 //! Each check takes the text of a string literal and returns either the value to emit (in its
 //! canonical form) or a human-readable reason; `parse.rs` turns the reason into a spanned error.
 
-/// Accepted spellings of each rate unit, canonical (singular, long) form first.
-const RATE_UNITS: &[(&str, &[&str])] = &[
-    ("second", &["s", "sec", "secs", "seconds"]),
-    ("minute", &["m", "min", "mins", "minutes"]),
-    ("hour", &["h", "hr", "hrs", "hours"]),
-    ("day", &["d", "days"]),
-];
-
 /// `"N/unit"` with a positive integer `N`; returns the canonical form, e.g. `"5/minute"`.
+/// The same parser the server uses, so what compiles is what the server accepts.
 pub(crate) fn rate(text: &str) -> Result<String, String> {
-    let Some((count, unit)) = text.split_once('/') else {
-        return Err("a rate looks like \"N/unit\", e.g. \"5/minute\" or \"100/hour\"".to_owned());
-    };
-    let count = positive_integer(count.trim()).ok_or_else(|| {
-        format!("the count `{count}` must be a positive integer, as in \"5/minute\"")
-    })?;
-    let unit = canonical_rate_unit(unit.trim()).ok_or_else(|| {
-        format!(
-            "unknown unit `{unit}`; expected second, minute, hour or day \
-             (or s, sec, m, min, h, hr, d, and plurals)"
-        )
-    })?;
-    Ok(format!("{count}/{unit}"))
+    text.parse::<halo_protocol::Rate>()
+        .map(|rate| rate.to_string())
+        .map_err(|e| e.reason().to_owned())
 }
 
-fn positive_integer(digits: &str) -> Option<u64> {
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok().filter(|n| *n > 0)
-}
-
-fn canonical_rate_unit(unit: &str) -> Option<&'static str> {
-    let unit = unit.to_ascii_lowercase();
-    RATE_UNITS
-        .iter()
-        .find(|(canonical, aliases)| *canonical == unit || aliases.contains(&unit.as_str()))
-        .map(|(canonical, _)| *canonical)
-}
-
-/// An ISO calendar date `YYYY-MM-DD` that exists (month 1..=12, day within the month).
+/// An ISO calendar date `YYYY-MM-DD` that exists.
 pub(crate) fn date(text: &str) -> Result<String, String> {
-    let shape_ok = text.len() == 10
-        && text.bytes().enumerate().all(|(i, b)| match i {
-            4 | 7 => b == b'-',
-            _ => b.is_ascii_digit(),
-        });
-    if !shape_ok {
-        return Err("a date looks like YYYY-MM-DD, e.g. \"2026-12-31\"".to_owned());
-    }
-    let number = |range: std::ops::Range<usize>| text[range].parse::<u32>().unwrap_or(0);
-    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
-    if !(1..=12).contains(&month) {
-        return Err(format!("month {month:02} is not in 01..=12"));
-    }
-    let last_day = days_in_month(year, month);
-    if !(1..=last_day).contains(&day) {
-        return Err(format!(
-            "day {day:02} is not in 01..={last_day} for {year:04}-{month:02}"
-        ));
-    }
-    Ok(text.to_owned())
-}
-
-fn days_in_month(year: u32, month: u32) -> u32 {
-    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
-    match month {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    halo_protocol::check_date(text).map(|()| text.to_owned())
 }
 
 /// The shape of a BCP 47 language tag: a 2–8 letter language subtag, then subtags of 1–8

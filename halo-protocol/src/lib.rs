@@ -28,6 +28,7 @@
 //! assert!(!filter.matches(["weather"]));
 //! ```
 
+mod date;
 mod manifest;
 mod metadata;
 mod negotiate;
@@ -37,6 +38,7 @@ mod refs;
 mod schema;
 mod tags;
 
+pub use date::check_date;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use negotiate::{accepts, accepts_halo};

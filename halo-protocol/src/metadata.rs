@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::date::check_date;
 use crate::schema::{Backoff, Status};
 use crate::{Effects, Example, Lifecycle, Limits, Next, Observe, Resilience, Stream, Trust};
 
@@ -226,15 +227,8 @@ impl Metadata {
                     "status must be active, deprecated or sunset",
                 ));
             }
-            if lifecycle
-                .sunset
-                .as_deref()
-                .is_some_and(|date| !is_iso_date(date))
-            {
-                return Err(invalid(
-                    "x-halo-lifecycle",
-                    "sunset must be a date, YYYY-MM-DD",
-                ));
+            if let Some(Err(reason)) = lifecycle.sunset.as_deref().map(check_date) {
+                return Err(invalid("x-halo-lifecycle", &format!("sunset: {reason}")));
             }
         }
         Ok(())
@@ -281,21 +275,6 @@ fn unknown_field(given: &Value, kept: &Value) -> Option<String> {
 /// their own type).
 fn is_free_form(name: &str) -> bool {
     matches!(name, "input" | "output")
-}
-
-/// Whether `date` has the shape `YYYY-MM-DD` with a plausible month and day.
-fn is_iso_date(date: &str) -> bool {
-    let bytes = date.as_bytes();
-    let digits = |range: std::ops::Range<usize>| bytes[range].iter().all(u8::is_ascii_digit);
-    if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
-        return false;
-    }
-    if !(digits(0..4) && digits(5..7) && digits(8..10)) {
-        return false;
-    }
-    let month = (bytes[5] - b'0') * 10 + (bytes[6] - b'0');
-    let day = (bytes[8] - b'0') * 10 + (bytes[9] - b'0');
-    (1..=12).contains(&month) && (1..=31).contains(&day)
 }
 
 #[cfg(test)]
@@ -379,8 +358,13 @@ mod tests {
             ("x-halo-lifecycle", json!({"sunset": "soon"}), "YYYY-MM-DD"),
             (
                 "x-halo-lifecycle",
+                json!({"sunset": "2027-02-30"}),
+                "day 30",
+            ),
+            (
+                "x-halo-lifecycle",
                 json!({"sunset": "2027-13-01"}),
-                "YYYY-MM-DD",
+                "month 13",
             ),
             ("x-halo-resilience", json!({"backoff": "random"}), "backoff"),
             ("x-halo-i18n", json!({"zh": {"title": "x"}}), "title"),

@@ -97,21 +97,38 @@ impl Rate {
 
 /// Why a rate string could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid rate {input:?}: expected N/second, N/minute, N/hour or N/day with N > 0")]
+#[error("invalid rate {input:?}: {reason}")]
 pub struct RateParseError {
     input: String,
+    reason: &'static str,
+}
+
+impl RateParseError {
+    /// What is wrong, without the input.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        self.reason
+    }
 }
 
 impl FromStr for Rate {
     type Err = RateParseError;
 
     fn from_str(input: &str) -> Result<Self, Self::Err> {
-        let error = || RateParseError {
+        let error = |reason| RateParseError {
             input: input.chars().take(64).collect(),
+            reason,
         };
-        let (count, unit) = input.split_once('/').ok_or_else(error)?;
-        let count = count.trim().parse::<NonZeroU32>().map_err(|_| error())?;
-        let period = Period::parse(unit.trim()).ok_or_else(error)?;
+        let (count, unit) = input
+            .split_once('/')
+            .ok_or_else(|| error("a rate looks like N/unit, as in 5/minute or 100/hour"))?;
+        let count = Some(count.trim())
+            .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|digits| digits.parse::<NonZeroU32>().ok())
+            .ok_or_else(|| error("the count must be a whole number above zero, as in 5/minute"))?;
+        let period = Period::parse(unit.trim()).ok_or_else(|| {
+            error("the unit must be second, minute, hour or day (or s, sec, m, min, h, hr, d, and plurals)")
+        })?;
         Ok(Self { count, period })
     }
 }
