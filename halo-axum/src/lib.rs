@@ -6,6 +6,47 @@ mod error;
 mod layer;
 mod registry;
 
+/// Describes an operation to LLM agents: HALO metadata written as `x-halo-*` extensions of
+/// the `#[utoipa::path(...)]` attribute below it. See [`halo_macros::halo`] for every key.
+///
+/// ```
+/// use axum::Json;
+/// use halo_axum::{halo, HaloLayer};
+/// use serde::{Deserialize, Serialize};
+/// use utoipa::ToSchema;
+/// use utoipa_axum::{router::OpenApiRouter, routes};
+///
+/// #[derive(Deserialize, ToSchema)]
+/// struct Charge { order_id: u64, amount_cents: u32 }
+///
+/// #[derive(Serialize, ToSchema)]
+/// struct Receipt { id: u64, status: String }
+///
+/// /// Charge a customer's saved card.
+/// #[halo(
+///     why = "Use right after an order is confirmed; never twice for one order",
+///     reversible = true, undo = "/api/payments/{id}/refund",
+///     rate = "100/hour", idempotency_key = "Idempotency-Key",
+///     example(input = {"order_id": 7, "amount_cents": 1999}, output = {"id": 1, "status": "captured"}),
+/// )]
+/// #[utoipa::path(post, path = "/api/payments/charge", tags = ["payments", "write"],
+///                request_body = Charge, responses((status = 200, body = Receipt)))]
+/// async fn charge(Json(c): Json<Charge>) -> Json<Receipt> {
+///     Json(Receipt { id: c.order_id, status: "captured".into() })
+/// }
+///
+/// /// Refund a payment.
+/// #[utoipa::path(post, path = "/api/payments/{id}/refund", tags = ["payments", "write"],
+///                params(("id" = u64, Path)), responses((status = 204)))]
+/// async fn refund() {}
+///
+/// let (router, api) = OpenApiRouter::new()
+///     .routes(routes!(charge))
+///     .routes(routes!(refund))
+///     .split_for_parts();
+/// let app: axum::Router = router.layer(HaloLayer::from_openapi(api));
+/// # let _ = app;
+/// ```
 pub use halo_macros::halo;
 pub use halo_protocol as protocol;
 

@@ -151,10 +151,24 @@ async fn object_bodies_are_flattened_and_others_are_one_entry() {
         .unwrap();
     assert_eq!(replace["input"]["id"]["in"], "path");
     assert_eq!(replace["input"]["body"]["in"], "body");
-    assert_eq!(
-        replace["input"]["body"]["properties"]["id"]["type"],
-        "integer"
-    );
+    assert_eq!(replace["input"]["body"]["required"], true);
+    // The object's own `required` list cannot sit beside HALO's `required: true`: nested.
+    let pet = &replace["input"]["body"]["allOf"][0];
+    assert_eq!(pet["properties"]["id"]["type"], "integer");
+    assert_eq!(pet["required"], json!(["id", "name", "category", "tags"]));
+    // Every schema the server writes reads back with the protocol's own types.
+    for path in [
+        "/pets",
+        "/pets/1",
+        "/pets/bulk-tag",
+        "/v1/pets",
+        "/categories",
+    ] {
+        let (_, schemas) = options(layer(), path).await;
+        let typed: Vec<halo_protocol::ToolSchema> =
+            serde_json::from_value(schemas.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&typed).unwrap(), schemas, "{path}");
+    }
     assert_eq!(
         replace["auth"],
         json!({"type": "oauth", "scopes": ["pets:write", "pets:read"], "tokenUrl": "https://auth.example/token"})
@@ -269,6 +283,16 @@ fn start_up_errors_name_the_problem() {
     doc["paths"]["/pets"]["get"]["x-halo-effects"] = json!({"undo": "/nowhere/{id}"});
     let dangling = build_error(HaloBuilder::from_openapi_json(doc));
     assert!(dangling.is_dangling_link(), "{dangling}");
+
+    let mut doc = serde_json::to_value(common::petshop().1).unwrap();
+    doc["paths"]["/pets"]["get"]["x-halo-next"] =
+        json!([{"when": "x", "suggest": "PATCH /pets/{id}"}]);
+    let wrong_method = build_error(HaloBuilder::from_openapi_json(doc));
+    assert!(wrong_method.is_dangling_link(), "{wrong_method}");
+    assert!(
+        wrong_method.to_string().contains("PATCH /pets/{id}"),
+        "{wrong_method}"
+    );
 
     let mut doc = serde_json::to_value(common::petshop().1).unwrap();
     doc["components"]["schemas"]

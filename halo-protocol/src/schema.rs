@@ -181,6 +181,11 @@ pub enum AuthType {
 
 /// One parameter of an operation: a self-contained JSON Schema plus where it goes.
 ///
+/// HALO marks a required parameter with `"required": true` beside the schema's keywords, which
+/// collides with JSON Schema's own `required` list on object schemas. Such a schema is written
+/// nested, `{"allOf": [schema], "required": true, "in": "body"}`, so neither meaning is lost;
+/// reading accepts both forms.
+///
 /// ```
 /// use halo_protocol::{InputField, Location};
 ///
@@ -192,18 +197,65 @@ pub enum AuthType {
 ///     r#"{"type":"integer","minimum":1,"required":true,"in":"path"}"#
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct InputField {
     /// The JSON Schema keywords of the parameter.
-    #[serde(flatten)]
     pub schema: Map<String, Value>,
     /// Whether the parameter must be given.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub required: bool,
     /// Where the parameter goes in the request (extension).
-    #[serde(default, rename = "in", skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
+}
+
+impl Serialize for InputField {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        if self.schema.contains_key("required") || self.schema.contains_key("in") {
+            if let Some(description) = self.schema.get("description") {
+                map.serialize_entry("description", description)?;
+            }
+            map.serialize_entry("allOf", &[&self.schema])?;
+        } else {
+            for (keyword, value) in &self.schema {
+                map.serialize_entry(keyword, value)?;
+            }
+        }
+        if self.required {
+            map.serialize_entry("required", &true)?;
+        }
+        if let Some(location) = &self.location {
+            map.serialize_entry("in", location)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for InputField {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut schema = Map::<String, Value>::deserialize(deserializer)?;
+        let required = match schema.get("required") {
+            Some(Value::Bool(required)) => {
+                let required = *required;
+                schema.remove("required");
+                required
+            }
+            _ => false,
+        };
+        let location = match schema.get("in").map(|v| Location::deserialize(v.clone())) {
+            Some(Ok(location)) => {
+                schema.remove("in");
+                Some(location)
+            }
+            _ => None,
+        };
+        Ok(Self {
+            schema,
+            required,
+            location,
+        })
+    }
 }
 
 impl InputField {
@@ -454,6 +506,30 @@ mod tests {
         assert_eq!(schema.auth.unwrap().token_url.as_deref(), Some("/token"));
         assert!(schema.input["name"].required);
         assert_eq!(schema.lifecycle.status, Some(Status::Deprecated));
+    }
+
+    #[test]
+    fn object_schemas_with_their_own_required_list_are_nested() {
+        let schema = json!({"type": "object", "description": "d", "required": ["a"], "properties": {"a": {"type": "string"}}});
+        let field = InputField::new(schema.clone())
+            .required(true)
+            .located(Location::Body);
+        let written = serde_json::to_value(&field).unwrap();
+        assert_eq!(
+            written,
+            json!({"description": "d", "allOf": [schema], "required": true, "in": "body"})
+        );
+        let back: InputField = serde_json::from_value(written).unwrap();
+        assert!(back.required);
+        assert_eq!(back.location, Some(Location::Body));
+
+        // A foreign server that writes the list flat is still readable, and written back safely.
+        let flat: InputField = serde_json::from_value(schema.clone()).unwrap();
+        assert!(!flat.required);
+        assert_eq!(serde_json::to_value(&flat).unwrap()["allOf"][0], schema);
+        let odd: InputField =
+            serde_json::from_value(json!({"type": "string", "in": "cookie"})).unwrap();
+        assert_eq!(odd.location, None);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The `?tags=` filter of the manifest.
 
+use std::borrow::Cow;
+
 use percent_encoding::percent_decode_str;
 
 /// The tag filter of a manifest request: `?tags=a,b`.
@@ -29,8 +31,11 @@ impl TagFilter {
     /// Reads the filter from a raw query string (without the leading `?`).
     #[must_use]
     pub fn from_query(query: Option<&str>) -> Self {
+        let Some(query) = query.filter(|q| !q.is_empty()) else {
+            return Self::default();
+        };
         let mut tags = Vec::new();
-        for pair in query.unwrap_or_default().split('&') {
+        for pair in query.split('&') {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             if decode(name) == "tags" {
                 tags.extend(Self::parse(&decode(value)).tags);
@@ -85,9 +90,12 @@ impl TagFilter {
 }
 
 /// Percent-decodes a query component, with `+` as a space (form encoding).
-fn decode(component: &str) -> String {
+fn decode(component: &str) -> Cow<'_, str> {
+    if !component.contains(['+', '%']) {
+        return Cow::Borrowed(component);
+    }
     let spaced = component.replace('+', " ");
-    percent_decode_str(&spaced).decode_utf8_lossy().into_owned()
+    Cow::Owned(percent_decode_str(&spaced).decode_utf8_lossy().into_owned())
 }
 
 fn dedup(tags: &mut Vec<String>) {
@@ -127,6 +135,7 @@ mod tests {
             ["read"]
         );
         assert_eq!(TagFilter::from_query(Some("tags=x+y")).tags(), ["x y"]);
+        assert_eq!(TagFilter::from_query(Some("t%61gs=z")).tags(), ["z"]);
     }
 
     #[test]

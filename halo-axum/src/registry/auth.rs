@@ -7,43 +7,46 @@ use serde_json::Value;
 ///
 /// `requirements` is the operation's `security` array (or the document's when the operation
 /// has none): alternatives, each a map of scheme name to scopes. HALO describes one scheme, so
-/// the first alternative that names a known scheme wins; an empty alternative (`{}`) first
-/// means the operation can be called anonymously. Returns `None` when nothing is required.
+/// the first alternative that names a scheme the document defines wins; an empty alternative
+/// (`{}`) before it means the operation can be called anonymously. Returns `None` when
+/// nothing is required.
 pub(crate) fn derive(requirements: Option<&Value>, schemes: Option<&Value>) -> Option<Auth> {
-    let alternatives = requirements?.as_array()?;
-    let first = alternatives.first()?.as_object()?;
-    let (name, scopes) = first
-        .iter()
-        .find(|(name, _)| scheme(schemes, name).is_some())?;
-    let scheme = scheme(schemes, name)?;
-    let mut auth = describe(scheme)?;
-    auth.scopes = scopes
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
-    Some(auth)
-}
-
-fn scheme<'a>(schemes: Option<&'a Value>, name: &str) -> Option<&'a Value> {
-    schemes?.get(name)
+    for alternative in requirements?.as_array()? {
+        let alternative = alternative.as_object()?;
+        if alternative.is_empty() {
+            return None;
+        }
+        let known = alternative
+            .iter()
+            .find_map(|(name, scopes)| Some((schemes?.get(name)?, scopes)));
+        if let Some((scheme, scopes)) = known {
+            let mut auth = describe(scheme);
+            auth.scopes = scopes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
+            return Some(auth);
+        }
+    }
+    None
 }
 
 /// The HALO shape of one OpenAPI security scheme object.
-fn describe(scheme: &Value) -> Option<Auth> {
-    let text = |key: &str| scheme.get(key).and_then(Value::as_str);
-    let auth = match text("type")? {
-        "http" => match text("scheme")?.to_ascii_lowercase().as_str() {
+fn describe(scheme: &Value) -> Auth {
+    let text = |key: &str| scheme.get(key).and_then(Value::as_str).unwrap_or_default();
+    match text("type") {
+        "http" => match text("scheme").to_ascii_lowercase().as_str() {
             "bearer" => Auth::new(AuthType::Bearer),
             "basic" => Auth::new(AuthType::Basic),
             _ => Auth::new(AuthType::Unknown),
         },
         "apiKey" => {
             let mut auth = Auth::new(AuthType::ApiKey);
-            if text("in") == Some("header") {
-                auth.header = text("name").map(str::to_owned);
+            if text("in") == "header" {
+                auth.header = Some(text("name").to_owned());
             }
             auth
         }
@@ -62,8 +65,7 @@ fn describe(scheme: &Value) -> Option<Auth> {
         }
         "openIdConnect" => Auth::new(AuthType::OAuth),
         _ => Auth::new(AuthType::Unknown),
-    };
-    Some(auth)
+    }
 }
 
 #[cfg(test)]
@@ -114,5 +116,9 @@ mod tests {
         assert_eq!(auth(json!([])), None);
         assert_eq!(derive(None, Some(&schemes())), None);
         assert_eq!(auth(json!([{"unknown_scheme": []}])), None);
+        assert_eq!(
+            auth(json!([{"unknown_scheme": []}, {"bearer": ["x"]}])),
+            Some(json!({"type": "bearer", "scopes": ["x"]}))
+        );
     }
 }

@@ -92,7 +92,8 @@ fn parameter_field(
 
 /// The body as input entries: the properties of a JSON object body, one entry each; any
 /// other body (an array, a scalar, a union, a non-JSON media type, or an object whose
-/// property names clash with a parameter) as one entry named `body`.
+/// property names clash with a parameter) as one entry named `body` (`request_body` when a
+/// parameter already has that name).
 fn body_fields(
     resolver: Resolver<'_>,
     body: &Value,
@@ -148,8 +149,12 @@ fn body_fields(
             Value::String(media_type.to_owned()),
         );
     }
+    let name = ["body", "request_body"]
+        .into_iter()
+        .find(|name| !params.contains_key(*name))
+        .unwrap_or("_body");
     Ok(vec![(
-        "body".to_owned(),
+        name.to_owned(),
         field.located(Location::Body).required(body_required),
     )])
 }

@@ -56,16 +56,17 @@ pub(crate) struct Tool {
     /// The serialised manifest entry.
     entry: Bytes,
     tags: Vec<String>,
-    /// The schema as served (kept for execution, which later layers derive from it).
-    #[allow(dead_code)]
-    pub(crate) schema: ToolSchema,
+    /// The schema as served.
+    schema: ToolSchema,
 }
 
 /// One described path: the array of its schemas, one per method.
 #[derive(Debug)]
 pub(crate) struct PathEntry {
     pub(crate) schemas: Cached,
-    /// Methods the path serves, for `Allow` when the app has no `OPTIONS` answer of its own.
+    /// The described methods.
+    methods: Vec<&'static str>,
+    /// The methods and `OPTIONS`, for `Allow` when the app has no `OPTIONS` answer of its own.
     pub(crate) allow: HeaderValue,
 }
 
@@ -135,11 +136,12 @@ impl Registry {
             templates
                 .insert(template.clone(), paths.len())
                 .map_err(|e| BuildError::invalid_path(template, e))?;
-            methods.push("OPTIONS");
+            let allow = HeaderValue::try_from(format!("{}, OPTIONS", methods.join(", ")))
+                .map_err(|e| BuildError::invalid_path(template, e))?;
             paths.push(PathEntry {
                 schemas: Cached::new(serde_json::to_vec(&schemas).map_err(BuildError::document)?),
-                allow: HeaderValue::try_from(methods.join(", "))
-                    .map_err(|e| BuildError::invalid_path(template, e))?,
+                methods,
+                allow,
             });
         }
         if let Some(operation_id) = described.keys().next() {
@@ -217,8 +219,10 @@ impl Registry {
             );
             for (field, link) in links {
                 let Some(link) = link else { continue };
-                if let Some(path) = relative_path(link)
-                    && self.templates.at(path).is_err()
+                if let Some((method, path)) = relative_link(link)
+                    && !self.path(path).is_some_and(|entry| {
+                        method.is_none_or(|method| entry.methods.contains(&method))
+                    })
                 {
                     let label = format!("{} {}", schema.call.method, schema.call.url);
                     return Err(BuildError::dangling_link(&label, field, link));
@@ -229,16 +233,18 @@ impl Registry {
     }
 }
 
-/// The path of a link written `/path`, `/path?query` or `METHOD /path`; `None` for absolute
-/// URLs, which point at other hosts and cannot be checked here.
-fn relative_path(link: &str) -> Option<&str> {
+/// The method and path of a link written `/path`, `/path?query` or `METHOD /path`; `None`
+/// for absolute URLs, which point at other hosts and cannot be checked here.
+fn relative_link(link: &str) -> Option<(Option<&str>, &str)> {
     let link = link.trim();
-    let link = match link.split_once(' ') {
-        Some((method, rest)) if method.bytes().all(|b| b.is_ascii_uppercase()) => rest.trim(),
-        _ => link,
+    let (method, link) = match link.split_once(' ') {
+        Some((method, rest)) if method.bytes().all(|b| b.is_ascii_uppercase()) => {
+            (Some(method), rest.trim())
+        }
+        _ => (None, link),
     };
     let path = link.split(['?', '#']).next().unwrap_or_default();
-    path.starts_with('/').then_some(path)
+    path.starts_with('/').then_some((method, path))
 }
 
 /// `{"api":…,"version":…,"description":…,"tools":[` from the document's `info`.

@@ -111,11 +111,12 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default().trim()
 }
 
-/// `idempotent` defaults from the method: GET, HEAD, PUT, DELETE (and OPTIONS, TRACE) are.
+/// `idempotent` defaults from the method: all but POST and PATCH are (RFC 9110 §9.2.2; QUERY
+/// is safe).
 fn limits(declared: Option<Limits>, method: &str) -> Limits {
     let mut limits = declared.unwrap_or_default();
     if limits.idempotent.is_none() {
-        limits.idempotent = Some(!matches!(method, "POST" | "PATCH" | "QUERY"));
+        limits.idempotent = Some(!matches!(method, "POST" | "PATCH"));
     }
     limits
 }
@@ -146,7 +147,9 @@ fn output(
     for (_, response) in successes {
         let response = resolver.follow(response)?;
         if let Some((_, content)) = input::json_content(response.get("content")) {
-            return input::content_schema(resolver, content).map(Some);
+            let schema = input::content_schema(resolver, content)?;
+            let empty = schema.as_object().is_some_and(serde_json::Map::is_empty);
+            return Ok((!empty).then_some(schema));
         }
     }
     Ok(None)

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Prints the ratios of the `discovery` benchmarks from criterion's estimates.
+
+Run after `cargo bench -p halo-axum --bench discovery` (any filter; missing results are
+skipped):
+
+    python3 halo-axum/benches/ratios.py [CRITERION_DIR]
+
+CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else `target/criterion` of the
+workspace this file lives in. Exits 1 when a figure misses its target.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+# (label, baseline, candidate, highest acceptable ratio or None for information only)
+RATIOS = [
+    ("(a) GET, router.layer(halo) / plain", "get/plain", "get/halo_layer", 1.03),
+    ("    GET, halo.layer(router) / plain", "get/plain", "get/halo_outer", 1.03),
+    ("    GET, router.layer(Identity) / plain", "get/plain", "get/identity_layer", None),
+    ("    GET, router.layer(halo) / router.layer(Identity)", "get/identity_layer",
+     "get/halo_layer", None),
+    ("(b) OPTIONS /, router.layer(halo) / static GET", "manifest/static_get",
+     "manifest/halo_layer", 1.10),
+    ("    OPTIONS /, halo.layer(router) / static GET", "manifest/static_get",
+     "manifest/halo_outer", 1.10),
+    ("    OPTIONS /?tags=x / OPTIONS /, 1,000 tools", "tags_1000/unfiltered",
+     "tags_1000/filtered_x", None),
+]
+
+# (label, benchmark, highest acceptable milliseconds)
+TIMES = [
+    ("(c) build, from_openapi_json, 1,000 operations", "build/from_openapi_json_1000", 100.0),
+    ("    build, HaloLayer::builder(utoipa), 1,000 operations", "build/builder_utoipa_1000",
+     100.0),
+]
+
+
+def criterion_dir():
+    if len(sys.argv) > 1:
+        return Path(sys.argv[1])
+    target = os.environ.get("CARGO_TARGET_DIR")
+    if target:
+        return Path(target) / "criterion"
+    return Path(__file__).resolve().parents[2] / "target" / "criterion"
+
+
+def estimates(root, bench):
+    path = root / bench / "new" / "estimates.json"
+    if not path.is_file():
+        return None
+    with path.open() as f:
+        data = json.load(f)
+    return {key: data[key]["point_estimate"] for key in ("mean", "median")}
+
+
+def main():
+    root = criterion_dir()
+    if not root.is_dir():
+        sys.exit(f"no criterion results in {root}: run cargo bench first")
+    missed = []
+    print(f"{'':58} {'baseline ns':>14} {'measured ns':>14} {'ratio':>13}  target")
+    print(f"{'':58} {'mean/median':>14} {'mean/median':>14} {'mean/median':>13}")
+    for label, base, cand, limit in RATIOS:
+        b, c = estimates(root, base), estimates(root, cand)
+        if b is None or c is None:
+            print(f"{label:58} (not measured)")
+            continue
+        mean, median = c["mean"] / b["mean"], c["median"] / b["median"]
+        verdict = ""
+        if limit is not None:
+            ok = median <= limit
+            verdict = f"<= {limit:.2f} {'ok' if ok else 'MISSED'}"
+            if not ok:
+                missed.append(label.strip())
+        print(f"{label:58} {b['mean']:>14,.0f} {c['mean']:>14,.0f} {mean:>13.3f}  {verdict}")
+        print(f"{'':58} {b['median']:>14,.0f} {c['median']:>14,.0f} {median:>13.3f}")
+    for label, bench, limit in TIMES:
+        e = estimates(root, bench)
+        if e is None:
+            print(f"{label:58} (not measured)")
+            continue
+        mean, median = e["mean"] / 1e6, e["median"] / 1e6
+        ok = median < limit
+        if not ok:
+            missed.append(label.strip())
+        print(f"{label:58} mean {mean:8.2f} ms, median {median:8.2f} ms  "
+              f"< {limit:.0f} ms {'ok' if ok else 'MISSED'}")
+    print("(targets are judged on the median)")
+    if missed:
+        print("missed: " + "; ".join(missed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

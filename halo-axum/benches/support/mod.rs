@@ -1,0 +1,296 @@
+//! Fixtures for the discovery benchmarks: a small utoipa application, and a generated OpenAPI
+//! document of any size.
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use halo_axum::halo;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+// ---------------------------------------------------------------------------------------------
+// A small application: the request path of benchmarks (a) and (b).
+// ---------------------------------------------------------------------------------------------
+
+/// A pet.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub(crate) struct Pet {
+    /// Identifier.
+    id: u64,
+    /// Name.
+    name: String,
+    /// Free-form tags.
+    tags: Vec<String>,
+    /// Where the pet belongs.
+    category: Category,
+}
+
+/// A category tree (recursive).
+#[allow(clippy::use_self)] // `Self` inside a `ToSchema` derive
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub(crate) struct Category {
+    /// Name.
+    name: String,
+    /// Sub-categories.
+    #[schema(no_recursion)]
+    children: Vec<Category>,
+}
+
+/// A pet to add.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub(crate) struct NewPet {
+    /// The pet's name.
+    name: String,
+    /// Price in cents.
+    #[schema(minimum = 1)]
+    price: u32,
+}
+
+fn pet(id: u64) -> Pet {
+    Pet {
+        id,
+        name: "Rex".to_owned(),
+        tags: vec!["dog".to_owned(), "good".to_owned()],
+        category: Category {
+            name: "dogs".to_owned(),
+            children: Vec::new(),
+        },
+    }
+}
+
+/// List pets.
+#[halo(why = "Use to find pets before acting on one", rate = "100/min")]
+#[utoipa::path(get, path = "/pets", tags = ["pets", "read"],
+    params(("q" = Option<String>, Query, description = "Free text"),
+           ("limit" = Option<u32>, Query, description = "At most this many")),
+    responses((status = 200, body = Vec<Pet>)))]
+async fn list_pets() -> Json<Vec<Pet>> {
+    Json((0..2).map(pet).collect())
+}
+
+/// Add a pet.
+#[halo(reversible = true, undo = "/pets/{id}", rate = "10/min")]
+#[utoipa::path(post, path = "/pets", tags = ["pets", "write"], request_body = NewPet,
+    responses((status = 201, body = Pet)), security(("bearer" = ["pets:write"])))]
+async fn add_pet(Json(_pet): Json<NewPet>) -> StatusCode {
+    StatusCode::CREATED
+}
+
+/// Get one pet.
+#[utoipa::path(get, path = "/pets/{id}", tags = ["pets", "read"],
+    params(("id" = u64, Path, description = "Pet id")),
+    responses((status = 200, body = Pet), (status = 404)))]
+async fn get_pet(Path(id): Path<u64>) -> Json<Pet> {
+    Json(pet(id))
+}
+
+/// Delete a pet.
+#[utoipa::path(delete, path = "/pets/{id}", tags = ["pets", "write", "admin"],
+    params(("id" = u64, Path)), responses((status = 204)),
+    security(("bearer" = ["pets:admin"])))]
+async fn delete_pet(Path(_id): Path<u64>) -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+/// A category tree.
+#[utoipa::path(get, path = "/categories", tags = ["categories", "read"],
+    responses((status = 200, body = Category)))]
+async fn categories() -> Json<Category> {
+    Json(pet(0).category)
+}
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Pet Shop", version = "1.0.0", description = "Pets for sale"),
+    modifiers(&SecuritySchemes)
+)]
+struct ApiDoc;
+
+/// The pet shop router and its OpenAPI document.
+pub(crate) fn petshop() -> (axum::Router, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(list_pets, add_pet))
+        .routes(routes!(get_pet, delete_pet))
+        .routes(routes!(categories))
+        .split_for_parts()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A generated OpenAPI document: the build benchmark (c) and the tag filter benchmark.
+// ---------------------------------------------------------------------------------------------
+
+/// Methods of every generated path, so `operations / 4` paths.
+const METHODS: [&str; 4] = ["get", "post", "put", "delete"];
+
+/// How many distinct request body schemas the generated operations share.
+const PAYLOADS: usize = 10;
+
+/// An OpenAPI 3.1 document with `operations` operations (four per path), every one with path,
+/// query and (path-level, via `$ref`) header parameters, a JSON request body that references
+/// shared component schemas (one of them recursive), a JSON response, tags, security, and
+/// `x-halo-why` / `x-halo-limits` (plus `x-halo-effects` or `x-halo-next` linking to a sibling
+/// operation). One path in ten carries the tag `x`.
+pub(crate) fn generated_document(operations: usize) -> Value {
+    let mut paths = Map::new();
+    for i in 0..operations.div_ceil(METHODS.len()) {
+        let template = format!("/api/r{i}/items/{{item_id}}");
+        let mut item = Map::new();
+        item.insert(
+            "parameters".to_owned(),
+            json!([{"$ref": "#/components/parameters/RequestId"}]),
+        );
+        let first = i * METHODS.len();
+        for (m, method) in METHODS.iter().enumerate().take(operations - first) {
+            item.insert((*method).to_owned(), operation(i, m, method, &template));
+        }
+        paths.insert(template, Value::Object(item));
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Generated",
+            "version": "1.0.0",
+            "description": format!("{operations} generated operations")
+        },
+        "paths": paths,
+        "components": components(),
+        "security": [{"api_key": []}]
+    })
+}
+
+fn operation(i: usize, m: usize, method: &str, template: &str) -> Value {
+    let write = method != "get";
+    let mut tags = vec![
+        json!(format!("group{}", i % 25)),
+        json!(if write { "write" } else { "read" }),
+    ];
+    if i.is_multiple_of(10) {
+        tags.push(json!("x"));
+    }
+    let security = if write {
+        json!([{"bearer": [format!("r{i}:write")]}])
+    } else {
+        json!([{"api_key": []}])
+    };
+    let mut op = json!({
+        "operationId": format!("{method}_r{i}_item"),
+        "summary": format!("{method} an item of resource {i}"),
+        "description": format!("{method} an item of resource {i}.\n\nGenerated for benchmarks."),
+        "tags": tags,
+        "parameters": [
+            {"name": "item_id", "in": "path", "required": true,
+             "description": "Item id", "schema": {"type": "integer", "format": "int64", "minimum": 1}},
+            {"name": "limit", "in": "query", "required": false,
+             "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+            {"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 64}}
+        ],
+        "requestBody": {
+            "required": true,
+            "content": {"application/json": {"schema": {
+                "$ref": format!("#/components/schemas/Payload{}", (i + m) % PAYLOADS)
+            }}}
+        },
+        "responses": {
+            "200": {"description": "The item", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Order"}}}},
+            "404": {"$ref": "#/components/responses/NotFound"}
+        },
+        "security": security,
+        "x-halo-why": format!("Use to {method} an item of resource {i}"),
+        "x-halo-limits": {"rate": "10/minute"}
+    });
+    let extra = match method {
+        "post" => Some((
+            "x-halo-effects",
+            json!({"reversible": true, "undo": format!("DELETE {template}")}),
+        )),
+        "get" => Some((
+            "x-halo-next",
+            json!([{"when": "200", "suggest": format!("PUT {template}")}]),
+        )),
+        _ => None,
+    };
+    if let (Some((key, value)), Value::Object(op)) = (extra, &mut op) {
+        op.insert(key.to_owned(), value);
+    }
+    op
+}
+
+fn components() -> Value {
+    let mut schemas = Map::new();
+    schemas.insert(
+        "Money".to_owned(),
+        json!({"type": "object", "required": ["amount", "currency"], "properties": {
+            "amount": {"type": "integer", "format": "int64"},
+            "currency": {"type": "string", "enum": ["EUR", "USD", "GBP"]}}}),
+    );
+    schemas.insert(
+        "Address".to_owned(),
+        json!({"type": "object", "properties": {
+            "line1": {"type": "string"}, "city": {"type": "string"},
+            "country": {"type": "string", "minLength": 2, "maxLength": 2}}}),
+    );
+    schemas.insert(
+        "Category".to_owned(),
+        json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/Category"}}}}),
+    );
+    schemas.insert(
+        "LineItem".to_owned(),
+        json!({"type": "object", "required": ["sku", "quantity"], "properties": {
+            "sku": {"type": "string"},
+            "quantity": {"type": "integer", "minimum": 1},
+            "price": {"$ref": "#/components/schemas/Money"},
+            "category": {"$ref": "#/components/schemas/Category"}}}),
+    );
+    schemas.insert(
+        "Order".to_owned(),
+        json!({"type": "object", "required": ["id", "items"], "properties": {
+            "id": {"type": "integer", "format": "int64"},
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/LineItem"}},
+            "shipping": {"$ref": "#/components/schemas/Address"},
+            "total": {"$ref": "#/components/schemas/Money"}}}),
+    );
+    for k in 0..PAYLOADS {
+        schemas.insert(
+            format!("Payload{k}"),
+            json!({"type": "object", "required": ["order"], "properties": {
+                "order": {"$ref": "#/components/schemas/Order"},
+                "category": {"$ref": "#/components/schemas/Category", "description": "Filed under"},
+                format!("note{k}"): {"type": "string", "maxLength": 200}}}),
+        );
+    }
+    json!({
+        "schemas": schemas,
+        "parameters": {
+            "RequestId": {"name": "X-Request-Id", "in": "header", "required": false,
+                          "schema": {"type": "string", "format": "uuid"}}
+        },
+        "responses": {
+            "NotFound": {"description": "No such item", "content": {"application/problem+json": {
+                "schema": {"type": "object", "properties": {"title": {"type": "string"}}}}}}
+        },
+        "securitySchemes": {
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "api_key": {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+        }
+    })
+}
