@@ -1,0 +1,578 @@
+//! [`Client`]: discovery, schema cache, invocation.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::{StreamExt, TryStreamExt, stream};
+use halo_protocol::{MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
+use reqwest::header::{
+    ACCEPT, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH,
+    LOCATION,
+};
+use reqwest::{Method, StatusCode, Url, redirect};
+use serde_json::Value;
+
+use crate::args::{self, Payload};
+use crate::retry::Failure;
+use crate::{Credential, Credentials, Error, Result, RetryPolicy, ToolResponse};
+
+/// How many redirects one attempt follows.
+const MAX_REDIRECTS: usize = 10;
+
+/// A HALO client for one API: discovers it, describes its tools (cached), and calls them.
+///
+/// Cheap to clone: clones share one connection pool and one schema cache.
+///
+/// ```no_run
+/// use halo_client::{Client, Credential, Credentials, Method};
+/// use serde_json::json;
+///
+/// # async fn run() -> halo_client::Result<()> {
+/// let client = Client::builder("http://127.0.0.1:3000")
+///     .credentials(Credentials::new().with("127.0.0.1:3000", Credential::bearer("demo-admin")))
+///     .build()?;
+/// let manifest = client.discover(&["books"]).await?;
+/// for tool in &manifest.tools {
+///     println!("{} {} {}", tool.method, tool.url, tool.name);
+/// }
+/// let book = client.invoke("/api/books/{id}", Method::GET, json!({"id": 1})).await?;
+/// println!("{}", book.to_value());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    base: String,
+    credentials: Credentials,
+    retry: RetryPolicy,
+    schema_ttl: Duration,
+    concurrency: usize,
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+/// The schemas of one path, with what is needed to revalidate them.
+#[derive(Clone)]
+struct Cached {
+    schemas: Arc<Vec<ToolSchema>>,
+    etag: Option<HeaderValue>,
+    fresh_until: Instant,
+}
+
+/// Builds a [`Client`].
+#[derive(Debug)]
+#[must_use]
+pub struct ClientBuilder {
+    base: String,
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    user_agent: String,
+    credentials: Credentials,
+    retry: RetryPolicy,
+    schema_ttl: Duration,
+    concurrency: usize,
+}
+
+impl Client {
+    /// A builder for a client of the API at `base_url`.
+    pub fn builder(base_url: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            base: base_url.into(),
+            timeout: Some(Duration::from_secs(30)),
+            connect_timeout: Duration::from_secs(10),
+            user_agent: concat!("halo-client/", env!("CARGO_PKG_VERSION")).to_owned(),
+            credentials: Credentials::new(),
+            retry: RetryPolicy::new(),
+            schema_ttl: Duration::from_secs(60),
+            concurrency: 8,
+        }
+    }
+
+    /// A client with default settings and no credentials.
+    ///
+    /// # Errors
+    /// When `base_url` is not an absolute `http` or `https` URL.
+    pub fn new(base_url: impl Into<String>) -> Result<Self> {
+        Self::builder(base_url).build()
+    }
+
+    /// The API's base URL (without a trailing slash).
+    #[must_use]
+    pub fn base_url(&self) -> &str {
+        &self.inner.base
+    }
+
+    /// Discovers the API: `OPTIONS /`, filtered by `tags` (any of them; none means all).
+    ///
+    /// # Errors
+    /// A transport error, an error status, or a body that is not a manifest.
+    pub async fn discover(&self, tags: &[&str]) -> Result<Manifest> {
+        let mut url = self.resolve("/")?;
+        if !tags.is_empty() {
+            url.query_pairs_mut().append_pair("tags", &tags.join(","));
+        }
+        let response = self.discovery_request(url, None).await?;
+        let json = response
+            .json()
+            .ok_or_else(|| decode_error("the manifest is not JSON"))?;
+        serde_json::from_value(json.clone()).map_err(|e| Error::decode(e).with_context("OPTIONS /"))
+    }
+
+    /// The schema of the `method` operation at `url` (a path of the API, a concrete path such
+    /// as `/api/books/42`, or an absolute URL).
+    ///
+    /// Schemas are cached per path. After the server's `Cache-Control: max-age` (or the
+    /// client's schema TTL when it sends none) a cached path is revalidated with
+    /// `If-None-Match`, and a `304` keeps it without a body.
+    ///
+    /// # Errors
+    /// As [`discover`](Self::discover), and [`Error::is_not_described`] when the path does not
+    /// describe `method` (never another method's schema).
+    pub async fn describe(&self, url: &str, method: Method) -> Result<ToolSchema> {
+        let schemas = self.schemas(url).await?;
+        pick(&schemas, &method, url)
+    }
+
+    /// The schemas of many tools, fetched concurrently (at most the builder's `concurrency` at
+    /// a time, one request per path however many methods it has), in the order given.
+    ///
+    /// # Errors
+    /// The first error of any of them.
+    pub async fn describe_all<'a, I>(&self, tools: I) -> Result<Vec<ToolSchema>>
+    where
+        I: IntoIterator<Item = &'a ToolEntry>,
+    {
+        let tools: Vec<&ToolEntry> = tools.into_iter().collect();
+        let mut paths: Vec<&str> = tools.iter().map(|tool| tool.url.as_str()).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let fetched: HashMap<&str, Arc<Vec<ToolSchema>>> = stream::iter(paths)
+            .map(|path| async move { self.schemas(path).await.map(|schemas| (path, schemas)) })
+            .buffer_unordered(self.inner.concurrency)
+            .try_collect()
+            .await?;
+        tools
+            .iter()
+            .map(|tool| {
+                let method = parse_method(&tool.method)?;
+                pick(&fetched[tool.url.as_str()], &method, &tool.url)
+            })
+            .collect()
+    }
+
+    /// Calls the `method` operation at `url` with `args` (a JSON object): describes it
+    /// (cached), places each argument where its schema says, and sends it with the host's
+    /// credentials and the retry policy.
+    ///
+    /// `url` may be a template (`/api/books/{id}`, filled from `args`) or a concrete path.
+    ///
+    /// # Errors
+    /// [`Error::is_argument`] when the arguments cannot be placed, [`Error::is_status`] (with
+    /// the problem body) when the server answers 4xx or 5xx, and transport errors.
+    pub async fn invoke(&self, url: &str, method: Method, args: Value) -> Result<ToolResponse> {
+        let schema = self.describe(url, method.clone()).await?;
+        self.send_tool(url, method, &schema, args).await
+    }
+
+    /// Calls the operation a schema describes, at its `call.url`.
+    ///
+    /// # Errors
+    /// As [`invoke`](Self::invoke).
+    pub async fn call(&self, schema: &ToolSchema, args: Value) -> Result<ToolResponse> {
+        let method = parse_method(&schema.call.method)?;
+        self.send_tool(&schema.call.url, method, schema, args).await
+    }
+
+    async fn send_tool(
+        &self,
+        template: &str,
+        method: Method,
+        schema: &ToolSchema,
+        args: Value,
+    ) -> Result<ToolResponse> {
+        let placed = args::place(template, &method, Some(schema), args)?;
+        let mut url = self.resolve(&placed.target)?;
+        if !placed.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&placed.query);
+        }
+        let mut headers = placed.headers;
+        let limits = schema.limits.as_ref();
+        let idempotent_method = is_idempotent(&method);
+        if let Some(name) = limits.and_then(|l| l.idempotency_key.as_deref())
+            && !idempotent_method
+        {
+            let name = HeaderName::try_from(name)
+                .map_err(|_| decode_error("the schema's idempotency_key is not a header name"))?;
+            if !headers.contains_key(&name) {
+                let key = uuid::Uuid::new_v4().to_string();
+                headers.insert(
+                    name,
+                    HeaderValue::try_from(key).expect("a UUID is a valid header value"),
+                );
+            }
+        }
+        let safe = idempotent_method
+            || limits.and_then(|l| l.idempotent) == Some(true)
+            || headers.contains_key("idempotency-key")
+            || limits
+                .and_then(|l| l.idempotency_key.as_deref())
+                .is_some_and(|name| headers.contains_key(name));
+        let retries = schema.resilience.as_ref().and_then(|r| r.retry) != Some(false);
+        let policy = if retries {
+            self.inner.retry
+        } else {
+            RetryPolicy::none()
+        };
+        let request = Prepared {
+            method,
+            url,
+            headers,
+            body: placed.body,
+        };
+        let response = self.execute(&request, safe, policy).await?;
+        error_for_status(response)
+    }
+
+    /// The schemas of a path, from the cache while fresh, revalidated after.
+    async fn schemas(&self, url: &str) -> Result<Arc<Vec<ToolSchema>>> {
+        let mut url = self.resolve(url)?;
+        url.set_query(None);
+        url.set_fragment(None);
+        let key = url.to_string();
+        let cached = self.cache().get(&key).cloned();
+        if let Some(cached) = &cached
+            && cached.fresh_until > Instant::now()
+        {
+            return Ok(Arc::clone(&cached.schemas));
+        }
+        let etag = cached.as_ref().and_then(|c| c.etag.clone());
+        let response = self.discovery_request(url, etag).await?;
+        let fresh_until = Instant::now() + self.freshness(response.headers());
+        let schemas = match (response.status(), cached) {
+            (StatusCode::NOT_MODIFIED, Some(cached)) => cached.schemas,
+            _ => Arc::new(parse_schemas(&response, &key)?),
+        };
+        let entry = Cached {
+            schemas: Arc::clone(&schemas),
+            etag: response.headers().get(ETAG).cloned(),
+            fresh_until,
+        };
+        self.cache().insert(key, entry);
+        Ok(schemas)
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+        self.inner
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `max-age` from `Cache-Control`; zero for `no-cache`/`no-store`; the schema TTL without it.
+    fn freshness(&self, headers: &HeaderMap) -> Duration {
+        let Some(cache_control) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
+            return self.inner.schema_ttl;
+        };
+        let mut max_age = None;
+        for directive in cache_control.split(',').map(str::trim) {
+            let lower = directive.to_ascii_lowercase();
+            if lower == "no-cache" || lower == "no-store" {
+                return Duration::ZERO;
+            }
+            if let Some(seconds) = lower.strip_prefix("max-age=") {
+                max_age = seconds
+                    .trim_matches('"')
+                    .parse()
+                    .ok()
+                    .map(Duration::from_secs);
+            }
+        }
+        max_age.unwrap_or(self.inner.schema_ttl)
+    }
+
+    /// An `OPTIONS` discovery request (safe, so retried by the policy).
+    async fn discovery_request(&self, url: Url, etag: Option<HeaderValue>) -> Result<ToolResponse> {
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static(MEDIA_TYPE));
+        if let Some(etag) = etag {
+            headers.insert(IF_NONE_MATCH, etag);
+        }
+        let request = Prepared {
+            method: Method::OPTIONS,
+            url,
+            headers,
+            body: None,
+        };
+        let response = self.execute(&request, true, self.inner.retry).await?;
+        error_for_status(response)
+    }
+
+    /// A URL of the API: a relative path is appended to the base URL, an absolute URL is
+    /// used as it is.
+    fn resolve(&self, target: &str) -> Result<Url> {
+        let absolute = target.starts_with("http://") || target.starts_with("https://");
+        let text = if absolute {
+            target.to_owned()
+        } else if target.starts_with('/') {
+            format!("{}{target}", self.inner.base)
+        } else {
+            format!("{}/{target}", self.inner.base)
+        };
+        Url::parse(&text).map_err(|e| Error::argument(format!("invalid URL: {e}")))
+    }
+
+    /// Sends a request under the retry policy.
+    async fn execute(
+        &self,
+        request: &Prepared,
+        safe: bool,
+        policy: RetryPolicy,
+    ) -> Result<ToolResponse> {
+        let what = format!("{} {}", request.method, request.url.path());
+        policy
+            .run(safe, &what, || self.attempt(request))
+            .await
+            .map_err(|failure| failure.into_error().with_context(what.clone()))
+    }
+
+    /// One attempt: send, follow redirects (re-deciding credentials at every hop), read the
+    /// body.
+    async fn attempt(&self, request: &Prepared) -> Result<ToolResponse, Failure> {
+        let mut method = request.method.clone();
+        let mut url = request.url.clone();
+        let mut body = request.body.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            let mut headers = request.headers.clone();
+            for name in self.inner.credentials.headers() {
+                headers.remove(name);
+            }
+            if let Some(credential) = self.inner.credentials.for_url(&url) {
+                credential.apply(&mut headers).map_err(Failure::Fatal)?;
+            }
+            let mut builder = self
+                .inner
+                .http
+                .request(method.clone(), url.clone())
+                .headers(headers);
+            match &body {
+                Some(Payload::Json(value)) => builder = builder.json(value),
+                Some(Payload::Raw {
+                    content_type,
+                    bytes,
+                }) => {
+                    builder = builder
+                        .header(CONTENT_TYPE, content_type.as_str())
+                        .body(bytes.clone());
+                }
+                None => {}
+            }
+            let response = builder.send().await.map_err(Failure::Transport)?;
+            let status = response.status();
+            if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
+                let location = response
+                    .headers()
+                    .get(LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| {
+                        Failure::Fatal(Error::redirect("a redirect without a Location"))
+                    })?;
+                url = url
+                    .join(location)
+                    .map_err(|_| Failure::Fatal(Error::redirect("an invalid Location")))?;
+                let downgrade = status == StatusCode::SEE_OTHER
+                    || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
+                        && method == Method::POST);
+                if downgrade {
+                    method = Method::GET;
+                    body = None;
+                }
+                continue;
+            }
+            let headers = response.headers().clone();
+            let bytes = response.bytes().await.map_err(Failure::Transport)?;
+            let response = ToolResponse::new(status, headers, &bytes);
+            if Failure::is_retryable_status(status) {
+                return Err(Failure::status(response));
+            }
+            return Ok(response);
+        }
+        Err(Failure::Fatal(Error::redirect(format!(
+            "more than {MAX_REDIRECTS} redirects"
+        ))))
+    }
+}
+
+/// A request, ready to be sent as many times as the policy allows.
+struct Prepared {
+    method: Method,
+    url: Url,
+    headers: HeaderMap,
+    body: Option<Payload>,
+}
+
+impl ClientBuilder {
+    /// The total time one attempt may take (30 s by default); `None` for no limit.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The time to establish a connection (10 s by default).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The `User-Agent` header.
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Credentials by host, applied by the host of every request's own URL.
+    pub fn credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// A credential for the base URL's host, added to the credentials map.
+    pub fn credential(mut self, credential: Credential) -> Self {
+        if let Ok(url) = Url::parse(&self.base)
+            && let Some(host) = url.host_str()
+        {
+            let key = match url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_owned(),
+            };
+            self.credentials.insert(key, credential);
+        }
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// How long a schema is used without revalidation when the server sends no
+    /// `Cache-Control: max-age` (60 s by default).
+    pub fn schema_ttl(mut self, ttl: Duration) -> Self {
+        self.schema_ttl = ttl;
+        self
+    }
+
+    /// How many schemas [`Client::describe_all`] fetches at once (8 by default).
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// # Errors
+    /// When the base URL is not an absolute `http` or `https` URL, or the HTTP client cannot
+    /// be created.
+    pub fn build(self) -> Result<Client> {
+        let base = self.base.trim_end_matches('/').to_owned();
+        let parsed =
+            Url::parse(&base).map_err(|e| Error::builder(format!("invalid base URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(Error::builder(
+                "the base URL must be an absolute http or https URL",
+            ));
+        }
+        let mut http = reqwest::Client::builder()
+            .redirect(redirect::Policy::none())
+            .connect_timeout(self.connect_timeout)
+            .user_agent(self.user_agent);
+        if let Some(timeout) = self.timeout {
+            http = http.timeout(timeout);
+        }
+        let http = http
+            .build()
+            .map_err(|e| Error::builder(e.without_url().to_string()))?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                credentials: self.credentials,
+                retry: self.retry,
+                schema_ttl: self.schema_ttl,
+                concurrency: self.concurrency,
+                cache: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.inner.base)
+            .field("credentials", &self.inner.credentials)
+            .field("retry", &self.inner.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// GET, HEAD, OPTIONS, PUT, DELETE (and TRACE) may be repeated safely.
+fn is_idempotent(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE
+    )
+}
+
+fn parse_method(method: &str) -> Result<Method> {
+    Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| decode_error(format!("`{method}` is not an HTTP method")))
+}
+
+fn decode_error(message: impl Into<String>) -> Error {
+    Error::decode(message.into())
+}
+
+/// The schema for `method` among a path's schemas.
+fn pick(schemas: &[ToolSchema], method: &Method, url: &str) -> Result<ToolSchema> {
+    schemas
+        .iter()
+        .find(|schema| schema.call.method.eq_ignore_ascii_case(method.as_str()))
+        .cloned()
+        .ok_or_else(|| {
+            let offered: Vec<&str> = schemas.iter().map(|s| s.call.method.as_str()).collect();
+            Error::not_described(format!(
+                "{url} describes {} but not {method}",
+                if offered.is_empty() {
+                    "no method".to_owned()
+                } else {
+                    offered.join(", ")
+                }
+            ))
+        })
+}
+
+/// A per-path answer: an array of schemas, or the single object older servers send.
+fn parse_schemas(response: &ToolResponse, url: &str) -> Result<Vec<ToolSchema>> {
+    let json = response
+        .json()
+        .ok_or_else(|| decode_error(format!("the schema of {url} is not JSON")))?;
+    let parsed = match json {
+        Value::Array(_) => serde_json::from_value(json.clone()),
+        _ => serde_json::from_value(json.clone()).map(|schema| vec![schema]),
+    };
+    parsed.map_err(|e| Error::decode(e).with_context(format!("OPTIONS {url}")))
+}
+
+/// 4xx and 5xx become errors that keep the response.
+fn error_for_status(response: ToolResponse) -> Result<ToolResponse> {
+    if response.status().is_client_error() || response.status().is_server_error() {
+        Err(Error::from_response(response))
+    } else {
+        Ok(response)
+    }
+}

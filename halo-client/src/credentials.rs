@@ -1,0 +1,359 @@
+//! Per-host credentials, applied by the host of each request's own URL.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use reqwest::Url;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// Credentials by host: `host` or `host:port` → [`Credential`].
+///
+/// A request gets the credential of its own URL's host (`host:port` first, then `host`), and
+/// nothing when the host is not in the map: not the base URL's credential, not on a redirect
+/// to another origin, not for an absolute `undo` or `next` link that points elsewhere.
+///
+/// ```
+/// use halo_client::{Credential, Credentials};
+///
+/// let credentials = Credentials::new()
+///     .with("api.example.com", Credential::bearer("t0k3n"))
+///     .with("127.0.0.1:8443", Credential::api_key("X-API-Key", "k3y"));
+/// # let _ = credentials;
+/// ```
+#[derive(Clone, Default)]
+pub struct Credentials {
+    by_host: HashMap<String, Credential>,
+}
+
+/// One host's credential. Its `Debug` output hides the secret.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Credential {
+    /// `Authorization: Bearer <token>`.
+    Bearer(Secret),
+    /// A key in a header of its own.
+    ApiKey {
+        /// The header (`X-API-Key` by default in credential files).
+        header: HeaderName,
+        /// The key.
+        key: Secret,
+    },
+    /// `Authorization: Basic base64(user:password)`, encoded by the client.
+    Basic {
+        /// The user name.
+        user: String,
+        /// The password.
+        password: Secret,
+    },
+}
+
+/// A secret string: never printed by `Debug` or `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// The secret itself.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Bearer(_) => f.write_str("Bearer(***)"),
+            Self::ApiKey { header, .. } => write!(f, "ApiKey({header}: ***)"),
+            Self::Basic { user, .. } => write!(f, "Basic({user}:***)"),
+        }
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.by_host.iter()).finish()
+    }
+}
+
+impl Credential {
+    /// A bearer token.
+    pub fn bearer(token: impl Into<String>) -> Self {
+        Self::Bearer(Secret::new(token))
+    }
+
+    /// An API key in `header`.
+    ///
+    /// # Panics
+    /// When `header` is not a valid header name (a programming error; credential files are
+    /// checked with an error instead).
+    pub fn api_key(header: &str, key: impl Into<String>) -> Self {
+        Self::ApiKey {
+            header: HeaderName::try_from(header).expect("a valid header name"),
+            key: Secret::new(key),
+        }
+    }
+
+    /// A user and password, sent as HTTP Basic.
+    pub fn basic(user: impl Into<String>, password: impl Into<String>) -> Self {
+        Self::Basic {
+            user: user.into(),
+            password: Secret::new(password),
+        }
+    }
+
+    /// Adds the credential's header to `headers`, marked sensitive so it is never logged.
+    pub(crate) fn apply(&self, headers: &mut HeaderMap) -> Result<()> {
+        let (name, value) = match self {
+            Self::Bearer(token) => (AUTHORIZATION, format!("Bearer {}", token.expose())),
+            Self::ApiKey { header, key } => (header.clone(), key.expose().to_owned()),
+            Self::Basic { user, password } => {
+                let pair = format!("{user}:{}", password.expose());
+                (AUTHORIZATION, format!("Basic {}", STANDARD.encode(pair)))
+            }
+        };
+        let mut value = HeaderValue::try_from(value).map_err(|_| {
+            Error::credentials("a credential contains characters a header cannot carry")
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+        Ok(())
+    }
+
+    /// The header the credential travels in.
+    pub(crate) fn header(&self) -> HeaderName {
+        match self {
+            Self::ApiKey { header, .. } => header.clone(),
+            Self::Bearer(_) | Self::Basic { .. } => AUTHORIZATION,
+        }
+    }
+}
+
+impl Credentials {
+    /// An empty map.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a credential for `host` (`api.example.com`) or `host:port` (`127.0.0.1:8443`).
+    #[must_use]
+    pub fn with(mut self, host: impl AsRef<str>, credential: Credential) -> Self {
+        self.insert(host, credential);
+        self
+    }
+
+    /// Adds a credential for `host` or `host:port`.
+    pub fn insert(&mut self, host: impl AsRef<str>, credential: Credential) {
+        self.by_host
+            .insert(host.as_ref().to_ascii_lowercase(), credential);
+    }
+
+    /// Whether the map is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.by_host.is_empty()
+    }
+
+    /// Reads a credentials file: a JSON object of `host` or `host:port` to
+    /// `{"type": "bearer", "value": ...}`, `{"type": "apikey", "header": ..., "value": ...}` or
+    /// `{"type": "basic", "user": ..., "password": ...}`. `${NAME}` in any string is replaced
+    /// by the environment variable `NAME`.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not such a JSON object, or names an environment variable
+    /// that is not set. Messages name the host and the variable, never a secret.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::credentials(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_json(&text)
+    }
+
+    /// Reads the JSON form of [`from_file`](Self::from_file).
+    ///
+    /// ```
+    /// use halo_client::Credentials;
+    ///
+    /// // SAFETY of the example: set before any thread reads the environment.
+    /// let json = r#"{"api.example.com": {"type": "bearer", "value": "${HOME}"},
+    ///                "localhost:3000": {"type": "basic", "user": "ada", "password": "pw"}}"#;
+    /// let credentials = Credentials::from_json(json).unwrap();
+    /// assert!(!credentials.is_empty());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_file`](Self::from_file).
+    pub fn from_json(json: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+        enum Entry {
+            Bearer {
+                value: String,
+            },
+            #[serde(rename = "apikey")]
+            ApiKey {
+                value: String,
+                header: Option<String>,
+            },
+            Basic {
+                user: String,
+                password: String,
+            },
+        }
+        let entries: HashMap<String, Entry> = serde_json::from_str(json).map_err(|e| {
+            Error::credentials(format!(
+                "not a credentials map (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        let mut credentials = Self::new();
+        for (host, entry) in entries {
+            let expand = |text: &str| {
+                expand_env(text).map_err(|name| {
+                    Error::credentials(format!("{host}: environment variable `{name}` is not set"))
+                })
+            };
+            let credential = match entry {
+                Entry::Bearer { value } => Credential::bearer(expand(&value)?),
+                Entry::ApiKey { value, header } => {
+                    let header = header.as_deref().unwrap_or("X-API-Key");
+                    let header = HeaderName::try_from(header).map_err(|_| {
+                        Error::credentials(format!("{host}: `{header}` is not a valid header name"))
+                    })?;
+                    Credential::ApiKey {
+                        header,
+                        key: Secret::new(expand(&value)?),
+                    }
+                }
+                Entry::Basic { user, password } => {
+                    Credential::basic(expand(&user)?, expand(&password)?)
+                }
+            };
+            credentials.insert(host, credential);
+        }
+        Ok(credentials)
+    }
+
+    /// The credential for a URL's host: `host:port` (the port explicit or the scheme's
+    /// default), then `host`.
+    pub(crate) fn for_url(&self, url: &Url) -> Option<&Credential> {
+        let host = url.host_str()?.to_ascii_lowercase();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        url.port_or_known_default()
+            .and_then(|port| self.by_host.get(&format!("{host}:{port}")))
+            .or_else(|| self.by_host.get(host))
+    }
+
+    /// Every header name some credential travels in, so they can be stripped wherever a
+    /// request leaves the host they belong to.
+    pub(crate) fn headers(&self) -> impl Iterator<Item = HeaderName> + '_ {
+        self.by_host.values().map(Credential::header)
+    }
+}
+
+/// Replaces `${NAME}` with the environment variable `NAME`; `Err(NAME)` when it is unset.
+fn expand_env(text: &str) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start + 2..].find('}') else {
+            break;
+        };
+        let name = &rest[start + 2..start + 2 + len];
+        let value = std::env::var(name).map_err(|_| name.to_owned())?;
+        out.push_str(&rest[..start]);
+        out.push_str(&value);
+        rest = &rest[start + 3 + len..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_is_encoded_by_the_client() {
+        let mut headers = HeaderMap::new();
+        Credential::basic("ada", "pw").apply(&mut headers).unwrap();
+        assert_eq!(headers[AUTHORIZATION], "Basic YWRhOnB3");
+        assert!(headers[AUTHORIZATION].is_sensitive());
+    }
+
+    #[test]
+    fn lookup_prefers_host_and_port() {
+        let credentials = Credentials::new()
+            .with("example.com", Credential::bearer("plain"))
+            .with("example.com:8443", Credential::bearer("port"))
+            .with("LOCALHOST:3000", Credential::bearer("local"));
+        let token = |url: &str| match credentials.for_url(&Url::parse(url).unwrap()) {
+            Some(Credential::Bearer(token)) => Some(token.expose().to_owned()),
+            _ => None,
+        };
+        assert_eq!(token("https://example.com/x").as_deref(), Some("plain"));
+        assert_eq!(token("https://example.com:443/x").as_deref(), Some("plain"));
+        assert_eq!(token("https://example.com:8443/x").as_deref(), Some("port"));
+        assert_eq!(token("http://localhost:3000/").as_deref(), Some("local"));
+        assert_eq!(token("http://localhost:3001/"), None);
+        assert_eq!(token("https://evil.example/x"), None);
+        assert_eq!(token("https://sub.example.com/x"), None);
+    }
+
+    #[test]
+    fn files_expand_environment_variables() {
+        // The variable is only read by this test.
+        let path = std::env::var("PATH").unwrap();
+        let credentials = Credentials::from_json(
+            r#"{"h": {"type": "apikey", "header": "X-Key", "value": "${PATH}"}}"#,
+        )
+        .unwrap();
+        match credentials.for_url(&Url::parse("http://h/").unwrap()) {
+            Some(Credential::ApiKey { header, key }) => {
+                assert_eq!(header.as_str(), "x-key");
+                assert_eq!(key.expose(), path);
+            }
+            other => panic!("{other:?}"),
+        }
+        let missing = Credentials::from_json(
+            r#"{"h": {"type": "bearer", "value": "${HALO_SURELY_UNSET_VAR}"}}"#,
+        )
+        .unwrap_err();
+        assert!(missing.is_credentials());
+        assert!(missing.to_string().contains("HALO_SURELY_UNSET_VAR"));
+        let bad =
+            Credentials::from_json(r#"{"h": {"type": "bearer", "value": "s3cret", "extra": 1}}"#)
+                .unwrap_err();
+        assert!(!bad.to_string().contains("s3cret"));
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let credentials = Credentials::new()
+            .with("a", Credential::bearer("s3cret"))
+            .with("b", Credential::basic("ada", "pa55"))
+            .with("c", Credential::api_key("X-API-Key", "k3y"));
+        let debug = format!("{credentials:?}");
+        for secret in ["s3cret", "pa55", "k3y"] {
+            assert!(!debug.contains(secret), "{debug}");
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The one error type of halo-client.
+
+use std::fmt;
+
+use halo_protocol::Problem;
+use reqwest::StatusCode;
+
+use crate::ToolResponse;
+
+/// A `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a discovery or a call failed.
+///
+/// Inspect it with the predicates (`is_status`, `is_timeout`, ...) and accessors; the kinds
+/// themselves are private so they can grow. Messages name the method and the URL without its
+/// query string or user information, and never contain a credential.
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: Kind,
+    context: Option<String>,
+    source: Option<BoxError>,
+    response: Option<ToolResponse>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Builder,
+    Credentials,
+    Connect,
+    Timeout,
+    Request,
+    Redirect,
+    Status(StatusCode),
+    Decode,
+    Argument,
+    NotDescribed,
+}
+
+impl Error {
+    fn new(kind: Kind) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                kind,
+                context: None,
+                source: None,
+                response: None,
+            }),
+        }
+    }
+
+    pub(crate) fn builder(message: impl Into<String>) -> Self {
+        Self::new(Kind::Builder).with_context(message)
+    }
+
+    pub(crate) fn credentials(message: impl Into<String>) -> Self {
+        Self::new(Kind::Credentials).with_context(message)
+    }
+
+    pub(crate) fn argument(message: impl Into<String>) -> Self {
+        Self::new(Kind::Argument).with_context(message)
+    }
+
+    pub(crate) fn not_described(message: impl Into<String>) -> Self {
+        Self::new(Kind::NotDescribed).with_context(message)
+    }
+
+    pub(crate) fn redirect(message: impl Into<String>) -> Self {
+        Self::new(Kind::Redirect).with_context(message)
+    }
+
+    pub(crate) fn decode(source: impl Into<BoxError>) -> Self {
+        Self::new(Kind::Decode).with_source(source)
+    }
+
+    /// A transport error; the URL (which may carry secrets in its query) is dropped.
+    pub(crate) fn transport(error: reqwest::Error) -> Self {
+        let kind = if error.is_connect() {
+            Kind::Connect
+        } else if error.is_timeout() {
+            Kind::Timeout
+        } else if error.is_decode() || error.is_body() {
+            Kind::Decode
+        } else {
+            Kind::Request
+        };
+        Self::new(kind).with_source(error.without_url())
+    }
+
+    pub(crate) fn from_response(response: ToolResponse) -> Self {
+        let mut error = Self::new(Kind::Status(response.status()));
+        error.inner.response = Some(response);
+        error
+    }
+
+    pub(crate) fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.inner.context = Some(context.into());
+        self
+    }
+
+    fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.inner.source = Some(source.into());
+        self
+    }
+
+    /// Whether the server answered with an error status (4xx or 5xx).
+    #[must_use]
+    pub fn is_status(&self) -> bool {
+        matches!(self.inner.kind, Kind::Status(_))
+    }
+
+    /// Whether the request timed out.
+    #[must_use]
+    pub fn is_timeout(&self) -> bool {
+        self.inner.kind == Kind::Timeout
+    }
+
+    /// Whether the connection could not be made (the request was not sent).
+    #[must_use]
+    pub fn is_connect(&self) -> bool {
+        self.inner.kind == Kind::Connect
+    }
+
+    /// Whether a response could not be read or parsed.
+    #[must_use]
+    pub fn is_decode(&self) -> bool {
+        self.inner.kind == Kind::Decode
+    }
+
+    /// Whether the client was misconfigured (an invalid base URL, an unusable setting).
+    #[must_use]
+    pub fn is_builder(&self) -> bool {
+        self.inner.kind == Kind::Builder
+    }
+
+    /// Whether the arguments of a call cannot be placed (not an object, a missing path
+    /// parameter, a nested value where a query or header needs a scalar).
+    #[must_use]
+    pub fn is_argument(&self) -> bool {
+        self.inner.kind == Kind::Argument
+    }
+
+    /// Whether the path does not describe the requested method.
+    #[must_use]
+    pub fn is_not_described(&self) -> bool {
+        self.inner.kind == Kind::NotDescribed
+    }
+
+    /// Whether a credentials file or map is invalid.
+    #[must_use]
+    pub fn is_credentials(&self) -> bool {
+        self.inner.kind == Kind::Credentials
+    }
+
+    /// Whether following redirects failed (too many, or an unusable `Location`).
+    #[must_use]
+    pub fn is_redirect(&self) -> bool {
+        self.inner.kind == Kind::Redirect
+    }
+
+    /// The status the server answered with, for [`is_status`](Self::is_status) errors.
+    #[must_use]
+    pub fn status(&self) -> Option<StatusCode> {
+        match self.inner.kind {
+            Kind::Status(status) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// The problem details body (`application/problem+json`) of an error response, so an
+    /// agent can show the model what was wrong.
+    #[must_use]
+    pub fn problem(&self) -> Option<Problem> {
+        let response = self.inner.response.as_ref()?;
+        serde_json::from_value(response.json()?.clone()).ok()
+    }
+
+    /// The whole error response (status, headers, body), for [`is_status`](Self::is_status)
+    /// errors.
+    #[must_use]
+    pub fn response(&self) -> Option<&ToolResponse> {
+        self.inner.response.as_ref()
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut debug = f.debug_struct("halo_client::Error");
+        debug.field("kind", &self.inner.kind);
+        if let Some(context) = &self.inner.context {
+            debug.field("context", context);
+        }
+        if let Some(source) = &self.inner.source {
+            debug.field("source", source);
+        }
+        debug.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.inner.kind {
+            Kind::Builder => "invalid client configuration",
+            Kind::Credentials => "invalid credentials",
+            Kind::Connect => "could not connect",
+            Kind::Timeout => "timed out",
+            Kind::Request => "request failed",
+            Kind::Redirect => "redirect failed",
+            Kind::Status(_) => "error response",
+            Kind::Decode => "could not read the response",
+            Kind::Argument => "invalid arguments",
+            Kind::NotDescribed => "not described",
+        };
+        f.write_str(what)?;
+        if let Some(context) = &self.inner.context {
+            write!(f, ": {context}")?;
+        }
+        if let Kind::Status(status) = self.inner.kind {
+            write!(f, ": {status}")?;
+            if let Some(problem) = self.problem() {
+                match (&problem.detail, problem.title.is_empty()) {
+                    (Some(detail), _) => write!(f, ": {detail}")?,
+                    (None, false) => write!(f, ": {}", problem.title)?,
+                    (None, true) => {}
+                }
+            }
+        }
+        if let Some(source) = &self.inner.source {
+            write!(f, ": {source}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner.source.as_deref().map(|source| source as _)
+    }
+}

@@ -1,0 +1,40 @@
+//! A client for HALO APIs: point it at a base URL and it finds, understands and calls the
+//! API's tools correctly and safely.
+//!
+//! - [`Client::discover`] reads the manifest (`OPTIONS /`, optionally filtered by tags).
+//! - [`Client::describe`] reads one tool's schema, cached per path and revalidated with
+//!   `If-None-Match`; [`Client::describe_all`] reads many concurrently.
+//! - [`Client::invoke`] places each argument where the schema says (`in`: path, query,
+//!   header, body), applies the credential of the request's own host, and retries only what
+//!   is safe to repeat ([`RetryPolicy`]).
+//! - [`Error`] keeps a failed call's status and problem details for the model to read, and
+//!   never carries a secret.
+//!
+//! ```no_run
+//! use halo_client::{Client, Method};
+//! use serde_json::json;
+//!
+//! # async fn run() -> halo_client::Result<()> {
+//! let client = Client::new("http://127.0.0.1:3000")?;
+//! let weather = client
+//!     .invoke("/api/weather", Method::GET, json!({"city": "Lisbon"}))
+//!     .await?;
+//! println!("{}", weather.to_value());
+//! # Ok(()) }
+//! ```
+
+mod args;
+mod client;
+mod credentials;
+mod error;
+mod response;
+mod retry;
+
+pub use halo_protocol as protocol;
+pub use reqwest::{Method, StatusCode};
+
+pub use crate::client::{Client, ClientBuilder};
+pub use crate::credentials::{Credential, Credentials, Secret};
+pub use crate::error::{Error, Result};
+pub use crate::response::{Body, ToolResponse};
+pub use crate::retry::RetryPolicy;

@@ -1,0 +1,102 @@
+//! What a call gives back.
+
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use serde_json::Value;
+
+/// The response of a tool call: status, headers and body, kept whole.
+#[derive(Debug, Clone)]
+pub struct ToolResponse {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Body,
+}
+
+/// A response body, decoded by its `Content-Type`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Body {
+    /// No body (`204`, `304`, or zero bytes).
+    Empty,
+    /// A JSON body (`application/json`, `application/problem+json`, any `+json`).
+    Json(Value),
+    /// Any other body, as text (invalid UTF-8 replaced).
+    Text(String),
+}
+
+impl ToolResponse {
+    pub(crate) fn new(status: StatusCode, headers: HeaderMap, bytes: &[u8]) -> Self {
+        let body = if bytes.is_empty() {
+            Body::Empty
+        } else if is_json(&headers) {
+            serde_json::from_slice(bytes).map_or_else(
+                |_| Body::Text(String::from_utf8_lossy(bytes).into_owned()),
+                Body::Json,
+            )
+        } else {
+            Body::Text(String::from_utf8_lossy(bytes).into_owned())
+        };
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// The status code.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The response headers.
+    #[must_use]
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body.
+    #[must_use]
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    /// The body, taken out.
+    #[must_use]
+    pub fn into_body(self) -> Body {
+        self.body
+    }
+
+    /// The JSON body, if it is one.
+    #[must_use]
+    pub fn json(&self) -> Option<&Value> {
+        match &self.body {
+            Body::Json(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The body as a JSON value for a model or a program: the JSON itself, text as a string,
+    /// `null` when empty.
+    #[must_use]
+    pub fn to_value(&self) -> Value {
+        match &self.body {
+            Body::Empty => Value::Null,
+            Body::Json(value) => value.clone(),
+            Body::Text(text) => Value::String(text.clone()),
+        }
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    let Some(content_type) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}

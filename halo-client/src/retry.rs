@@ -1,0 +1,253 @@
+//! Retries that never duplicate a side effect.
+
+use std::time::{Duration, SystemTime};
+
+use backon::{ExponentialBuilder, Retryable};
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+
+/// When and how often to retry.
+///
+/// Connection failures (the request was never sent) are always retried. A request that may
+/// have reached the server (a timeout, a reset, a `408`, `429` or `5xx`) is retried only when
+/// repeating it is safe: its method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE), its schema
+/// declares `limits.idempotent`, or it carries an `Idempotency-Key`. A tool whose schema says
+/// `resilience.retry: false` is never retried.
+///
+/// Delays grow exponentially with full jitter (a uniformly random share of the current
+/// step), never shorter than a server's `Retry-After`, and stop after
+/// [`max_attempts`](Self::max_attempts) or when the delays would exceed
+/// [`max_elapsed`](Self::max_elapsed).
+///
+/// ```
+/// use std::time::Duration;
+/// use halo_client::RetryPolicy;
+///
+/// let policy = RetryPolicy::new()
+///     .max_attempts(5)
+///     .min_delay(Duration::from_millis(200))
+///     .max_elapsed(Duration::from_secs(20));
+/// # let _ = policy;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub struct RetryPolicy {
+    max_attempts: u32,
+    min_delay: Duration,
+    max_delay: Duration,
+    max_elapsed: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            min_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(10),
+            max_elapsed: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Four attempts, delays from 100 ms doubling up to 10 s, at most 30 s of waiting.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One attempt, no retries.
+    pub fn none() -> Self {
+        Self::default().max_attempts(1)
+    }
+
+    /// How many attempts in all, the first included (at least one).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The first delay's upper bound.
+    pub fn min_delay(mut self, delay: Duration) -> Self {
+        self.min_delay = delay;
+        self
+    }
+
+    /// The largest delay between two attempts (a `Retry-After` may ask for more, within
+    /// [`max_elapsed`](Self::max_elapsed)).
+    pub fn max_delay(mut self, delay: Duration) -> Self {
+        self.max_delay = delay;
+        self
+    }
+
+    /// The most time spent waiting between attempts, all delays together.
+    pub fn max_elapsed(mut self, elapsed: Duration) -> Self {
+        self.max_elapsed = elapsed;
+        self
+    }
+
+    fn backoff(self) -> ExponentialBuilder {
+        ExponentialBuilder::default()
+            .with_min_delay(self.min_delay)
+            .with_max_delay(self.max_delay)
+            .with_max_times(self.max_attempts as usize - 1)
+            .with_total_delay(Some(self.max_elapsed))
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the policy is spent.
+    pub(crate) async fn run<T, F, Fut>(
+        self,
+        safe: bool,
+        what: &str,
+        attempt: F,
+    ) -> Result<T, Failure>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Failure>>,
+    {
+        let max_elapsed = self.max_elapsed;
+        let mut waited = Duration::ZERO;
+        attempt
+            .retry(self.backoff())
+            .when(|failure: &Failure| failure.is_retryable(safe))
+            .adjust(move |failure: &Failure, delay| {
+                // Full jitter; a server's Retry-After is a floor, within the total budget.
+                let jittered = delay?.mul_f64(fastrand::f64());
+                let wanted = failure
+                    .retry_after()
+                    .map_or(jittered, |hint| hint.max(jittered));
+                waited += wanted;
+                (waited <= max_elapsed).then_some(wanted)
+            })
+            .notify(|failure: &Failure, delay: Duration| {
+                tracing::warn!(
+                    target: "halo_client::retry",
+                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    reason = %failure.reason(),
+                    "retrying {what}"
+                );
+            })
+            .await
+    }
+}
+
+/// How one attempt failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// No response: the connection failed, timed out or was reset.
+    Transport(reqwest::Error),
+    /// A response with a status that may be worth retrying; the rest is decided above.
+    Status {
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        response: crate::ToolResponse,
+    },
+    /// Anything retrying cannot fix.
+    Fatal(crate::Error),
+}
+
+impl Failure {
+    /// A response worth retrying (408, 429, 5xx), with its `Retry-After`.
+    pub(crate) fn status(response: crate::ToolResponse) -> Self {
+        Self::Status {
+            status: response.status(),
+            retry_after: retry_after(response.headers(), SystemTime::now()),
+            response,
+        }
+    }
+
+    pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
+        matches!(status.as_u16(), 408 | 429) || status.is_server_error()
+    }
+
+    fn is_retryable(&self, safe: bool) -> bool {
+        match self {
+            Self::Transport(error) => error.is_connect() || safe,
+            Self::Status { .. } => safe,
+            Self::Fatal(_) => false,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    fn reason(&self) -> String {
+        match self {
+            Self::Transport(error) if error.is_connect() => "connection failed".to_owned(),
+            Self::Transport(error) if error.is_timeout() => "timed out".to_owned(),
+            Self::Transport(_) => "connection lost".to_owned(),
+            Self::Status { status, .. } => status.to_string(),
+            Self::Fatal(error) => error.to_string(),
+        }
+    }
+
+    pub(crate) fn into_error(self) -> crate::Error {
+        match self {
+            Self::Transport(error) => crate::Error::transport(error),
+            Self::Status { response, .. } => crate::Error::from_response(response),
+            Self::Fatal(error) => error,
+        }
+    }
+}
+
+/// `Retry-After` as a delay: seconds, or an HTTP date (a date in the past means now).
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        let now = httpdate::parse_http_date("Sun, 29 Nov 2026 12:00:00 GMT").unwrap();
+        assert_eq!(
+            retry_after(&headers("3"), now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(retry_after(&headers(" 0 "), now), Some(Duration::ZERO));
+        assert_eq!(
+            retry_after(&headers("Sun, 29 Nov 2026 12:00:07 GMT"), now),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&headers("Sun, 29 Nov 2026 11:00:00 GMT"), now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers("soon"), now), None);
+        assert_eq!(retry_after(&headers("-1"), now), None);
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn retryable_statuses() {
+        for code in [408, 429, 500, 502, 503, 504] {
+            assert!(
+                Failure::is_retryable_status(StatusCode::from_u16(code).unwrap()),
+                "{code}"
+            );
+        }
+        for code in [400, 401, 403, 404, 409, 422] {
+            assert!(
+                !Failure::is_retryable_status(StatusCode::from_u16(code).unwrap()),
+                "{code}"
+            );
+        }
+    }
+}
