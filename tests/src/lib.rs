@@ -1,1 +1,155 @@
-//! placeholder
+//! Support for the cross-crate tests of halo-rs.
+//!
+//! - [`spawn`] serves any axum [`Router`] on `127.0.0.1:<free port>` and hands back a
+//!   [`TestServer`] that stops the server gracefully when dropped.
+//! - [`python`] finds the interpreter of the interop virtualenv (the one that has the Python
+//!   reference implementation, `halo-fastapi`, installed); [`interop_script`] finds the scripts
+//!   that drive it.
+//!
+//! ```no_run
+//! # async fn run() {
+//! let server = halo_tests::spawn(axum::Router::new()).await;
+//! println!("serving on {}", server.base_url());
+//! # }
+//! ```
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A server started by [`spawn`]. Dropping it asks the server to shut down gracefully (open
+/// connections finish their requests); [`TestServer::shutdown`] also waits for it.
+#[derive(Debug)]
+pub struct TestServer {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+/// Serves `router` on `127.0.0.1` at a port the OS picks.
+///
+/// Must be called inside a Tokio runtime; the server runs as a task of that runtime.
+///
+/// # Panics
+/// When no local port can be bound.
+pub async fn spawn(router: Router) -> TestServer {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0 for a test server");
+    let addr = listener
+        .local_addr()
+        .expect("the test server's local address");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                // Either a stop signal or the sender being dropped ends the server.
+                let _ = stopped.await;
+            })
+            .await
+    });
+    TestServer {
+        addr,
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+impl TestServer {
+    /// The address the server listens on.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The absolute URL of `path` (which starts with `/`) on this server.
+    #[must_use]
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url())
+    }
+
+    /// Stops the server gracefully and waits until it has stopped.
+    ///
+    /// # Errors
+    /// The server's own I/O error, if it failed while serving.
+    ///
+    /// # Panics
+    /// If the server task panicked.
+    pub async fn shutdown(mut self) -> io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.task.take() {
+            Some(task) => task.await.expect("the test server task panicked"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The root of the halo-rs workspace (the folder holding the workspace `Cargo.toml`).
+#[must_use]
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The Python interpreter of the interop virtualenv, which has `halo-fastapi` installed.
+///
+/// `HALO_PYTHON` when set; otherwise `<workspace>/target/halo-venv/bin/python`, which
+/// `bash .ci/test` creates.
+///
+/// # Panics
+/// When `HALO_PYTHON` is not set and the virtualenv does not exist, or `HALO_PYTHON` names a
+/// file that does not exist; the message says how to create the virtualenv.
+#[must_use]
+pub fn python() -> PathBuf {
+    if let Some(path) = std::env::var_os("HALO_PYTHON").filter(|path| !path.is_empty()) {
+        let path = PathBuf::from(path);
+        assert!(
+            path.exists(),
+            "HALO_PYTHON={} does not exist",
+            path.display()
+        );
+        return path;
+    }
+    let venv = workspace_root()
+        .join("target")
+        .join("halo-venv")
+        .join("bin")
+        .join("python");
+    assert!(
+        venv.exists(),
+        "the interop virtualenv {} does not exist: run `bash .ci/test` once (it creates it with \
+         Python >= 3.13 and halo-fastapi), or set HALO_PYTHON to a Python that has halo-fastapi installed",
+        venv.display()
+    );
+    venv
+}
+
+/// The path of an interop script in `tests/interop/`, e.g. `halo_client_discovers.py`.
+#[must_use]
+pub fn interop_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("interop")
+        .join(name)
+}

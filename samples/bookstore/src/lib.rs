@@ -96,13 +96,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// Layers, inside out: the API routes and `GET /openapi.json`, request tracing, CORS
 /// (permissive: this is a demo), and outermost the HALO layer, which must see `OPTIONS`
 /// requests before CORS answers them.
-#[must_use]
 pub fn app() -> Router {
     app_with_state(AppState::seeded())
 }
 
 /// The complete application over the given state (see [`app`]).
-#[must_use]
 pub fn app_with_state(state: AppState) -> Router {
     let (router, api) = api_router().with_state(state).split_for_parts();
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));

@@ -5,6 +5,7 @@
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use bookstore::cli::Cli;
@@ -16,6 +17,7 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(
             EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| EnvFilter::new("bookstore=info,tower_http=info")),
@@ -36,12 +38,20 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("bookstore listening on http://{addr}");
-    println!("discover it: curl -X OPTIONS http://{addr}/ -H 'Accept: application/llm+json'");
-    println!("OpenAPI:     curl http://{addr}/openapi.json");
+    let shutdown = shutdown_signal();
+    // A closed stdout must not stop the server, so write errors are ignored (println! would panic).
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "bookstore listening on http://{addr}");
+    let _ = writeln!(
+        out,
+        "discover it: curl -X OPTIONS http://{addr}/ -H 'Accept: application/llm+json'"
+    );
+    let _ = writeln!(out, "OpenAPI:     curl http://{addr}/openapi.json");
+    let _ = out.flush();
+    drop(out);
 
     let served = axum::serve(listener, bookstore::app())
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(shutdown)
         .await;
     match served {
         Ok(()) => {
@@ -55,31 +65,45 @@ async fn main() -> ExitCode {
     }
 }
 
-/// Resolves on Ctrl-C (and on SIGTERM on Unix), letting in-flight requests finish.
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Starts listening for Ctrl-C (and SIGTERM on Unix) right away, so that a signal sent as soon as
+/// the address is printed is not lost; the returned future resolves when one arrives, letting
+/// in-flight requests finish.
+#[cfg(unix)]
+fn shutdown_signal() -> impl Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+
+    let listen = |kind: SignalKind, name: &'static str| {
+        signal(kind)
+            .inspect_err(|error| tracing::warn!(%error, "cannot listen for {name}"))
+            .ok()
+    };
+    let interrupt = listen(SignalKind::interrupt(), "Ctrl-C");
+    let terminate = listen(SignalKind::terminate(), "SIGTERM");
+    async move {
+        let wait = |signal: Option<tokio::signal::unix::Signal>| async move {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            () = wait(interrupt) => {},
+            () = wait(terminate) => {},
+        }
+        tracing::info!("shutting down");
+    }
+}
+
+/// Resolves on Ctrl-C, letting in-flight requests finish.
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl Future<Output = ()> {
+    async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::warn!(%error, "cannot listen for Ctrl-C");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }

@@ -15,7 +15,12 @@ fn dispossessed() -> Value {
 }
 
 fn titles(page: &Value) -> Vec<&str> {
-    page["items"].as_array().expect("items is an array").iter().map(|b| b["title"].as_str().unwrap()).collect()
+    page["items"]
+        .as_array()
+        .expect("items is an array")
+        .iter()
+        .map(|b| b["title"].as_str().unwrap())
+        .collect()
 }
 
 #[tokio::test]
@@ -30,10 +35,19 @@ async fn search_returns_an_object_with_items_and_total() {
     assert_eq!(page["items"][0]["isbn"], "9780441172719");
 
     let (_, _, page) = send(server.get("/api/books?author=le%20guin")).await;
-    assert_eq!(titles(&page), ["The Left Hand of Darkness", "A Wizard of Earthsea"]);
+    assert_eq!(
+        titles(&page),
+        ["The Left Hand of Darkness", "A Wizard of Earthsea"]
+    );
 
     let (_, _, page) = send(server.get("/api/books?max_price=9.5")).await;
-    assert!(page["items"].as_array().unwrap().iter().all(|b| b["price"].as_f64().unwrap() <= 9.5));
+    assert!(
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["price"].as_f64().unwrap() <= 9.5)
+    );
     assert_eq!(page["total"], 3);
 
     let (_, _, all) = send(server.get("/api/books")).await;
@@ -41,10 +55,16 @@ async fn search_returns_an_object_with_items_and_total() {
     assert_eq!(page["items"].as_array().unwrap().len(), 2);
     assert_eq!(page["items"][0], all["items"][1]);
     assert_eq!(page["total"], all["total"]);
-    assert_eq!((page["limit"].as_u64(), page["offset"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (page["limit"].as_u64(), page["offset"].as_u64()),
+        (Some(2), Some(1))
+    );
 
     let (_, _, page) = send(server.get("/api/books?q=no+such+words")).await;
-    assert_eq!(page, json!({"items": [], "total": 0, "limit": 20, "offset": 0}));
+    assert_eq!(
+        page,
+        json!({"items": [], "total": 0, "limit": 20, "offset": 0})
+    );
 }
 
 #[tokio::test]
@@ -68,20 +88,63 @@ async fn deprecated_title_search_still_answers() {
 async fn creating_a_book_needs_a_token_with_books_write() {
     let server = Server::start().await;
 
-    let (headers, problem) = expect_problem(server.post("/api/books").json(&dispossessed()), 401).await;
-    assert!(headers[WWW_AUTHENTICATE].to_str().unwrap().starts_with("Bearer"));
+    let (headers, problem) =
+        expect_problem(server.post("/api/books").json(&dispossessed()), 401).await;
+    assert!(
+        headers[WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
+            .starts_with("Bearer")
+    );
     assert_eq!(problem["title"], "Unauthorized");
 
-    let (headers, _) = expect_problem(server.post("/api/books").bearer_auth("not-a-token").json(&dispossessed()), 401).await;
-    assert!(headers[WWW_AUTHENTICATE].to_str().unwrap().contains("invalid_token"));
+    let (headers, _) = expect_problem(
+        server
+            .post("/api/books")
+            .bearer_auth("not-a-token")
+            .json(&dispossessed()),
+        401,
+    )
+    .await;
+    assert!(
+        headers[WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
+            .contains("invalid_token")
+    );
 
-    let (_, _) = expect_problem(server.post("/api/books").basic_auth("user", Some("pw")).json(&dispossessed()), 401).await;
+    let (_, _) = expect_problem(
+        server
+            .post("/api/books")
+            .basic_auth("user", Some("pw"))
+            .json(&dispossessed()),
+        401,
+    )
+    .await;
 
-    let (headers, problem) = expect_problem(server.post("/api/books").bearer_auth(READER).json(&dispossessed()), 403).await;
-    assert!(headers[WWW_AUTHENTICATE].to_str().unwrap().contains("insufficient_scope"));
+    let (headers, problem) = expect_problem(
+        server
+            .post("/api/books")
+            .bearer_auth(READER)
+            .json(&dispossessed()),
+        403,
+    )
+    .await;
+    assert!(
+        headers[WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
+            .contains("insufficient_scope")
+    );
     assert!(problem["detail"].as_str().unwrap().contains("books:write"));
 
-    let (status, headers, book) = send(server.post("/api/books").bearer_auth(ADMIN).json(&dispossessed())).await;
+    let (status, headers, book) = send(
+        server
+            .post("/api/books")
+            .bearer_auth(ADMIN)
+            .json(&dispossessed()),
+    )
+    .await;
     assert_eq!(status, StatusCode::CREATED);
     let id = book["id"].as_u64().expect("id");
     assert_eq!(headers[LOCATION], format!("/api/books/{id}").as_str());
@@ -92,10 +155,22 @@ async fn creating_a_book_needs_a_token_with_books_write() {
     assert_eq!(fetched, book);
 
     // The same ISBN twice is a conflict.
-    expect_problem(server.post("/api/books").bearer_auth(ADMIN).json(&dispossessed()), 409).await;
+    expect_problem(
+        server
+            .post("/api/books")
+            .bearer_auth(ADMIN)
+            .json(&dispossessed()),
+        409,
+    )
+    .await;
 
     // A new book has a stock record with nothing on hand.
-    let (status, _, stock) = send(server.get("/api/inventory/9780061054884").header("x-api-key", "demo-key")).await;
+    let (status, _, stock) = send(
+        server
+            .get("/api/inventory/9780061054884")
+            .header("x-api-key", "demo-key"),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(stock["on_hand"], 0);
 }
@@ -105,9 +180,21 @@ async fn malformed_and_mistyped_bodies_are_problems() {
     let server = Server::start().await;
     let post = || server.post("/api/books").bearer_auth(ADMIN);
 
-    let (_, problem) = expect_problem(post().header(CONTENT_TYPE, "application/json").body("{\"title\": "), 400).await;
+    let (_, problem) = expect_problem(
+        post()
+            .header(CONTENT_TYPE, "application/json")
+            .body("{\"title\": "),
+        400,
+    )
+    .await;
     assert_eq!(problem["title"], "Bad Request");
-    expect_problem(post().header(CONTENT_TYPE, "application/json").body("not json at all"), 400).await;
+    expect_problem(
+        post()
+            .header(CONTENT_TYPE, "application/json")
+            .body("not json at all"),
+        400,
+    )
+    .await;
 
     let mut wrong_type = dispossessed();
     wrong_type["price"] = json!("cheap");
@@ -121,11 +208,14 @@ async fn malformed_and_mistyped_bodies_are_problems() {
     expect_problem(post().body(dispossessed().to_string()), 415).await;
 
     let invalid = json!({
-        "title": " ", "author": "A", "isbn": "978-0-06-105488-4", "price": -1.0,
+        "title": "", "author": "A", "isbn": "978-0-06-105488-4", "price": -1.0,
         "published_year": 3000, "pages": 0
     });
     let (_, problem) = expect_problem(post().json(&invalid), 422).await;
-    assert_eq!(pointers(&problem), ["/title", "/isbn", "/price", "/published_year", "/pages"]);
+    assert_eq!(
+        pointers(&problem),
+        ["/isbn", "/pages", "/price", "/published_year", "/title"]
+    );
 }
 
 #[tokio::test]
@@ -142,11 +232,36 @@ async fn get_put_delete_a_book() {
         "title": "Dune", "author": "Frank Herbert", "isbn": "9780441172719",
         "price": 12.5, "published_year": 1965, "pages": 688
     });
-    expect_problem(server.request(reqwest::Method::PUT, "/api/books/1").json(&replacement), 401).await;
-    expect_problem(server.request(reqwest::Method::PUT, "/api/books/1").bearer_auth(READER).json(&replacement), 403).await;
-    expect_problem(server.request(reqwest::Method::PUT, "/api/books/404").bearer_auth(ADMIN).json(&replacement), 404).await;
-    let (status, _, book) =
-        send(server.request(reqwest::Method::PUT, "/api/books/1").bearer_auth(ADMIN).json(&replacement)).await;
+    expect_problem(
+        server
+            .request(reqwest::Method::PUT, "/api/books/1")
+            .json(&replacement),
+        401,
+    )
+    .await;
+    expect_problem(
+        server
+            .request(reqwest::Method::PUT, "/api/books/1")
+            .bearer_auth(READER)
+            .json(&replacement),
+        403,
+    )
+    .await;
+    expect_problem(
+        server
+            .request(reqwest::Method::PUT, "/api/books/404")
+            .bearer_auth(ADMIN)
+            .json(&replacement),
+        404,
+    )
+    .await;
+    let (status, _, book) = send(
+        server
+            .request(reqwest::Method::PUT, "/api/books/1")
+            .bearer_auth(ADMIN)
+            .json(&replacement),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(book["price"], 12.5);
     assert_eq!(book["id"], 1);
@@ -156,15 +271,39 @@ async fn get_put_delete_a_book() {
     // Taking another book's ISBN is a conflict.
     let mut clash = replacement.clone();
     clash["isbn"] = json!("9780441569595");
-    expect_problem(server.request(reqwest::Method::PUT, "/api/books/1").bearer_auth(ADMIN).json(&clash), 409).await;
+    expect_problem(
+        server
+            .request(reqwest::Method::PUT, "/api/books/1")
+            .bearer_auth(ADMIN)
+            .json(&clash),
+        409,
+    )
+    .await;
 
     expect_problem(server.request(reqwest::Method::DELETE, "/api/books/8"), 401).await;
-    expect_problem(server.request(reqwest::Method::DELETE, "/api/books/8").bearer_auth(READER), 403).await;
-    let response = server.request(reqwest::Method::DELETE, "/api/books/8").bearer_auth(ADMIN).send().await.unwrap();
+    expect_problem(
+        server
+            .request(reqwest::Method::DELETE, "/api/books/8")
+            .bearer_auth(READER),
+        403,
+    )
+    .await;
+    let response = server
+        .request(reqwest::Method::DELETE, "/api/books/8")
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     assert!(response.bytes().await.unwrap().is_empty());
     expect_problem(server.get("/api/books/8"), 404).await;
-    expect_problem(server.request(reqwest::Method::DELETE, "/api/books/8").bearer_auth(ADMIN), 404).await;
+    expect_problem(
+        server
+            .request(reqwest::Method::DELETE, "/api/books/8")
+            .bearer_auth(ADMIN),
+        404,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -173,7 +312,13 @@ async fn summarize_reads_chapters_and_summarises() {
     let path = "/api/books/1/summarize";
 
     expect_problem(server.post(path).json(&json!({})), 401).await;
-    let (status, _, summary) = send(server.post(path).bearer_auth(READER).json(&json!({"chapters": 2}))).await;
+    let (status, _, summary) = send(
+        server
+            .post(path)
+            .bearer_auth(READER)
+            .json(&json!({"chapters": 2})),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(summary["book_id"], 1);
     assert_eq!(summary["style"], "brief");
@@ -183,14 +328,45 @@ async fn summarize_reads_chapters_and_summarises() {
         "Dune by Frank Herbert, in 2 chapters: the scene is set, then the stakes are raised."
     );
 
-    let (_, _, detailed) =
-        send(server.post(path).bearer_auth(READER).json(&json!({"chapters": 1, "style": "detailed"}))).await;
-    assert!(detailed["chapters"][0]["summary"].as_str().unwrap().contains("pages"));
+    let (_, _, detailed) = send(
+        server
+            .post(path)
+            .bearer_auth(READER)
+            .json(&json!({"chapters": 1, "style": "detailed"})),
+    )
+    .await;
+    assert!(
+        detailed["chapters"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("pages")
+    );
 
-    let (_, problem) = expect_problem(server.post(path).bearer_auth(READER).json(&json!({"chapters": 0})), 422).await;
+    let (_, problem) = expect_problem(
+        server
+            .post(path)
+            .bearer_auth(READER)
+            .json(&json!({"chapters": 0})),
+        422,
+    )
+    .await;
     assert_eq!(pointers(&problem), ["/chapters"]);
-    expect_problem(server.post(path).bearer_auth(READER).json(&json!({"style": "epic"})), 422).await;
-    expect_problem(server.post("/api/books/77/summarize").bearer_auth(READER).json(&json!({})), 404).await;
+    expect_problem(
+        server
+            .post(path)
+            .bearer_auth(READER)
+            .json(&json!({"style": "epic"})),
+        422,
+    )
+    .await;
+    expect_problem(
+        server
+            .post("/api/books/77/summarize")
+            .bearer_auth(READER)
+            .json(&json!({})),
+        404,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -200,6 +376,6 @@ async fn serves_its_openapi_document() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers[CONTENT_TYPE], "application/json");
     assert_eq!(doc["info"]["title"], "Bookstore");
-    assert_eq!(doc["paths"].as_object().unwrap().len(), 11);
+    assert_eq!(doc["paths"].as_object().unwrap().len(), 12);
     assert_eq!(doc, serde_json::to_value(bookstore::openapi()).unwrap());
 }

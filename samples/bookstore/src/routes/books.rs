@@ -64,7 +64,10 @@ pub(crate) async fn search_books(
             message: format!("must be between 1 and {MAX_LIMIT}"),
         });
     }
-    if query.max_price.is_some_and(|price| !(price >= 0.0)) {
+    if query
+        .max_price
+        .is_some_and(|price| price.is_nan() || price < 0.0)
+    {
         errors.push(FieldError {
             pointer: "/max_price".into(),
             message: "must be 0 or more".into(),

@@ -16,7 +16,9 @@ pub struct Server {
 
 impl Server {
     pub async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
@@ -27,7 +29,11 @@ impl Server {
                 .await
                 .expect("serve");
         });
-        Self { base: format!("http://{addr}"), client: Client::new(), stop: Some(stop) }
+        Self {
+            base: format!("http://{addr}"),
+            client: Client::new(),
+            stop: Some(stop),
+        }
     }
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
@@ -44,7 +50,8 @@ impl Server {
 
     /// `OPTIONS path` with `Accept: application/llm+json`.
     pub fn discover(&self, path: &str) -> RequestBuilder {
-        self.request(Method::OPTIONS, path).header("accept", "application/llm+json")
+        self.request(Method::OPTIONS, path)
+            .header("accept", "application/llm+json")
     }
 }
 
@@ -64,8 +71,12 @@ pub async fn read(response: Response) -> (StatusCode, HeaderMap, Value) {
     let body = if bytes.is_empty() {
         Value::Null
     } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|error| panic!("{status}: body is not JSON ({error}): {}", String::from_utf8_lossy(&bytes)))
+        serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+            panic!(
+                "{status}: body is not JSON ({error}): {}",
+                String::from_utf8_lossy(&bytes)
+            )
+        })
     };
     (status, headers, body)
 }
@@ -86,14 +97,32 @@ pub async fn expect_problem(request: RequestBuilder, status: u16) -> (HeaderMap,
     );
     assert_eq!(body["status"], status, "body: {body}");
     assert!(body["type"].is_string(), "body: {body}");
-    assert!(body["title"].as_str().is_some_and(|t| !t.is_empty()), "body: {body}");
-    assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()), "body: {body}");
+    assert!(
+        body["title"].as_str().is_some_and(|t| !t.is_empty()),
+        "body: {body}"
+    );
+    assert!(
+        body["detail"].as_str().is_some_and(|d| !d.is_empty()),
+        "body: {body}"
+    );
     (headers, body)
 }
 
-/// The JSON pointers of a validation problem's `errors`.
+/// The JSON pointers of a validation problem's `errors`, sorted and deduplicated (the order of
+/// the errors is not part of the contract).
 pub fn pointers(problem: &Value) -> Vec<&str> {
-    problem["errors"].as_array().map(|errors| errors.iter().filter_map(|e| e["pointer"].as_str()).collect()).unwrap_or_default()
+    let mut pointers: Vec<&str> = problem["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .filter_map(|e| e["pointer"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    pointers.sort_unstable();
+    pointers.dedup();
+    pointers
 }
 
 pub const ADMIN: &str = "demo-admin";

@@ -1,0 +1,106 @@
+//! The `bookstore` binary's arguments.
+
+use bookstore::cli::{Cli, DEFAULT_ADDR};
+
+#[test]
+fn addr_is_parsed() {
+    let cli = Cli::parse_from_args(["bookstore", "--addr", "0.0.0.0:8080"]).unwrap();
+    assert_eq!(cli.addr, "0.0.0.0:8080");
+    let cli = Cli::parse_from_args(["bookstore", "--addr=[::1]:0"]).unwrap();
+    assert_eq!(cli.addr, "[::1]:0");
+    let cli = Cli::parse_from_args(["bookstore", "--addr", "localhost:3000"]).unwrap();
+    assert_eq!(cli.addr, "localhost:3000");
+}
+
+#[test]
+fn addr_defaults_to_halo_addr_or_localhost_3000() {
+    let cli = Cli::parse_from_args(["bookstore"]).unwrap();
+    let expected = std::env::var("HALO_ADDR").unwrap_or_else(|_| DEFAULT_ADDR.to_owned());
+    assert_eq!(cli.addr, expected);
+}
+
+#[test]
+fn bad_addresses_and_arguments_are_errors() {
+    for bad in ["3000", ":3000", "127.0.0.1:http", "127.0.0.1:70000"] {
+        let error = Cli::parse_from_args(["bookstore", "--addr", bad]).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::ValueValidation,
+            "{bad}"
+        );
+    }
+    let error = Cli::parse_from_args(["bookstore", "--port", "1"]).unwrap_err();
+    assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
+}
+
+#[test]
+fn main_binary_reports_bad_addresses() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--addr", "256.0.0.1:1"])
+        .output()
+        .expect("run bookstore");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot listen on 256.0.0.1:1"));
+}
+
+/// Runs the real binary on a free port, discovers it, and stops it with SIGTERM.
+#[cfg(unix)]
+#[tokio::test]
+async fn main_binary_serves_and_shuts_down_gracefully() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--addr", "127.0.0.1:0"])
+        .env("RUST_LOG", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start bookstore");
+    // Read the first two lines, and keep draining stdout so that the server never writes to a
+    // closed pipe.
+    let stdout = child.stdout.take().expect("stdout");
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let lines = tokio::task::spawn_blocking(move || {
+        (0..2)
+            .map(|_| lines_rx.recv_timeout(std::time::Duration::from_secs(30)))
+            .collect::<Result<Vec<String>, _>>()
+    })
+    .await
+    .unwrap()
+    .expect("the first two lines of stdout");
+    let base = lines[0]
+        .strip_prefix("bookstore listening on ")
+        .expect("first line names the address")
+        .to_owned();
+    assert!(
+        lines[1].contains(&format!(
+            "curl -X OPTIONS {base}/ -H 'Accept: application/llm+json'"
+        )),
+        "{lines:?}"
+    );
+
+    let response = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, format!("{base}/"))
+        .header("accept", "application/llm+json")
+        .send()
+        .await
+        .expect("discover");
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(killed.success());
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .expect("wait");
+    assert!(status.success(), "graceful shutdown exits 0, got {status}");
+}

@@ -1,0 +1,345 @@
+//! Inventory, orders, payments and weather over real HTTP.
+
+mod support;
+
+use reqwest::StatusCode;
+use reqwest::header::WWW_AUTHENTICATE;
+use serde_json::json;
+use support::{ADMIN, KEY, READER, Server, expect_problem, pointers, send};
+
+const DUNE: &str = "9780441172719";
+
+#[tokio::test]
+async fn inventory_needs_the_api_key() {
+    let server = Server::start().await;
+    let path = format!("/api/inventory/{DUNE}");
+
+    let (headers, _) = expect_problem(server.get(&path), 401).await;
+    assert!(
+        headers[WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
+            .contains("X-API-Key")
+    );
+    expect_problem(server.get(&path).header("x-api-key", "wrong"), 401).await;
+    // A bearer token is not an API key.
+    expect_problem(server.get(&path).bearer_auth(ADMIN), 401).await;
+
+    let (status, _, stock) = send(server.get(&path).header("X-API-Key", KEY)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        stock,
+        json!({"sku": DUNE, "on_hand": 12, "reserved": 0, "available": 12, "warehouse": "Lisbon-1"})
+    );
+
+    expect_problem(
+        server
+            .get("/api/inventory/0000000000000")
+            .header("X-API-Key", KEY),
+        404,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn reserve_and_release_stock() {
+    let server = Server::start().await;
+    let reserve = format!("/api/inventory/{DUNE}/reserve");
+    let release = format!("/api/inventory/{DUNE}/release");
+
+    expect_problem(server.post(&reserve).json(&json!({"quantity": 2})), 401).await;
+    let (status, _, reservation) = send(
+        server
+            .post(&reserve)
+            .header("X-API-Key", KEY)
+            .json(&json!({"quantity": 10})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(reservation["status"], "held");
+    assert_eq!(reservation["sku"], DUNE);
+    let id = reservation["reservation_id"].as_str().unwrap().to_owned();
+
+    let (_, _, stock) = send(
+        server
+            .get(&format!("/api/inventory/{DUNE}"))
+            .header("X-API-Key", KEY),
+    )
+    .await;
+    assert_eq!(
+        (stock["reserved"].as_u64(), stock["available"].as_u64()),
+        (Some(10), Some(2))
+    );
+
+    let (_, problem) = expect_problem(
+        server
+            .post(&reserve)
+            .header("X-API-Key", KEY)
+            .json(&json!({"quantity": 3})),
+        409,
+    )
+    .await;
+    assert!(problem["detail"].as_str().unwrap().contains("only 2"));
+    let (_, problem) = expect_problem(
+        server
+            .post(&reserve)
+            .header("X-API-Key", KEY)
+            .json(&json!({"quantity": 0})),
+        422,
+    )
+    .await;
+    assert_eq!(pointers(&problem), ["/quantity"]);
+    expect_problem(
+        server
+            .post(&reserve)
+            .header("X-API-Key", KEY)
+            .json(&json!({"quantity": -1})),
+        422,
+    )
+    .await;
+    expect_problem(
+        server
+            .post("/api/inventory/nope/reserve")
+            .header("X-API-Key", KEY)
+            .json(&json!({"quantity": 1})),
+        404,
+    )
+    .await;
+
+    // Releasing under another SKU does not find it.
+    expect_problem(
+        server
+            .post("/api/inventory/9780441478125/release")
+            .header("X-API-Key", KEY)
+            .json(&json!({"reservation_id": id})),
+        404,
+    )
+    .await;
+    let (status, _, released) = send(
+        server
+            .post(&release)
+            .header("X-API-Key", KEY)
+            .json(&json!({"reservation_id": id})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(released["status"], "released");
+    expect_problem(
+        server
+            .post(&release)
+            .header("X-API-Key", KEY)
+            .json(&json!({"reservation_id": id})),
+        409,
+    )
+    .await;
+
+    let (_, _, stock) = send(
+        server
+            .get(&format!("/api/inventory/{DUNE}"))
+            .header("X-API-Key", KEY),
+    )
+    .await;
+    assert_eq!(stock["available"], 12);
+}
+
+#[tokio::test]
+async fn order_charge_refund() {
+    let server = Server::start().await;
+    let order =
+        json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 2}]});
+
+    expect_problem(server.post("/api/orders").json(&order), 401).await;
+    expect_problem(
+        server.post("/api/orders").bearer_auth(READER).json(&order),
+        403,
+    )
+    .await;
+    let (status, headers, created) = send(
+        server
+            .post("/api/orders")
+            .bearer_auth(ADMIN)
+            .header("Idempotency-Key", "order-test-1")
+            .json(&order),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["status"], "pending_payment");
+    assert_eq!(created["total"], 21.98);
+    assert_eq!(created["items"][0]["title"], "Dune");
+    let id = created["id"].as_u64().unwrap();
+    assert_eq!(headers["location"], format!("/api/orders/{id}").as_str());
+
+    let (status, _, fetched) =
+        send(server.get(&format!("/api/orders/{id}")).bearer_auth(READER)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(fetched, created);
+    expect_problem(server.get(&format!("/api/orders/{id}")), 401).await;
+    expect_problem(server.get("/api/orders/1").bearer_auth(READER), 404).await;
+
+    let charge = |amount: f64| json!({"order_id": id, "amount": amount, "currency": "EUR", "payment_method": "pm_card_visa"});
+    expect_problem(
+        server
+            .post("/api/payments/charge")
+            .bearer_auth(READER)
+            .json(&charge(21.98)),
+        403,
+    )
+    .await;
+    let (_, problem) = expect_problem(
+        server
+            .post("/api/payments/charge")
+            .bearer_auth(ADMIN)
+            .json(&charge(20.0)),
+        422,
+    )
+    .await;
+    assert_eq!(pointers(&problem), ["/amount"]);
+    let (status, _, paid) = send(
+        server
+            .post("/api/payments/charge")
+            .bearer_auth(ADMIN)
+            .json(&charge(21.98)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{paid}");
+    assert_eq!(paid["status"], "succeeded");
+    let charge_id = paid["id"].as_str().unwrap().to_owned();
+    expect_problem(
+        server
+            .post("/api/payments/charge")
+            .bearer_auth(ADMIN)
+            .json(&charge(21.98)),
+        409,
+    )
+    .await;
+    let (_, _, fetched) = send(server.get(&format!("/api/orders/{id}")).bearer_auth(ADMIN)).await;
+    assert_eq!(fetched["status"], "paid");
+
+    let refund = format!("/api/payments/{charge_id}/refund");
+    let reason = json!({"reason": "customer returned the book"});
+    expect_problem(server.post(&refund).bearer_auth(READER).json(&reason), 403).await;
+    expect_problem(
+        server
+            .post("/api/payments/ch_404/refund")
+            .bearer_auth(ADMIN)
+            .json(&reason),
+        404,
+    )
+    .await;
+    expect_problem(
+        server
+            .post(&refund)
+            .bearer_auth(ADMIN)
+            .json(&json!({"reason": ""})),
+        422,
+    )
+    .await;
+    let (status, _, refunded) = send(server.post(&refund).bearer_auth(ADMIN).json(&reason)).await;
+    assert_eq!(status, StatusCode::OK, "{refunded}");
+    assert_eq!(refunded["charge_id"], charge_id.as_str());
+    assert_eq!(refunded["amount"], 21.98);
+    expect_problem(server.post(&refund).bearer_auth(ADMIN).json(&reason), 409).await;
+    let (_, _, fetched) = send(server.get(&format!("/api/orders/{id}")).bearer_auth(ADMIN)).await;
+    assert_eq!(fetched["status"], "refunded");
+}
+
+#[tokio::test]
+async fn invalid_orders_and_charges_point_at_the_bad_values() {
+    let server = Server::start().await;
+    // Values the schema allows but the store rejects: a malformed email, an unknown book.
+    let order = json!({
+        "customer_email": "not-an-email",
+        "items": [{"book_id": 1, "quantity": 1}, {"book_id": 404, "quantity": 1}]
+    });
+    let (_, problem) = expect_problem(
+        server.post("/api/orders").bearer_auth(ADMIN).json(&order),
+        422,
+    )
+    .await;
+    assert_eq!(pointers(&problem), ["/customer_email", "/items/1/book_id"]);
+
+    // A value out of the schema's range.
+    let order =
+        json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 0}]});
+    let (_, problem) = expect_problem(
+        server.post("/api/orders").bearer_auth(ADMIN).json(&order),
+        422,
+    )
+    .await;
+    assert!(
+        pointers(&problem).contains(&"/items/0/quantity"),
+        "{problem}"
+    );
+
+    let empty = json!({"customer_email": "ada@example.com", "items": []});
+    let (_, problem) = expect_problem(
+        server.post("/api/orders").bearer_auth(ADMIN).json(&empty),
+        422,
+    )
+    .await;
+    assert!(pointers(&problem).contains(&"/items"), "{problem}");
+
+    let charge = json!({"order_id": 4242, "amount": 1.0, "currency": "EUR", "payment_method": "pm_card_visa"});
+    let (_, problem) = expect_problem(
+        server
+            .post("/api/payments/charge")
+            .bearer_auth(ADMIN)
+            .json(&charge),
+        422,
+    )
+    .await;
+    assert_eq!(pointers(&problem), ["/order_id"]);
+    let charge = json!({"order_id": 4242, "amount": 1.0, "currency": "USD", "payment_method": "pm_card_visa"});
+    let (_, problem) = expect_problem(
+        server
+            .post("/api/payments/charge")
+            .bearer_auth(ADMIN)
+            .json(&charge),
+        422,
+    )
+    .await;
+    assert_eq!(pointers(&problem), ["/currency"]);
+}
+
+#[tokio::test]
+async fn weather_is_public() {
+    let server = Server::start().await;
+    let (status, _, weather) = send(server.get("/api/weather?city=lisbon")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(weather["city"], "Lisbon");
+    assert_eq!(weather["country"], "PT");
+    let (status, _, weather) = send(server.get("/api/weather?city=New%20York")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(weather["country"], "US");
+
+    let (_, problem) = expect_problem(server.get("/api/weather?city=Atlantis"), 404).await;
+    assert!(problem["detail"].as_str().unwrap().contains("Lisbon"));
+    expect_problem(server.get("/api/weather"), 400).await;
+}
+
+#[tokio::test]
+async fn cors_preflight_still_works_under_halo() {
+    let server = Server::start().await;
+    let response = server
+        .request(reqwest::Method::OPTIONS, "/api/books")
+        .header("Origin", "https://shop.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header(
+            "Access-Control-Request-Headers",
+            "authorization, content-type",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    assert!(
+        response
+            .headers()
+            .contains_key("access-control-allow-origin")
+    );
+    assert!(
+        response
+            .headers()
+            .contains_key("access-control-allow-methods")
+    );
+}

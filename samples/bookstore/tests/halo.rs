@@ -1,0 +1,257 @@
+//! The bookstore as HALO describes it: the manifest, per-path schemas, and the sample's promise
+//! that every HALO field is used somewhere.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use reqwest::StatusCode;
+use reqwest::header::CONTENT_TYPE;
+use serde_json::Value;
+use support::{Server, send};
+
+const TOOLS: &[(&str, &str, &str)] = &[
+    ("GET", "/api/books", "search_books"),
+    ("POST", "/api/books", "create_book"),
+    ("GET", "/api/books/search", "legacy_search_books"),
+    ("GET", "/api/books/{id}", "get_book"),
+    ("PUT", "/api/books/{id}", "update_book"),
+    ("DELETE", "/api/books/{id}", "delete_book"),
+    ("POST", "/api/books/{id}/summarize", "summarize_book"),
+    ("GET", "/api/inventory/{sku}", "get_stock"),
+    ("POST", "/api/inventory/{sku}/reserve", "reserve_stock"),
+    ("POST", "/api/inventory/{sku}/release", "release_stock"),
+    ("POST", "/api/orders", "create_order"),
+    ("GET", "/api/orders/{id}", "get_order"),
+    ("POST", "/api/payments/charge", "charge_payment"),
+    ("POST", "/api/payments/{id}/refund", "refund_payment"),
+    ("GET", "/api/weather", "get_weather"),
+];
+
+async fn manifest(server: &Server, query: &str) -> Value {
+    let (status, headers, manifest) = send(server.discover(&format!("/{query}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers[CONTENT_TYPE], "application/llm+json");
+    manifest
+}
+
+/// Every schema of every described path, fetched with `OPTIONS`.
+async fn all_schemas(server: &Server) -> Vec<Value> {
+    let urls: BTreeSet<&str> = TOOLS.iter().map(|(_, url, _)| *url).collect();
+    let mut schemas = Vec::new();
+    for url in urls {
+        let (status, _, array) = send(server.discover(url)).await;
+        assert_eq!(status, StatusCode::OK, "OPTIONS {url}: {array}");
+        schemas.extend(
+            array
+                .as_array()
+                .unwrap_or_else(|| panic!("OPTIONS {url} is not an array"))
+                .iter()
+                .cloned(),
+        );
+    }
+    schemas
+}
+
+#[tokio::test]
+async fn the_manifest_lists_every_operation() {
+    let server = Server::start().await;
+    let manifest = manifest(&server, "").await;
+    assert_eq!(manifest["api"], "Bookstore");
+    assert_eq!(manifest["version"], "1.2.0");
+    let tools = manifest["tools"].as_array().unwrap();
+    let listed: BTreeSet<(&str, &str, &str)> = tools
+        .iter()
+        .map(|t| {
+            (
+                t["method"].as_str().unwrap(),
+                t["url"].as_str().unwrap(),
+                t["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<(&str, &str, &str)> = TOOLS.iter().copied().collect();
+    assert_eq!(listed, expected);
+    for tool in tools {
+        let tags: Vec<&str> = tool["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            tags.contains(&"read") ^ tags.contains(&"write"),
+            "{tool}: exactly one of read/write"
+        );
+        assert!(tags.len() >= 2, "{tool}: a domain tag too");
+        assert!(!tool["description"].as_str().unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn tags_filter_the_manifest() {
+    let server = Server::start().await;
+    let names = |manifest: &Value| -> Vec<String> {
+        manifest["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&manifest(&server, "?tags=payments").await),
+        ["charge_payment", "refund_payment"]
+    );
+    assert_eq!(
+        names(&manifest(&server, "?tags=admin").await),
+        ["refund_payment"]
+    );
+    assert_eq!(
+        names(&manifest(&server, "?tags=weather,inventory").await).len(),
+        4
+    );
+    assert!(names(&manifest(&server, "?tags=nope").await).is_empty());
+}
+
+#[tokio::test]
+async fn every_halo_field_is_used_somewhere() {
+    let server = Server::start().await;
+    let schemas = all_schemas(&server).await;
+    assert_eq!(schemas.len(), TOOLS.len());
+    let used = |pointer: &str| {
+        schemas
+            .iter()
+            .any(|s| s.pointer(pointer).is_some_and(|v| !v.is_null()))
+    };
+    for pointer in [
+        "/why",
+        "/auth/scopes",
+        "/auth/header",
+        "/effects/reversible",
+        "/effects/undo",
+        "/limits/rate",
+        "/limits/idempotent",
+        "/limits/idempotency_key",
+        "/next/0/when",
+        "/next/0/suggest",
+        "/examples/0/input",
+        "/examples/0/output",
+        "/resilience/retry",
+        "/resilience/backoff",
+        "/resilience/timeout_ms",
+        "/resilience/fallback",
+        "/trust/signed",
+        "/trust/jwks",
+        "/observe/trace_header",
+        "/observe/explain",
+        "/status",
+        "/sunset",
+        "/replace_with",
+        "/stream/events",
+    ] {
+        assert!(used(pointer), "no schema has {pointer}");
+    }
+}
+
+#[tokio::test]
+async fn write_tools_have_examples_and_reversible_ones_say_how_to_undo() {
+    let server = Server::start().await;
+    for schema in all_schemas(&server).await {
+        let tags = schema["tags"].as_array().unwrap();
+        if tags.iter().any(|t| t == "write") {
+            assert!(
+                schema["examples"].as_array().is_some_and(|e| !e.is_empty()),
+                "{}: no example",
+                schema["call"]
+            );
+            for example in schema["examples"].as_array().unwrap() {
+                assert!(example["input"].is_object(), "example inputs are objects");
+                assert!(
+                    example["output"].is_null() || example["output"].is_object(),
+                    "example outputs are objects"
+                );
+            }
+        }
+        if schema.pointer("/effects/reversible") == Some(&Value::Bool(true)) {
+            assert!(
+                schema.pointer("/effects/undo").is_some(),
+                "{}: reversible without undo",
+                schema["call"]
+            );
+        }
+        assert!(schema["why"].as_str().is_some_and(|w| !w.is_empty()));
+    }
+}
+
+#[tokio::test]
+async fn schemas_describe_auth_and_input_locations() {
+    let server = Server::start().await;
+    let (_, _, charge) = send(server.discover("/api/payments/charge")).await;
+    assert_eq!(charge[0]["auth"]["type"], "bearer");
+    assert_eq!(charge[0]["auth"]["scopes"][0], "payments:write");
+    assert_eq!(charge[0]["limits"]["rate"], "5/minute");
+    assert_eq!(charge[0]["effects"]["undo"], "/api/payments/{id}/refund");
+
+    let (_, _, stock) = send(server.discover("/api/inventory/9780441172719")).await;
+    assert_eq!(stock[0]["auth"]["type"], "apikey");
+    assert_eq!(stock[0]["auth"]["header"], "X-API-Key");
+    assert_eq!(stock[0]["input"]["sku"]["in"], "path");
+
+    let (_, _, weather) = send(server.discover("/api/weather")).await;
+    assert_eq!(weather[0]["input"]["city"]["in"], "query");
+    assert_eq!(weather[0]["input"]["city"]["required"], true);
+    assert!(
+        weather[0]
+            .get("auth")
+            .is_none_or(|auth| auth["type"] == "none")
+    );
+
+    let (_, _, orders) = send(server.discover("/api/orders")).await;
+    assert_eq!(orders[0]["input"]["Idempotency-Key"]["in"], "header");
+    assert_eq!(orders[0]["next"][0]["suggest"], "/api/payments/charge");
+}
+
+#[tokio::test]
+async fn localised_texts_are_declared() {
+    let doc = serde_json::to_value(bookstore::openapi()).unwrap();
+    let localised: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .filter(|op| op.pointer("/x-halo-i18n/zh").is_some())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    assert_eq!(
+        localised,
+        [
+            "search_books",
+            "get_book",
+            "create_order",
+            "charge_payment",
+            "get_weather"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn plain_options_and_unknown_paths() {
+    let server = Server::start().await;
+    let (status, _, _) = send(server.discover("/api/nowhere")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // Without the HALO media type, OPTIONS is not a discovery request.
+    let response = server
+        .request(reqwest::Method::OPTIONS, "/api/weather")
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+    assert_ne!(
+        response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+        Some("application/llm+json")
+    );
+}

@@ -1,0 +1,54 @@
+//! Interop with the Python reference implementation: `halo-fastapi`'s `HaloClient` discovers,
+//! describes and invokes the bookstore sample served by halo-rs.
+//!
+//! Needs the interop virtualenv (`bash .ci/test` creates it) or `HALO_PYTHON`.
+
+use std::time::Duration;
+
+use halo_tests::{interop_script, python, spawn};
+use tokio::process::Command;
+
+/// Long enough for a cold Python start; short enough that a hang fails the run.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn halo_fastapi_client_discovers_the_bookstore() {
+    let server = spawn(bookstore::app()).await;
+    let script = interop_script("halo_client_discovers.py");
+    let python = python();
+
+    let run = Command::new(&python)
+        .arg(&script)
+        .arg(server.base_url())
+        .args(["--token", "demo-admin", "--tag", "payments", "--strict"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "{} did not finish within {SCRIPT_TIMEOUT:?}",
+                script.display()
+            )
+        })
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{} {} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        python.display(),
+        script.display(),
+        output.status
+    );
+    assert!(
+        stdout.contains("\"ok\": true"),
+        "unexpected output:\n{stdout}\n{stderr}"
+    );
+    println!("{stdout}");
+    server
+        .shutdown()
+        .await
+        .expect("the bookstore stops cleanly");
+}
