@@ -10,6 +10,9 @@
 //! - `build/*`: building the layer for a generated document of 1,000 operations.
 //! - `tags_1000/*`: `OPTIONS /?tags=x` (rendered per request) against `OPTIONS /`
 //!   (pre-rendered) on a 1,000-tool registry.
+//! - `paired/*`: the ratios of `get/*` and `manifest/*` measured directly, baseline and
+//!   candidate alternating every few calls, so that load from other processes hits both
+//!   alike. Criterion prints them as times: `1.0300 µs` means a ratio of 1.030.
 //!
 //! Run `cargo bench -p halo-axum --bench discovery`, then `python3 halo-axum/benches/ratios.py`.
 
@@ -17,6 +20,7 @@ mod support;
 
 use std::convert::Infallible;
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
@@ -24,7 +28,7 @@ use axum::response::Response;
 use axum::routing::get;
 use bytes::Bytes;
 use criterion::{BatchSize, Criterion, criterion_main};
-use halo_axum::{HaloBuilder, HaloLayer};
+use halo_axum::{Halo, HaloBuilder, HaloLayer};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -93,70 +97,190 @@ where
     body
 }
 
+/// The pet shop four ways, checked to answer alike.
+struct Apps {
+    rt: Runtime,
+    /// The router as the application built it.
+    plain: Router,
+    /// `router.layer(halo)`, as the docs recommend.
+    layered: Router,
+    /// `router.layer(Identity)`: what axum's per-route layering costs with a no-op layer.
+    identity: Router,
+    /// `halo.layer(router)`: the whole router wrapped once.
+    outer: Halo<Router>,
+    /// The router plus `GET /static-manifest`, a handler returning the manifest's bytes.
+    static_get: Router,
+}
+
+impl Apps {
+    fn new() -> Self {
+        let rt = runtime();
+        let (router, api) = support::petshop();
+        let halo = HaloLayer::from_openapi(api);
+        let plain = router.clone();
+        let layered = router.clone().layer(halo.clone());
+        let identity = router.clone().layer(Identity::new());
+        let outer = halo.layer(router.clone());
+
+        let body = expect(&rt, &plain, get_pet(), StatusCode::OK);
+        assert_eq!(expect(&rt, &layered, get_pet(), StatusCode::OK), body);
+        assert_eq!(expect(&rt, &identity, get_pet(), StatusCode::OK), body);
+        assert_eq!(expect(&rt, &outer, get_pet(), StatusCode::OK), body);
+
+        let manifest = expect(&rt, &layered, discover("/"), StatusCode::OK);
+        assert_eq!(expect(&rt, &outer, discover("/"), StatusCode::OK), manifest);
+        let served = manifest.clone();
+        let static_get = router.route(
+            "/static-manifest",
+            get(move || {
+                let body = served.clone();
+                async move { ([(CONTENT_TYPE, HALO)], body) }
+            }),
+        );
+        assert_eq!(
+            expect(&rt, &static_get, static_manifest(), StatusCode::OK),
+            manifest
+        );
+        Self {
+            rt,
+            plain,
+            layered,
+            identity,
+            outer,
+            static_get,
+        }
+    }
+
+    /// One request through a service, body collected.
+    fn once<S>(&self, service: &S, request: Request<Body>) -> (StatusCode, Bytes)
+    where
+        S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+    {
+        self.rt.block_on(call(service, request))
+    }
+
+    /// How long `n` requests take.
+    fn time<S>(&self, n: u64, (service, request): (&S, fn() -> Request<Body>)) -> Duration
+    where
+        S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+    {
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(self.once(service, request()));
+        }
+        start.elapsed()
+    }
+}
+
+fn static_manifest() -> Request<Body> {
+    request(Method::GET, "/static-manifest", Some(HALO))
+}
+
 /// (a) A `GET` that the layer passes through.
 fn get_passthrough(c: &mut Criterion) {
-    let rt = runtime();
-    let (router, api) = support::petshop();
-    let halo = HaloLayer::from_openapi(api);
-    let plain = router.clone();
-    let layered = router.clone().layer(halo.clone());
-    let identity = router.clone().layer(Identity::new());
-    let outer = halo.layer(router);
-
-    let body = expect(&rt, &plain, get_pet(), StatusCode::OK);
-    assert_eq!(expect(&rt, &layered, get_pet(), StatusCode::OK), body);
-    assert_eq!(expect(&rt, &identity, get_pet(), StatusCode::OK), body);
-    assert_eq!(expect(&rt, &outer, get_pet(), StatusCode::OK), body);
-
+    let apps = Apps::new();
     let mut group = c.benchmark_group("get");
     group.bench_function("plain", |b| {
-        b.iter(|| black_box(rt.block_on(call(&plain, get_pet()))));
+        b.iter(|| black_box(apps.once(&apps.plain, get_pet())));
     });
     group.bench_function("halo_layer", |b| {
-        b.iter(|| black_box(rt.block_on(call(&layered, get_pet()))));
+        b.iter(|| black_box(apps.once(&apps.layered, get_pet())));
     });
     group.bench_function("identity_layer", |b| {
-        b.iter(|| black_box(rt.block_on(call(&identity, get_pet()))));
+        b.iter(|| black_box(apps.once(&apps.identity, get_pet())));
     });
     group.bench_function("halo_outer", |b| {
-        b.iter(|| black_box(rt.block_on(call(&outer, get_pet()))));
+        b.iter(|| black_box(apps.once(&apps.outer, get_pet())));
     });
     group.finish();
 }
 
 /// (b) The manifest, answered by the layer or by an ordinary handler returning the same bytes.
 fn manifest(c: &mut Criterion) {
-    let rt = runtime();
-    let (router, api) = support::petshop();
-    let halo = HaloLayer::from_openapi(api);
-    let layered = router.clone().layer(halo.clone());
-    let outer = halo.layer(router.clone());
-
-    let manifest = expect(&rt, &layered, discover("/"), StatusCode::OK);
-    let served = manifest.clone();
-    let static_get: Router = router.route(
-        "/static-manifest",
-        get(move || {
-            let body = served.clone();
-            async move { ([(CONTENT_TYPE, HALO)], body) }
-        }),
-    );
-    let static_request = || request(Method::GET, "/static-manifest", Some(HALO));
-    assert_eq!(
-        expect(&rt, &static_get, static_request(), StatusCode::OK),
-        manifest
-    );
-    assert_eq!(expect(&rt, &outer, discover("/"), StatusCode::OK), manifest);
-
+    let apps = Apps::new();
     let mut group = c.benchmark_group("manifest");
     group.bench_function("static_get", |b| {
-        b.iter(|| black_box(rt.block_on(call(&static_get, static_request()))));
+        b.iter(|| black_box(apps.once(&apps.static_get, static_manifest())));
     });
     group.bench_function("halo_layer", |b| {
-        b.iter(|| black_box(rt.block_on(call(&layered, discover("/")))));
+        b.iter(|| black_box(apps.once(&apps.layered, discover("/"))));
     });
     group.bench_function("halo_outer", |b| {
-        b.iter(|| black_box(rt.block_on(call(&outer, discover("/")))));
+        b.iter(|| black_box(apps.once(&apps.outer, discover("/"))));
+    });
+    group.finish();
+}
+
+/// Iterations of one side before switching to the other in [`paired`].
+const ROUND: u64 = 32;
+
+/// A measurement of `candidate / baseline` that load on the machine cannot skew: both run
+/// in alternating rounds of [`ROUND`] calls (ABBA order) within every sample, and the sample
+/// reports the ratio of their total times as microseconds per iteration, so criterion's
+/// "1.0300 µs" reads "ratio 1.030".
+fn paired<A, B>(
+    apps: &Apps,
+    baseline: (&A, fn() -> Request<Body>),
+    candidate: (&B, fn() -> Request<Body>),
+) -> impl FnMut(u64) -> Duration
+where
+    A: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+    B: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+{
+    move |iters| {
+        let mut base = Duration::ZERO;
+        let mut cand = Duration::ZERO;
+        let mut done = 0;
+        let mut base_first = true;
+        while done < iters {
+            let n = ROUND.min(iters - done);
+            if base_first {
+                base += apps.time(n, baseline);
+                cand += apps.time(n, candidate);
+            } else {
+                cand += apps.time(n, candidate);
+                base += apps.time(n, baseline);
+            }
+            base_first = !base_first;
+            done += n;
+        }
+        let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
+        Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
+    }
+}
+
+/// (a) and (b) again, as paired ratios.
+fn paired_ratios(c: &mut Criterion) {
+    let apps = Apps::new();
+    let get: fn() -> Request<Body> = get_pet;
+    let root: fn() -> Request<Body> = || discover("/");
+    let mut group = c.benchmark_group("paired");
+    // The control: a service against itself reads 1.000 when the method is sound.
+    group.bench_function("get_plain_vs_plain", |b| {
+        b.iter_custom(paired(&apps, (&apps.plain, get), (&apps.plain, get)));
+    });
+    group.bench_function("get_halo_layer_vs_plain", |b| {
+        b.iter_custom(paired(&apps, (&apps.plain, get), (&apps.layered, get)));
+    });
+    group.bench_function("get_halo_outer_vs_plain", |b| {
+        b.iter_custom(paired(&apps, (&apps.plain, get), (&apps.outer, get)));
+    });
+    group.bench_function("get_halo_layer_vs_identity", |b| {
+        b.iter_custom(paired(&apps, (&apps.identity, get), (&apps.layered, get)));
+    });
+    group.bench_function("manifest_halo_layer_vs_static_get", |b| {
+        b.iter_custom(paired(
+            &apps,
+            (&apps.static_get, static_manifest),
+            (&apps.layered, root),
+        ));
+    });
+    group.bench_function("manifest_halo_outer_vs_static_get", |b| {
+        b.iter_custom(paired(
+            &apps,
+            (&apps.static_get, static_manifest),
+            (&apps.outer, root),
+        ));
     });
     group.finish();
 }
@@ -173,21 +297,27 @@ fn build(c: &mut Criterion) {
         .build()
         .expect("the generated document is valid HALO");
 
-    // Both ways in describe every operation, with the same manifest.
+    // Both ways in describe every operation alike (utoipa may list paths in another order).
     let rt = runtime();
-    let manifest = |layer: HaloLayer| {
+    let tools = |layer: HaloLayer| {
         let service = layer.layer(Router::new());
         let body = expect(&rt, &service, discover("/"), StatusCode::OK);
         let manifest: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
-        manifest
+        let mut tools: Vec<String> = manifest["tools"]
+            .as_array()
+            .expect("a tool list")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        tools.sort_unstable();
+        tools
     };
-    let expected = manifest(from_json);
-    assert_eq!(
-        expected["tools"].as_array().map(Vec::len),
-        Some(OPERATIONS),
-        "every generated operation is a tool"
+    let expected = tools(from_json);
+    assert_eq!(expected.len(), OPERATIONS, "every operation is a tool");
+    assert!(
+        tools(from_utoipa) == expected,
+        "utoipa describes the same tools"
     );
-    assert_eq!(manifest(from_utoipa), expected);
 
     let mut group = c.benchmark_group("build");
     group.sample_size(20);
@@ -236,9 +366,16 @@ fn tags(c: &mut Criterion) {
 // `criterion_group!` writes an undocumented `pub fn benches`.
 #[allow(missing_docs)]
 mod group {
-    use super::{build, get_passthrough, manifest, tags};
+    use super::{build, get_passthrough, manifest, paired_ratios, tags};
 
-    criterion::criterion_group!(benches, get_passthrough, manifest, build, tags);
+    criterion::criterion_group!(
+        benches,
+        get_passthrough,
+        manifest,
+        paired_ratios,
+        build,
+        tags
+    );
 }
 
 criterion_main!(group::benches);
