@@ -39,6 +39,10 @@ pub fn accepts_halo(accept: &str) -> bool {
 /// ```
 #[must_use]
 pub fn accepts(accept: &str, media_type: &str) -> bool {
+    // What HALO clients send: exactly the media type.
+    if accept.eq_ignore_ascii_case(media_type) {
+        return true;
+    }
     let mut accepted = false;
     for range in split_outside_quotes(accept, b',') {
         let mut parts = split_outside_quotes(range, b';');

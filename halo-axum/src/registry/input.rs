@@ -114,27 +114,32 @@ fn body_fields(
         },
     };
     let is_json = is_json(media_type);
-    if let Some(properties) = flat_properties(&schema).filter(|_| is_json) {
-        let clashes = properties.keys().any(|name| params.contains_key(name));
-        if !clashes {
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let defs = schema.get("$defs");
-            return Ok(properties
-                .iter()
-                .map(|(name, property)| {
-                    let field = InputField::new(with_defs(property.clone(), defs))
-                        .located(Location::Body)
-                        .required(body_required && required.contains(&name.as_str()));
-                    (name.clone(), field)
-                })
-                .collect());
-        }
+    let mut schema = schema;
+    let splits = is_json
+        && flat_properties(&schema)
+            .is_some_and(|properties| !properties.keys().any(|name| params.contains_key(name)));
+    if splits
+        && let Value::Object(map) = &mut schema
+        && let Some(Value::Object(properties)) = map.remove("properties")
+    {
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let defs = map.get("$defs");
+        return Ok(properties
+            .into_iter()
+            .map(|(name, property)| {
+                let required = body_required && required.contains(&name.as_str());
+                let field = InputField::new(with_defs(property, defs))
+                    .located(Location::Body)
+                    .required(required);
+                (name, field)
+            })
+            .collect());
     }
     let mut field = InputField::new(schema);
     if let Some(description) = body.get("description") {
@@ -175,12 +180,24 @@ fn flat_properties(schema: &Value) -> Option<&Map<String, Value>> {
 /// entry stands alone.
 fn with_defs(mut property: Value, defs: Option<&Value>) -> Value {
     let Some(defs) = defs else { return property };
-    if property.to_string().contains("\"#/$defs/")
+    if mentions_defs(&property)
         && let Value::Object(map) = &mut property
     {
         map.insert("$defs".to_owned(), defs.clone());
     }
     property
+}
+
+/// Whether some `$ref` in `value` points into `#/$defs/`.
+fn mentions_defs(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(key, inner)| match inner {
+            Value::String(reference) => key == "$ref" && reference.starts_with("#/$defs/"),
+            _ => mentions_defs(inner),
+        }),
+        Value::Array(items) => items.iter().any(mentions_defs),
+        _ => false,
+    }
 }
 
 /// The first JSON media type of a `content` map.

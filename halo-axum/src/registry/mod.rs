@@ -7,7 +7,7 @@ mod names;
 mod operation;
 mod refs;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use bytes::Bytes;
 use halo_protocol::{Metadata, TagFilter, ToolSchema};
@@ -76,6 +76,9 @@ pub(crate) struct Registry {
     manifest_head: Vec<u8>,
     tools: Vec<Tool>,
     manifest: Cached,
+    /// The manifest filtered by each single tag, and with no tools (an unknown tag).
+    by_tag: HashMap<String, Cached>,
+    no_tools: Cached,
     templates: matchit::Router<usize>,
     paths: Vec<PathEntry>,
 }
@@ -89,7 +92,8 @@ impl Registry {
         document: &Value,
         mut described: HashMap<String, Metadata>,
     ) -> Result<Self, BuildError> {
-        let resolver = Resolver::new(document);
+        let memo = refs::Memo::default();
+        let resolver = Resolver::new(document, &memo);
         let schemes = document.pointer("/components/securitySchemes");
         let default_security = document.get("security");
         let path_items = match document.get("paths") {
@@ -103,7 +107,7 @@ impl Registry {
         let mut tools = Vec::new();
         let mut paths = Vec::new();
         for (template, path_item) in path_items {
-            let mut schemas = Vec::new();
+            let first_tool = tools.len();
             let mut methods = Vec::new();
             for (key, method) in METHODS {
                 let Some(operation) = path_item.get(key).filter(|op| op.is_object()) else {
@@ -122,7 +126,6 @@ impl Registry {
                 let name = names.assign(source.operation_id(), method, template);
                 let (entry, schema) =
                     operation::build(&source, name, meta, resolver, schemes, default_security)?;
-                schemas.push(schema.clone());
                 methods.push(method);
                 tools.push(Tool {
                     entry: Bytes::from(serde_json::to_vec(&entry).map_err(BuildError::document)?),
@@ -130,9 +133,10 @@ impl Registry {
                     schema,
                 });
             }
-            if schemas.is_empty() {
+            if methods.is_empty() {
                 continue;
             }
+            let schemas: Vec<&ToolSchema> = tools[first_tool..].iter().map(|t| &t.schema).collect();
             templates
                 .insert(template.clone(), paths.len())
                 .map_err(|e| BuildError::invalid_path(template, e))?;
@@ -151,6 +155,8 @@ impl Registry {
         let manifest_head = manifest_head(document.get("info"))?;
         let mut registry = Self {
             manifest: Cached::new(Vec::new()),
+            by_tag: HashMap::new(),
+            no_tools: Cached::new(Vec::new()),
             manifest_head,
             tools,
             templates,
@@ -158,15 +164,31 @@ impl Registry {
         };
         registry.check_links()?;
         registry.manifest = registry.render_manifest(|_| true);
+        registry.no_tools = registry.render_manifest(|_| false);
+        let tags: BTreeSet<&String> = registry.tools.iter().flat_map(|tool| &tool.tags).collect();
+        let by_tag = tags
+            .into_iter()
+            .map(|tag| {
+                (
+                    tag.clone(),
+                    registry.render_manifest(|tool| tool.tags.contains(tag)),
+                )
+            })
+            .collect();
+        registry.by_tag = by_tag;
         Ok(registry)
     }
 
     /// The manifest for a tag filter.
+    ///
+    /// Unfiltered and single-tag manifests are rendered at start-up; a filter with several
+    /// tags concatenates the pre-serialised entries of the tools it keeps.
     pub(crate) fn manifest(&self, filter: &TagFilter) -> Cached {
-        if filter.is_empty() {
-            return self.manifest.clone();
+        match filter.tags() {
+            [] => self.manifest.clone(),
+            [tag] => self.by_tag.get(tag).unwrap_or(&self.no_tools).clone(),
+            _ => self.render_manifest(|tool| filter.matches(tool.tags.iter().map(String::as_str))),
         }
-        self.render_manifest(|tool| filter.matches(tool.tags.iter().map(String::as_str)))
     }
 
     /// The schemas of the path a request names (`/api/books/42` → `/api/books/{id}`).

@@ -6,7 +6,8 @@
 //! `{"$ref": "#/$defs/Name"}` and the definition is attached under `$defs` of the same schema,
 //! so nothing ever dangles.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 
@@ -18,22 +19,28 @@ const MAX_INLINE_DEPTH: usize = 32;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Resolver<'a> {
     document: &'a Value,
+    memo: &'a Memo,
 }
+
+/// Expansions of references that needed no `$defs` (no recursion, not too deep): they read
+/// the same wherever they appear, so each is built once per document.
+#[derive(Debug, Default)]
+pub(crate) struct Memo(RefCell<HashMap<String, Value>>);
 
 /// A reference that points nowhere in the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Unresolved(pub(crate) String);
 
 impl<'a> Resolver<'a> {
-    pub(crate) fn new(document: &'a Value) -> Self {
-        Self { document }
+    pub(crate) fn new(document: &'a Value, memo: &'a Memo) -> Self {
+        Self { document, memo }
     }
 
     /// The value a local reference (`#/components/...`) points at.
     fn lookup(&self, reference: &str) -> Result<&'a Value, Unresolved> {
         reference
             .strip_prefix('#')
-            .and_then(|pointer| self.document.pointer(pointer))
+            .and_then(|pointer| pointer_lookup(self.document, pointer))
             .ok_or_else(|| Unresolved(reference.to_owned()))
     }
 
@@ -107,16 +114,28 @@ impl<'a> Resolver<'a> {
         bundle: &mut Bundle,
     ) -> Result<Value, Unresolved> {
         let target = self.lookup(reference)?;
-        let mut out = if stack.iter().any(|r| r == reference) || stack.len() >= MAX_INLINE_DEPTH {
+        let remembered = self.memo.0.borrow().get(reference).cloned();
+        let mut out = if let Some(expanded) = remembered {
+            expanded
+        } else if stack.iter().any(|r| r == reference) || stack.len() >= MAX_INLINE_DEPTH {
+            bundle.cuts += 1;
             let name = bundle.name_for(reference);
             let mut out = Map::new();
             out.insert("$ref".to_owned(), Value::String(format!("#/$defs/{name}")));
             Value::Object(out)
         } else {
+            let cuts_before = bundle.cuts;
             stack.push(reference.to_owned());
             let expanded = self.expand(target, stack, bundle);
             stack.pop();
-            expanded?
+            let expanded = expanded?;
+            if bundle.cuts == cuts_before {
+                self.memo
+                    .0
+                    .borrow_mut()
+                    .insert(reference.to_owned(), expanded.clone());
+            }
+            expanded
         };
         // OpenAPI 3.1 allows keywords beside `$ref` (a field's description, default, ...).
         if let Value::Object(out) = &mut out {
@@ -131,6 +150,29 @@ impl<'a> Resolver<'a> {
         }
         Ok(out)
     }
+}
+
+/// `Value::pointer` without allocating for tokens that need no unescaping.
+fn pointer_lookup<'v>(document: &'v Value, pointer: &str) -> Option<&'v Value> {
+    let mut target = document;
+    if pointer.is_empty() {
+        return Some(target);
+    }
+    for token in pointer.strip_prefix('/')?.split('/') {
+        let unescaped;
+        let token = if token.contains('~') {
+            unescaped = token.replace("~1", "/").replace("~0", "~");
+            unescaped.as_str()
+        } else {
+            token
+        };
+        target = match target {
+            Value::Object(map) => map.get(token)?,
+            Value::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(target)
 }
 
 /// The `$ref` of a reference object.
@@ -150,6 +192,8 @@ struct Bundle {
     names: BTreeMap<String, String>,
     order: Vec<String>,
     written: usize,
+    /// How many references were cut (left as `$ref` into `$defs`) so far.
+    cuts: usize,
 }
 
 impl Bundle {
@@ -215,7 +259,7 @@ mod tests {
     #[test]
     fn inlines_plain_references_and_keeps_siblings() {
         let doc = doc();
-        let out = Resolver::new(&doc)
+        let out = Resolver::new(&doc, &Memo::default())
             .inline(&json!({"$ref": "#/components/schemas/Book"}))
             .unwrap();
         assert_eq!(
@@ -230,7 +274,7 @@ mod tests {
     #[test]
     fn recursion_goes_to_defs() {
         let doc = doc();
-        let out = Resolver::new(&doc)
+        let out = Resolver::new(&doc, &Memo::default())
             .inline(&json!({"$ref": "#/components/schemas/Node"}))
             .unwrap();
         assert_eq!(
@@ -247,7 +291,7 @@ mod tests {
     #[test]
     fn mutual_recursion_is_closed() {
         let doc = doc();
-        let out = Resolver::new(&doc)
+        let out = Resolver::new(&doc, &Memo::default())
             .inline(&json!({"$ref": "#/components/schemas/Ping"}))
             .unwrap();
         assert!(halo_protocol::is_self_contained(&out), "{out}");
@@ -257,7 +301,7 @@ mod tests {
     #[test]
     fn data_keywords_are_not_resolved() {
         let doc = doc();
-        let out = Resolver::new(&doc)
+        let out = Resolver::new(&doc, &Memo::default())
             .inline(&json!({"$ref": "#/components/schemas/WithExample"}))
             .unwrap();
         assert_eq!(out["example"], json!({"$ref": "not a reference"}));
@@ -266,7 +310,8 @@ mod tests {
     #[test]
     fn dangling_and_external_references_are_errors() {
         let doc = doc();
-        let resolver = Resolver::new(&doc);
+        let memo = Memo::default();
+        let resolver = Resolver::new(&doc, &memo);
         assert!(
             resolver
                 .inline(&json!({"$ref": "#/components/schemas/Nope"}))
