@@ -168,8 +168,16 @@ fn fill_template(template: &str, values: &[(String, String)]) -> Result<String> 
             .map(|(_, v)| v)
             .ok_or_else(|| Error::argument(format!("missing path parameter `{name}`")))?;
         out.push_str(&rest[..start]);
+        // `.` and `..` would be removed by URL normalisation (encoded or not) and send the call
+        // to another resource; an empty value would do the same to the template.
+        let leaves = |segment: &str| matches!(segment, "." | "..");
         if raw.starts_with('*') {
             // A catch-all keeps its slashes.
+            if value.split('/').any(leaves) {
+                return Err(Error::argument(format!(
+                    "path parameter `{name}` may not contain `.` or `..` segments"
+                )));
+            }
             for (i, segment) in value.split('/').enumerate() {
                 if i > 0 {
                     out.push('/');
@@ -177,6 +185,11 @@ fn fill_template(template: &str, values: &[(String, String)]) -> Result<String> 
                 out.extend(utf8_percent_encode(segment, SEGMENT));
             }
         } else {
+            if value.is_empty() || leaves(value) {
+                return Err(Error::argument(format!(
+                    "path parameter `{name}` may not be empty, `.` or `..`"
+                )));
+            }
             out.extend(utf8_percent_encode(value, SEGMENT));
         }
         rest = &rest[start + len + 1..];
@@ -358,6 +371,25 @@ mod tests {
         );
         let placed = place("/x", &Method::POST, Some(&schema), Value::Null).unwrap();
         assert!(matches!(placed.body, Some(Payload::Json(ref v)) if *v == json!({})));
+    }
+
+    #[test]
+    fn values_that_would_leave_the_template_are_refused() {
+        for id in ["", ".", ".."] {
+            let error =
+                place("/items/{id}", &Method::DELETE, None, json!({ "id": id })).unwrap_err();
+            assert!(error.is_argument(), "{id:?}");
+        }
+        assert!(
+            place(
+                "/files/{*path}",
+                &Method::GET,
+                None,
+                json!({"path": "a/../b"})
+            )
+            .is_err()
+        );
+        assert!(place("/items/{id}", &Method::GET, None, json!({"id": "..."})).is_ok());
     }
 
     #[test]

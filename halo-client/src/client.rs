@@ -116,9 +116,12 @@ impl Client {
             url.query_pairs_mut().append_pair("tags", &tags.join(","));
         }
         let response = self.discovery_request(url, None).await?;
-        let json = response
-            .json()
-            .ok_or_else(|| decode_error("the manifest is not JSON"))?;
+        let json = response.json().ok_or_else(|| {
+            Error::not_described(format!(
+                "the server answered OPTIONS / without a HALO manifest ({})",
+                response.status()
+            ))
+        })?;
         serde_json::from_value(json.clone()).map_err(|e| Error::decode(e).with_context("OPTIONS /"))
     }
 
@@ -134,7 +137,17 @@ impl Client {
     /// describe `method` (never another method's schema).
     pub async fn describe(&self, url: &str, method: Method) -> Result<ToolSchema> {
         let schemas = self.schemas(url).await?;
-        pick(&schemas, &method, url)
+        find(&schemas, &method, url).cloned()
+    }
+
+    /// The schemas of every method a path describes, in the server's order (one request,
+    /// cached like [`describe`](Self::describe)).
+    ///
+    /// # Errors
+    /// As [`describe`](Self::describe); a path the server does not describe is
+    /// [`Error::is_not_described`].
+    pub async fn describe_path(&self, url: &str) -> Result<Vec<ToolSchema>> {
+        Ok(self.schemas(url).await?.as_ref().clone())
     }
 
     /// The schemas of many tools, fetched concurrently (at most the builder's `concurrency` at
@@ -159,7 +172,7 @@ impl Client {
             .iter()
             .map(|tool| {
                 let method = parse_method(&tool.method)?;
-                pick(&fetched[tool.url.as_str()], &method, &tool.url)
+                find(&fetched[tool.url.as_str()], &method, &tool.url).cloned()
             })
             .collect()
     }
@@ -174,8 +187,9 @@ impl Client {
     /// [`Error::is_argument`] when the arguments cannot be placed, [`Error::is_status`] (with
     /// the problem body) when the server answers 4xx or 5xx, and transport errors.
     pub async fn invoke(&self, url: &str, method: Method, args: Value) -> Result<ToolResponse> {
-        let schema = self.describe(url, method.clone()).await?;
-        self.send_tool(url, method, &schema, args).await
+        let schemas = self.schemas(url).await?;
+        let schema = find(&schemas, &method, url)?;
+        self.send_tool(url, method, schema, args).await
     }
 
     /// Calls the operation a schema describes, at its `call.url`.
@@ -215,12 +229,15 @@ impl Client {
                 );
             }
         }
-        let safe = idempotent_method
-            || limits.and_then(|l| l.idempotent) == Some(true)
-            || headers.contains_key("idempotency-key")
+        // A key makes a repeat safe; otherwise what the schema declares, else the method.
+        let keyed = headers.contains_key("idempotency-key")
             || limits
                 .and_then(|l| l.idempotency_key.as_deref())
                 .is_some_and(|name| headers.contains_key(name));
+        let safe = keyed
+            || limits
+                .and_then(|l| l.idempotent)
+                .unwrap_or(idempotent_method);
         let retries = schema.resilience.as_ref().and_then(|r| r.retry) != Some(false);
         let policy = if retries {
             self.inner.retry
@@ -233,28 +250,34 @@ impl Client {
             headers,
             body: placed.body,
         };
-        let response = self.execute(&request, safe, policy).await?;
-        error_for_status(response)
+        self.execute(&request, safe, policy).await
     }
 
     /// The schemas of a path, from the cache while fresh, revalidated after.
     async fn schemas(&self, url: &str) -> Result<Arc<Vec<ToolSchema>>> {
-        let mut url = self.resolve(url)?;
-        url.set_query(None);
-        url.set_fragment(None);
-        let key = url.to_string();
+        // Keyed by the text asked for, so a fresh hit costs no URL parsing.
+        let key = url.split(['?', '#']).next().unwrap_or_default().to_owned();
         let cached = self.cache().get(&key).cloned();
         if let Some(cached) = &cached
             && cached.fresh_until > Instant::now()
         {
             return Ok(Arc::clone(&cached.schemas));
         }
+        let url = self.resolve(&key)?;
         let etag = cached.as_ref().and_then(|c| c.etag.clone());
-        let response = self.discovery_request(url, etag).await?;
+        let path = url.path().to_owned();
+        let response = match self.discovery_request(url, etag).await {
+            Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => {
+                return Err(Error::not_described(format!(
+                    "{path} is not described (404)"
+                )));
+            }
+            other => other?,
+        };
         let fresh_until = Instant::now() + self.freshness(response.headers());
         let schemas = match (response.status(), cached) {
             (StatusCode::NOT_MODIFIED, Some(cached)) => cached.schemas,
-            _ => Arc::new(parse_schemas(&response, &key)?),
+            _ => Arc::new(parse_schemas(&response, &path)?),
         };
         let entry = Cached {
             schemas: Arc::clone(&schemas),
@@ -307,8 +330,7 @@ impl Client {
             headers,
             body: None,
         };
-        let response = self.execute(&request, true, self.inner.retry).await?;
-        error_for_status(response)
+        self.execute(&request, true, self.inner.retry).await
     }
 
     /// A URL of the API: a relative path is appended to the base URL, an absolute URL is
@@ -325,18 +347,23 @@ impl Client {
         Url::parse(&text).map_err(|e| Error::argument(format!("invalid URL: {e}")))
     }
 
-    /// Sends a request under the retry policy.
+    /// Sends a request under the retry policy; a 4xx or 5xx answer becomes an error that
+    /// keeps the response and names the request (`POST /api/orders`).
     async fn execute(
         &self,
         request: &Prepared,
         safe: bool,
         policy: RetryPolicy,
     ) -> Result<ToolResponse> {
-        let what = format!("{} {}", request.method, request.url.path());
-        policy
+        let what = request.label();
+        let response = policy
             .run(safe, &what, || self.attempt(request))
             .await
-            .map_err(|failure| failure.into_error().with_context(what.clone()))
+            .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
+        if response.status().is_client_error() || response.status().is_server_error() {
+            return Err(Error::from_response(response).with_context(what.to_string()));
+        }
+        Ok(response)
     }
 
     /// One attempt: send, follow redirects (re-deciding credentials at every hop), read the
@@ -392,7 +419,8 @@ impl Client {
                 }
                 continue;
             }
-            let headers = response.headers().clone();
+            let mut response = response;
+            let headers = std::mem::take(response.headers_mut());
             let bytes = response.bytes().await.map_err(Failure::Transport)?;
             let response = ToolResponse::new(status, headers, &bytes);
             if Failure::is_retryable_status(status) {
@@ -412,6 +440,19 @@ struct Prepared {
     url: Url,
     headers: HeaderMap,
     body: Option<Payload>,
+}
+
+impl Prepared {
+    /// `POST /api/orders`: the method and path, never the query (which may carry secrets).
+    fn label(&self) -> impl std::fmt::Display + '_ {
+        struct Label<'a>(&'a Method, &'a str);
+        impl std::fmt::Display for Label<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{} {}", self.0, self.1)
+            }
+        }
+        Label(&self.method, self.url.path())
+    }
 }
 
 impl ClientBuilder {
@@ -538,11 +579,10 @@ fn decode_error(message: impl Into<String>) -> Error {
 }
 
 /// The schema for `method` among a path's schemas.
-fn pick(schemas: &[ToolSchema], method: &Method, url: &str) -> Result<ToolSchema> {
+fn find<'a>(schemas: &'a [ToolSchema], method: &Method, url: &str) -> Result<&'a ToolSchema> {
     schemas
         .iter()
         .find(|schema| schema.call.method.eq_ignore_ascii_case(method.as_str()))
-        .cloned()
         .ok_or_else(|| {
             let offered: Vec<&str> = schemas.iter().map(|s| s.call.method.as_str()).collect();
             Error::not_described(format!(
@@ -558,21 +598,15 @@ fn pick(schemas: &[ToolSchema], method: &Method, url: &str) -> Result<ToolSchema
 
 /// A per-path answer: an array of schemas, or the single object older servers send.
 fn parse_schemas(response: &ToolResponse, url: &str) -> Result<Vec<ToolSchema>> {
-    let json = response
-        .json()
-        .ok_or_else(|| decode_error(format!("the schema of {url} is not JSON")))?;
+    let json = response.json().ok_or_else(|| {
+        Error::not_described(format!(
+            "{url} answered OPTIONS without a HALO description ({})",
+            response.status()
+        ))
+    })?;
     let parsed = match json {
         Value::Array(_) => serde_json::from_value(json.clone()),
         _ => serde_json::from_value(json.clone()).map(|schema| vec![schema]),
     };
     parsed.map_err(|e| Error::decode(e).with_context(format!("OPTIONS {url}")))
-}
-
-/// 4xx and 5xx become errors that keep the response.
-fn error_for_status(response: ToolResponse) -> Result<ToolResponse> {
-    if response.status().is_client_error() || response.status().is_server_error() {
-        Err(Error::from_response(response))
-    } else {
-        Ok(response)
-    }
 }

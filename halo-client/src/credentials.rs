@@ -254,12 +254,22 @@ impl Credentials {
 
     /// The credential for a URL's host: `host:port` (the port explicit or the scheme's
     /// default), then `host`.
+    ///
+    /// IPv6 hosts are keyed as URLs write them (`[::1]:8080`, `[::1]`); a bare `::1` entry is
+    /// accepted too.
     pub(crate) fn for_url(&self, url: &Url) -> Option<&Credential> {
-        let host = url.host_str()?.to_ascii_lowercase();
-        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if self.by_host.is_empty() {
+            return None;
+        }
+        // `Url` lower-cases domain names already.
+        let host = url.host_str()?;
         url.port_or_known_default()
             .and_then(|port| self.by_host.get(&format!("{host}:{port}")))
             .or_else(|| self.by_host.get(host))
+            .or_else(|| {
+                let bare = host.strip_prefix('[')?.strip_suffix(']')?;
+                self.by_host.get(bare)
+            })
     }
 
     /// Every header name some credential travels in, so they can be stripped wherever a

@@ -27,6 +27,8 @@ mod args;
 mod client;
 mod credentials;
 mod error;
+mod export;
+mod pin;
 mod response;
 mod retry;
 
@@ -36,5 +38,7 @@ pub use reqwest::{Method, StatusCode};
 pub use crate::client::{Client, ClientBuilder};
 pub use crate::credentials::{Credential, Credentials, Secret};
 pub use crate::error::{Error, Result};
+pub use crate::export::{ToolFormat, export_tools};
+pub use crate::pin::{Pin, PinDiff, PinPolicy, PinnedTool};
 pub use crate::response::{Body, ToolResponse};
 pub use crate::retry::RetryPolicy;

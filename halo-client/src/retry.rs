@@ -8,7 +8,8 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 
 /// When and how often to retry.
 ///
-/// Connection failures (the request was never sent) are always retried. A request that may
+/// Connection failures and requests the connection closed before they were written (never
+/// sent either way) are always retried. A request that may
 /// have reached the server (a timeout, a reset, a `408`, `429` or `5xx`) is retried only when
 /// repeating it is safe: its method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE), its schema
 /// declares `limits.idempotent`, or it carries an `Idempotency-Key`. A tool whose schema says
@@ -93,11 +94,12 @@ impl RetryPolicy {
             .with_total_delay(Some(self.max_elapsed))
     }
 
-    /// Runs `attempt` until it succeeds, fails for good, or the policy is spent.
+    /// Runs `attempt` until it succeeds, fails for good, or the policy is spent; `what`
+    /// names the request in retry events (only formatted when one happens).
     pub(crate) async fn run<T, F, Fut>(
         self,
         safe: bool,
-        what: &str,
+        what: &(dyn std::fmt::Display + Sync),
         attempt: F,
     ) -> Result<T, Failure>
     where
@@ -161,7 +163,7 @@ impl Failure {
 
     fn is_retryable(&self, safe: bool) -> bool {
         match self {
-            Self::Transport(error) => error.is_connect() || safe,
+            Self::Transport(error) => error.is_connect() || never_sent(error) || safe,
             Self::Status { .. } => safe,
             Self::Fatal(_) => false,
         }
@@ -191,6 +193,22 @@ impl Failure {
             Self::Fatal(error) => error,
         }
     }
+}
+
+/// Whether the request was never written: hyper cancels a request whose connection closed
+/// before it could be sent, so the server cannot have acted on it.
+fn never_sent(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_canceled)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// `Retry-After` as a delay: seconds, or an HTTP date (a date in the past means now).

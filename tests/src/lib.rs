@@ -153,3 +153,66 @@ pub fn interop_script(name: &str) -> PathBuf {
         .join("interop")
         .join(name)
 }
+
+/// A `halo-fastapi` 0.3.0 server (the reference implementation) serving
+/// `tests/interop/fastapi_server.py` on a free loopback port; killed on drop.
+///
+/// Its API: `GET|POST /notes`, `GET|DELETE /notes/{note_id}`; writes need
+/// `Authorization: Bearer interop-token`.
+#[derive(Debug)]
+pub struct FastApiServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl FastApiServer {
+    /// The bearer token its write routes accept.
+    pub const TOKEN: &'static str = "interop-token";
+
+    /// Starts the server and waits until it listens.
+    ///
+    /// # Panics
+    /// When the interpreter is missing (see [`python`]) or the server does not start.
+    #[must_use]
+    pub fn start() -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(python())
+            .arg(interop_script("fastapi_server.py"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start the halo-fastapi server: {error}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the server prints its port");
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("the halo-fastapi server did not start: {line:?}"));
+        // uvicorn accepts on the socket once it has bound it; wait until it answers.
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(addr).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        Self { child, port }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for FastApiServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,215 @@
+//! The command line: global options and subcommands (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Discover, describe, call, export and pin HALO APIs.
+///
+/// HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
+/// application/llm+json` lists their tools, and `OPTIONS` on a path returns the schema of
+/// each operation there.
+///
+/// Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
+/// what was asked (or `diff` found a change), 2 for usage, network and other errors.
+#[derive(Debug, Parser)]
+#[command(name = "halo", version, propagate_version = true, max_term_width = 100)]
+pub(crate) struct Cli {
+    /// Options that apply to every command.
+    #[command(flatten)]
+    pub(crate) global: Global,
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Credentials, output and time limits.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
+pub(crate) struct Global {
+    /// Send `Authorization: Bearer TOKEN` to the API's host (and to no other host).
+    #[arg(
+        long,
+        global = true,
+        value_name = "TOKEN",
+        env = "HALO_BEARER",
+        hide_env_values = true,
+        conflicts_with = "api_key"
+    )]
+    pub(crate) bearer: Option<String>,
+    /// Send an API key to the API's host, in `--api-key-header`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "KEY",
+        env = "HALO_API_KEY",
+        hide_env_values = true
+    )]
+    pub(crate) api_key: Option<String>,
+    /// The header that carries `--api-key`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "HEADER",
+        default_value = "X-API-Key",
+        value_parser = header_name
+    )]
+    pub(crate) api_key_header: String,
+    /// Credentials by host, from a JSON file.
+    ///
+    /// The file maps `host` or `host:port` to `{"type": "bearer", "value": ...}`, `{"type":
+    /// "apikey", "header": ..., "value": ...}` or `{"type": "basic", "user": ..., "password":
+    /// ...}`; `${NAME}` in a value is read from the environment variable `NAME`. `--bearer`
+    /// and `--api-key` replace the API host's entry.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) credentials: Option<PathBuf>,
+    /// Print JSON instead of readable text.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Give up on a request after this many seconds (30 by default).
+    #[arg(long, global = true, value_name = "SECS", value_parser = seconds)]
+    pub(crate) timeout: Option<f64>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the API's tools (`OPTIONS /`).
+    Discover {
+        /// The API's base URL, e.g. `http://127.0.0.1:3000`.
+        url: String,
+        /// Only tools with any of these tags.
+        #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+        tags: Vec<String>,
+    },
+    /// Show the schema of the operations at a path (`OPTIONS PATH`).
+    Describe {
+        /// The API's base URL.
+        url: String,
+        /// A path template (`/api/books/{id}`) or a concrete path (`/api/books/1`).
+        path: String,
+        /// Only this method's operation (default: every method at the path).
+        #[arg(long, short = 'X', value_name = "METHOD")]
+        method: Option<String>,
+    },
+    /// Call an operation, placing each argument where its schema says.
+    Call {
+        /// The API's base URL.
+        url: String,
+        /// A path template (filled from the arguments) or a concrete path.
+        path: String,
+        /// The method (default: the only one the path describes).
+        #[arg(long, short = 'X', value_name = "METHOD")]
+        method: Option<String>,
+        /// The arguments: a JSON object, `@FILE` to read it from a file, or `@-` for stdin.
+        #[arg(long, short = 'd', value_name = "JSON|@FILE")]
+        data: Option<String>,
+    },
+    /// Print the tools as tool definitions for an LLM API (JSON).
+    Export {
+        /// The API's base URL.
+        url: String,
+        /// The LLM API's format.
+        #[arg(long, value_enum)]
+        format: Format,
+        /// Only tools with any of these tags.
+        #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+        tags: Vec<String>,
+    },
+    /// Record the API's tools and a hash of each schema, for review (JSON).
+    Pin {
+        /// The API's base URL.
+        url: String,
+        /// Only tools with any of these tags (recorded in the pin).
+        #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+        tags: Vec<String>,
+        /// Write the pin to this file instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Compare the API with a pin; exit 1 when a tool was added, removed or changed.
+    Diff {
+        /// The API's base URL.
+        url: String,
+        /// A pin written by `halo pin`.
+        pin: PathBuf,
+    },
+}
+
+/// Tool definition formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// OpenAI function calling: `{"type": "function", "function": {...}}`.
+    #[value(name = "openai")]
+    OpenAi,
+    /// Anthropic tool use: `{"name", "description", "input_schema"}`.
+    Anthropic,
+}
+
+/// A positive, finite number of seconds.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => Ok(secs),
+        _ => Err("expected a positive number of seconds".to_owned()),
+    }
+}
+
+/// A valid HTTP header name.
+fn header_name(text: &str) -> Result<String, String> {
+    let valid = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if valid {
+        Ok(text.to_owned())
+    } else {
+        Err("not a valid header name".to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn values_are_checked() {
+        assert_eq!(seconds("2.5"), Ok(2.5));
+        assert!(seconds("0").is_err());
+        assert!(seconds("-1").is_err());
+        assert!(seconds("inf").is_err());
+        assert!(seconds("abc").is_err());
+        assert!(header_name("X-Api-Key").is_ok());
+        assert!(header_name("bad header").is_err());
+        assert!(header_name("").is_err());
+    }
+
+    #[test]
+    fn tags_split_on_commas_and_flags_are_global() {
+        let cli = Cli::try_parse_from([
+            "halo", "discover", "http://h", "--tags", "a,b", "--json", "--bearer", "t",
+        ])
+        .unwrap();
+        assert!(cli.global.json);
+        assert_eq!(cli.global.bearer.as_deref(), Some("t"));
+        match cli.command {
+            Command::Discover { tags, .. } => assert_eq!(tags, ["a", "b"]),
+            other => panic!("{other:?}"),
+        }
+        let both = Cli::try_parse_from([
+            "halo",
+            "--bearer",
+            "t",
+            "--api-key",
+            "k",
+            "discover",
+            "http://h",
+        ]);
+        assert!(both.is_err());
+    }
+}

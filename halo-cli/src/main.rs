@@ -1,0 +1,32 @@
+//! `halo`: the command-line client of HALO APIs.
+//!
+//! HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
+//! application/llm+json` lists their tools, and `OPTIONS` on a path gives each operation's
+//! schema. `halo` reads both, calls operations with arguments placed where their schemas say,
+//! exports the tools for LLM APIs, and pins them so that changes can be reviewed.
+//!
+//! ```text
+//! halo discover http://127.0.0.1:3000 --tags books
+//! halo describe http://127.0.0.1:3000 /api/books/1
+//! halo --bearer demo-admin call http://127.0.0.1:3000 /api/books -X POST --data @book.json
+//! halo export http://127.0.0.1:3000 --format anthropic
+//! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
+//! halo diff http://127.0.0.1:3000 bookstore.pin.json
+//! ```
+//!
+//! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
+//! what was asked (or `diff` found a change), 2 for usage, network and other errors.
+
+mod cli;
+mod output;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let json = cli.global.json;
+    run::run(cli).unwrap_or_else(|failure| failure.report(json))
+}

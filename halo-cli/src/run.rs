@@ -1,0 +1,357 @@
+//! The commands: build the client, talk to the API, print.
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use halo_client::protocol::{Call, Manifest, ToolEntry, ToolSchema};
+use halo_client::{
+    Client, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse, export_tools,
+};
+use serde_json::Value;
+
+use crate::cli::{Cli, Command, Format, Global};
+use crate::output;
+
+/// Methods a path can describe, in HALO's order.
+const METHODS: [&str; 8] = [
+    "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "TRACE", "QUERY",
+];
+
+/// Why a command failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The server answered 4xx or 5xx (exit 1).
+    Status(halo_client::Error),
+    /// The API does not describe the operation asked for (exit 1).
+    NotDescribed(String),
+    /// A usage, network or other error (exit 2).
+    Other(String),
+}
+
+impl From<halo_client::Error> for Failure {
+    fn from(error: halo_client::Error) -> Self {
+        if error.is_status() {
+            return Self::Status(error);
+        }
+        if error.is_not_described() {
+            return Self::NotDescribed(error.to_string());
+        }
+        // The client's messages never carry a secret; add the causes behind them.
+        let mut message = error.to_string();
+        let mut cause = std::error::Error::source(&error).and_then(std::error::Error::source);
+        while let Some(inner) = cause {
+            let text = inner.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            cause = inner.source();
+        }
+        Self::Other(message)
+    }
+}
+
+impl Failure {
+    fn other(message: impl Into<String>) -> Self {
+        Self::Other(message.into())
+    }
+
+    /// Prints the failure (to stderr; with `--json`, a server's error body to stdout too)
+    /// and gives the exit status.
+    pub(crate) fn report(&self, json: bool) -> ExitCode {
+        match self {
+            Self::Status(error) => {
+                let response = error.response();
+                if json {
+                    let body = response.map_or(Value::Null, ToolResponse::to_value);
+                    print_out(&output::json(&body));
+                    print_err(&format!("halo: {error}\n"));
+                } else {
+                    let text = match response {
+                        Some(response) => format!("halo: {}", output::error_response(response)),
+                        None => format!("halo: {error}\n"),
+                    };
+                    print_err(&text);
+                }
+                ExitCode::from(1)
+            }
+            Self::NotDescribed(message) => {
+                print_err(&format!("halo: {message}\n"));
+                ExitCode::from(1)
+            }
+            Self::Other(message) => {
+                print_err(&format!("halo: {message}\n"));
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+/// Runs a parsed command line on a small single-threaded runtime.
+pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::other(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(execute(cli))
+}
+
+async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
+    let Cli { global, command } = cli;
+    let json = global.json;
+    match command {
+        Command::Discover { url, tags } => {
+            let manifest = client(&global, &url)?.discover(&strs(&tags)).await?;
+            print_out(&if json {
+                output::json(&manifest)
+            } else {
+                output::manifest(&manifest)
+            });
+        }
+        Command::Describe { url, path, method } => {
+            let client = client(&global, &url)?;
+            let text = match method {
+                Some(method) => {
+                    let schema = client.describe(&path, parse_method(&method)?).await?;
+                    if json {
+                        output::json(&schema)
+                    } else {
+                        output::schema(&schema)
+                    }
+                }
+                None => {
+                    let schemas = schemas_of(&client, &path).await?;
+                    if json {
+                        output::json(&schemas)
+                    } else {
+                        let texts: Vec<String> = schemas.iter().map(output::schema).collect();
+                        texts.join("\n")
+                    }
+                }
+            };
+            print_out(&text);
+        }
+        Command::Call {
+            url,
+            path,
+            method,
+            data,
+        } => {
+            let args = match data {
+                Some(data) => read_data(&data)?,
+                None => Value::Null,
+            };
+            let client = client(&global, &url)?;
+            let method = match method {
+                Some(method) => parse_method(&method)?,
+                None => only_method(&client, &path).await?,
+            };
+            let response = client.invoke(&path, method, args).await?;
+            print_out(&if json {
+                output::json(&response.to_value())
+            } else {
+                output::response(&response)
+            });
+        }
+        Command::Export { url, format, tags } => {
+            let client = client(&global, &url)?;
+            let manifest = client.discover(&strs(&tags)).await?;
+            let tools = describe_manifest(&client, manifest).await?;
+            let format = match format {
+                Format::OpenAi => ToolFormat::OpenAi,
+                Format::Anthropic => ToolFormat::Anthropic,
+            };
+            print_out(&output::json(&export_tools(&tools, format)));
+        }
+        Command::Pin { url, tags, out } => {
+            let pin = client(&global, &url)?.pin(&strs(&tags)).await?;
+            let text = output::json(&pin);
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, text).map_err(|e| {
+                        Failure::other(format!("cannot write {}: {e}", path.display()))
+                    })?;
+                    if !json {
+                        print_out(&output::pinned(&pin, &path));
+                    }
+                }
+                None => print_out(&text),
+            }
+        }
+        Command::Diff { url, pin } => {
+            let pinned = read_pin(&pin)?;
+            let current = client(&global, &url)?.pin(&strs(&pinned.tags)).await?;
+            let diff = pinned.diff(&current);
+            print_out(&if json {
+                output::json(&diff)
+            } else {
+                output::diff(&pinned, &current, &diff)
+            });
+            if !diff.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A client for `url` with the command line's credentials and timeout.
+fn client(global: &Global, url: &str) -> Result<Client, Failure> {
+    let mut builder = Client::builder(url);
+    if let Some(path) = &global.credentials {
+        builder = builder.credentials(Credentials::from_file(path)?);
+    }
+    if let Some(token) = &global.bearer {
+        builder = builder.credential(Credential::bearer(token.as_str()));
+    }
+    if let Some(key) = &global.api_key {
+        // The header name was checked when the command line was parsed.
+        builder = builder.credential(Credential::api_key(&global.api_key_header, key.as_str()));
+    }
+    if let Some(seconds) = global.timeout {
+        builder = builder.timeout(Some(Duration::from_secs_f64(seconds)));
+    }
+    Ok(builder.build()?)
+}
+
+fn strs(items: &[String]) -> Vec<&str> {
+    items.iter().map(String::as_str).collect()
+}
+
+fn parse_method(text: &str) -> Result<Method, Failure> {
+    let upper = text.trim().to_ascii_uppercase();
+    if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(Failure::other(format!("`{text}` is not an HTTP method")));
+    }
+    Method::from_bytes(upper.as_bytes())
+        .map_err(|_| Failure::other(format!("`{text}` is not an HTTP method")))
+}
+
+/// Every operation a path describes, in HALO's method order. The client caches a path's
+/// schemas, so this is one request however many methods are tried.
+async fn schemas_of(client: &Client, path: &str) -> Result<Vec<ToolSchema>, Failure> {
+    let mut schemas = Vec::new();
+    for method in METHODS {
+        let method =
+            Method::from_bytes(method.as_bytes()).map_err(|e| Failure::other(e.to_string()))?;
+        match client.describe(path, method).await {
+            Ok(schema) => schemas.push(schema),
+            Err(error) if error.is_not_described() => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    if schemas.is_empty() {
+        return Err(Failure::NotDescribed(format!(
+            "{path} describes no operation"
+        )));
+    }
+    Ok(schemas)
+}
+
+/// The method of the only operation at `path`; an error listing them when there are several.
+async fn only_method(client: &Client, path: &str) -> Result<Method, Failure> {
+    let schemas = schemas_of(client, path).await?;
+    if let [only] = schemas.as_slice() {
+        return parse_method(&only.call.method);
+    }
+    let methods: Vec<&str> = schemas.iter().map(|s| s.call.method.as_str()).collect();
+    Err(Failure::other(format!(
+        "{path} has {} operations ({}); choose one with --method",
+        methods.len(),
+        methods.join(", ")
+    )))
+}
+
+/// Each tool of the manifest with its schema. A tool at `/` cannot be described on its own
+/// (`OPTIONS /` is the manifest), so it gets a schema made from its entry.
+async fn describe_manifest(
+    client: &Client,
+    manifest: Manifest,
+) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {
+    let described: Vec<&ToolEntry> = manifest.tools.iter().filter(|t| t.url != "/").collect();
+    let mut schemas = client.describe_all(described).await?.into_iter();
+    let mut tools = Vec::with_capacity(manifest.tools.len());
+    for entry in manifest.tools {
+        let schema = if entry.url == "/" {
+            let mut schema = ToolSchema::new(Call::new(entry.method.clone(), entry.url.clone()));
+            schema.description.clone_from(&entry.description);
+            schema.tags.clone_from(&entry.tags);
+            schema
+        } else {
+            match schemas.next() {
+                Some(schema) => schema,
+                None => break,
+            }
+        };
+        tools.push((entry, schema));
+    }
+    Ok(tools)
+}
+
+/// `--data`: JSON, `@FILE` or `@-` (stdin).
+fn read_data(data: &str) -> Result<Value, Failure> {
+    let (text, source) = match data.strip_prefix('@') {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Failure::other(format!("cannot read standard input: {e}")))?;
+            (text, "standard input".to_owned())
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::other(format!("cannot read {path}: {e}")))?;
+            (text, path.to_owned())
+        }
+        None => (data.to_owned(), "--data".to_owned()),
+    };
+    // serde_json's message names the line and column, never the content.
+    serde_json::from_str(&text).map_err(|e| Failure::other(format!("{source} is not JSON: {e}")))
+}
+
+fn read_pin(path: &Path) -> Result<Pin, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::other(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::other(format!("{} is not a pin: {e}", path.display())))
+}
+
+/// Writes to stdout; a closed pipe (`halo ... | head`) is not an error worth a panic.
+fn print_out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes to stderr, ignoring a closed stream.
+fn print_err(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods() {
+        assert_eq!(parse_method("post").unwrap(), Method::POST);
+        assert_eq!(parse_method("QUERY").unwrap().as_str(), "QUERY");
+        assert!(parse_method("").is_err());
+        assert!(parse_method("GE T").is_err());
+    }
+
+    #[test]
+    fn data() {
+        assert_eq!(read_data(r#"{"id": 1}"#).unwrap()["id"], 1);
+        let Failure::Other(message) = read_data("{secret").unwrap_err() else {
+            panic!("expected a usage error");
+        };
+        assert!(!message.contains("secret"), "{message}");
+        let Failure::Other(message) = read_data("@/nonexistent/file.json").unwrap_err() else {
+            panic!("expected a usage error");
+        };
+        assert!(message.contains("/nonexistent/file.json"));
+    }
+}

@@ -1,0 +1,694 @@
+//! The `halo` binary against the sample bookstore, over real HTTP.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+/// The bookstore on `127.0.0.1:<free port>`, served by a background thread with its own
+/// runtime for as long as the test process lives.
+fn server() -> &'static str {
+    static BASE: OnceLock<String> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let (ready, address) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind 127.0.0.1:0");
+                ready
+                    .send(listener.local_addr().expect("local address"))
+                    .expect("report the address");
+                axum::serve(listener, bookstore::app())
+                    .await
+                    .expect("serve");
+            });
+        });
+        format!("http://{}", address.recv().expect("the server starts"))
+    })
+}
+
+/// `host:port` of the server.
+fn authority() -> &'static str {
+    server().trim_start_matches("http://")
+}
+
+/// What a run of `halo` left.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
+    }
+
+    fn expect(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "{self:#?}");
+        self
+    }
+}
+
+fn halo(args: &[&str]) -> Run {
+    halo_with_env(args, &[])
+}
+
+fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_halo"))
+        .args(args)
+        .env_remove("HALO_BEARER")
+        .env_remove("HALO_API_KEY")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run halo");
+    Run {
+        code: output.status.code().expect("halo exits, not killed"),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+fn write(dir: &Path, name: &str, contents: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write a file");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+fn names(tools: &Value) -> Vec<String> {
+    tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name").to_owned())
+        .collect()
+}
+
+#[test]
+fn discover_prints_a_table_of_every_tool() {
+    let run = halo(&["discover", server()]).expect(0);
+    let mut lines = run.stdout.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("Bookstore 1.2.0: A bookstore"),
+        "{run:#?}"
+    );
+    let header = lines.next().unwrap();
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(columns, ["METHOD", "URL", "NAME", "TAGS", "DESCRIPTION"]);
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 15, "{run:#?}");
+    let get_book = rows
+        .iter()
+        .find(|row| row.contains(" get_book "))
+        .expect("get_book is listed");
+    let cells: Vec<&str> = get_book.split_whitespace().collect();
+    assert_eq!(
+        cells[..4],
+        ["GET", "/api/books/{id}", "get_book", "books,read"]
+    );
+    assert!(run.stderr.is_empty(), "{run:#?}");
+}
+
+#[test]
+fn discover_filters_by_tags_and_prints_json() {
+    let all = halo(&["discover", server(), "--json"]).expect(0).json();
+    assert_eq!(all["api"], "Bookstore");
+    assert_eq!(names(&all).len(), 15);
+
+    let payments = halo(&["--json", "discover", server(), "--tags", "payments"])
+        .expect(0)
+        .json();
+    assert_eq!(names(&payments), ["charge_payment", "refund_payment"]);
+
+    let either = halo(&[
+        "discover",
+        server(),
+        "--tags",
+        "payments,inventory",
+        "--json",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(names(&either).len(), 5);
+    for tool in either["tools"].as_array().unwrap() {
+        let tags = tool["tags"].as_array().unwrap();
+        assert!(
+            tags.contains(&json!("payments")) || tags.contains(&json!("inventory")),
+            "{tool}"
+        );
+    }
+
+    let table = halo(&["discover", server(), "--tags", "weather"]).expect(0);
+    assert_eq!(table.stdout.lines().count(), 3, "{table:#?}");
+    assert!(table.stdout.contains("get_weather"));
+}
+
+#[test]
+fn describe_a_concrete_path_of_a_template() {
+    let run = halo(&["describe", server(), "/api/books/1"]).expect(0);
+    for method in [
+        "GET /api/books/{id}",
+        "PUT /api/books/{id}",
+        "DELETE /api/books/{id}",
+    ] {
+        assert!(run.stdout.contains(method), "{method}: {run:#?}");
+    }
+    assert!(run.stdout.contains("why:"), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("auth:      bearer (scopes: books:write)"),
+        "{run:#?}"
+    );
+    let id_row = run
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("id "))
+        .expect("the id input");
+    let cells: Vec<&str> = id_row.split_whitespace().collect();
+    assert_eq!(cells[..4], ["id", "path", "integer", "yes"]);
+
+    let all = halo(&["describe", server(), "/api/books/1", "--json"])
+        .expect(0)
+        .json();
+    let methods: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["call"]["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["GET", "PUT", "DELETE"]);
+
+    let one = halo(&[
+        "describe",
+        server(),
+        "/api/books/{id}",
+        "--method",
+        "delete",
+        "--json",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(
+        one["call"],
+        json!({"method": "DELETE", "url": "/api/books/{id}"})
+    );
+    assert_eq!(one["effects"]["reversible"], false);
+
+    let readable = halo(&["describe", server(), "/api/books/search", "-X", "GET"]).expect(0);
+    assert!(
+        readable
+            .stdout
+            .contains("status:    deprecated; sunset: 2027-06-30; use instead: /api/books"),
+        "{readable:#?}"
+    );
+}
+
+#[test]
+fn describe_an_unknown_path_or_method() {
+    let missing = halo(&["describe", server(), "/api/nope"]).expect(1);
+    assert!(
+        missing.stderr.contains("404 Not Found") || missing.stderr.contains("not described"),
+        "{missing:#?}"
+    );
+    assert!(missing.stdout.is_empty(), "{missing:#?}");
+    let wrong_method = halo(&["describe", server(), "/api/weather", "-X", "POST"]).expect(1);
+    assert!(
+        wrong_method.stderr.contains("describes GET but not POST"),
+        "{wrong_method:#?}"
+    );
+    let bad_method = halo(&["describe", server(), "/api/weather", "-X", "G T"]).expect(2);
+    assert!(
+        bad_method.stderr.contains("is not an HTTP method"),
+        "{bad_method:#?}"
+    );
+}
+
+#[test]
+fn call_a_get_with_a_path_parameter() {
+    let concrete = halo(&["call", server(), "/api/books/1", "--method", "GET"]).expect(0);
+    assert!(concrete.stdout.starts_with("200 OK\n"), "{concrete:#?}");
+    let body: Value = serde_json::from_str(concrete.stdout.trim_start_matches("200 OK\n"))
+        .expect("a pretty JSON body");
+    assert_eq!(body["title"], "Dune");
+
+    let templated = halo(&[
+        "call",
+        server(),
+        "/api/books/{id}",
+        "-X",
+        "GET",
+        "--data",
+        r#"{"id": 1}"#,
+        "--json",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(templated["title"], "Dune");
+
+    // One method at the path: no --method needed. Query parameters go in the query.
+    let weather = halo(&[
+        "call",
+        server(),
+        "/api/weather",
+        "-d",
+        r#"{"city": "Lisbon"}"#,
+    ])
+    .expect(0);
+    assert!(
+        weather.stdout.contains(r#""city": "Lisbon""#),
+        "{weather:#?}"
+    );
+
+    // Several methods: the choice is the caller's.
+    let ambiguous = halo(&["call", server(), "/api/books/1"]).expect(2);
+    assert!(
+        ambiguous.stderr.contains("GET, PUT, DELETE") && ambiguous.stderr.contains("--method"),
+        "{ambiguous:#?}"
+    );
+
+    let missing = halo(&["call", server(), "/api/books/999999", "-X", "GET"]).expect(1);
+    assert!(missing.stderr.contains("404 Not Found"), "{missing:#?}");
+    assert!(
+        missing.stderr.contains("no book has the id 999999"),
+        "{missing:#?}"
+    );
+}
+
+#[test]
+fn call_a_post_with_and_without_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let book = json!({
+        "title": "A Book Written by a Test", "author": "A. Test",
+        "isbn": "9791234567896", "price": 9.5, "published_year": 1969, "pages": 304
+    });
+    let file = write(dir.path(), "book.json", &book.to_string());
+    let data = format!("@{file}");
+
+    let refused = halo(&[
+        "call",
+        server(),
+        "/api/books",
+        "-X",
+        "POST",
+        "--data",
+        &data,
+    ])
+    .expect(1);
+    assert!(refused.stderr.contains("401 Unauthorized"), "{refused:#?}");
+    assert!(
+        refused
+            .stderr
+            .contains("send `Authorization: Bearer <token>`"),
+        "{refused:#?}"
+    );
+    assert!(refused.stdout.is_empty(), "{refused:#?}");
+
+    let refused_json = halo(&[
+        "call",
+        server(),
+        "/api/books",
+        "-X",
+        "POST",
+        "--data",
+        &data,
+        "--json",
+    ])
+    .expect(1)
+    .json();
+    assert_eq!(refused_json["status"], 401);
+    assert_eq!(refused_json["title"], "Unauthorized");
+
+    let wrong_token = "not-the-token-s3cret";
+    let rejected = halo(&[
+        "--bearer",
+        wrong_token,
+        "call",
+        server(),
+        "/api/books",
+        "-X",
+        "POST",
+        "-d",
+        &data,
+    ])
+    .expect(1);
+    assert!(
+        rejected.stderr.contains("the bearer token is not valid"),
+        "{rejected:#?}"
+    );
+    assert!(
+        !rejected.stderr.contains(wrong_token) && !rejected.stdout.contains(wrong_token),
+        "{rejected:#?}"
+    );
+
+    let created = halo(&[
+        "call",
+        server(),
+        "/api/books",
+        "-X",
+        "post",
+        "--data",
+        &data,
+        "--bearer",
+        "demo-admin",
+    ])
+    .expect(0);
+    assert!(created.stdout.starts_with("201 Created\n"), "{created:#?}");
+    assert!(
+        created.stdout.contains("Location: /api/books/"),
+        "{created:#?}"
+    );
+    assert!(
+        created
+            .stdout
+            .contains(r#""title": "A Book Written by a Test""#),
+        "{created:#?}"
+    );
+    assert!(!created.stdout.contains("demo-admin"));
+
+    // Invalid values: the problem's field errors are listed.
+    let invalid = halo(&[
+        "call",
+        server(),
+        "/api/books",
+        "-X",
+        "GET",
+        "-d",
+        r#"{"limit": 0}"#,
+    ])
+    .expect(1);
+    assert!(
+        invalid.stderr.contains("/limit: must be between 1 and 100"),
+        "{invalid:#?}"
+    );
+}
+
+#[test]
+fn credentials_from_flags_files_and_the_environment() {
+    let sku = r#"{"sku": "9780441172719"}"#;
+    let refused = halo(&["call", server(), "/api/inventory/{sku}", "-d", sku]).expect(1);
+    assert!(refused.stderr.contains("401"), "{refused:#?}");
+
+    let stock = halo(&[
+        "call",
+        server(),
+        "/api/inventory/{sku}",
+        "-d",
+        sku,
+        "--api-key",
+        "demo-key",
+        "--json",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(stock["sku"], "9780441172719");
+
+    let renamed = halo(&[
+        "call",
+        server(),
+        "/api/inventory/{sku}",
+        "-d",
+        sku,
+        "--api-key",
+        "demo-key",
+        "--api-key-header",
+        "X-Other-Key",
+    ])
+    .expect(1);
+    assert!(renamed.stderr.contains("401"), "{renamed:#?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let credentials = json!({
+        authority(): {"type": "apikey", "header": "X-API-Key", "value": "${HALO_CLI_TEST_KEY}"}
+    });
+    let file = write(dir.path(), "credentials.json", &credentials.to_string());
+    let from_file = halo_with_env(
+        &[
+            "--credentials",
+            &file,
+            "call",
+            server(),
+            "/api/inventory/9780441172719",
+        ],
+        &[("HALO_CLI_TEST_KEY", "demo-key")],
+    )
+    .expect(0);
+    assert!(from_file.stdout.starts_with("200 OK"), "{from_file:#?}");
+
+    let unset = halo(&["--credentials", &file, "discover", server()]).expect(2);
+    assert!(unset.stderr.contains("HALO_CLI_TEST_KEY"), "{unset:#?}");
+
+    let from_env = halo_with_env(
+        &["call", server(), "/api/orders/1", "-X", "GET"],
+        &[("HALO_BEARER", "demo-reader")],
+    );
+    // Authenticated: the order may not exist, but the token was accepted.
+    assert_ne!(from_env.code, 2, "{from_env:#?}");
+    assert!(!from_env.stderr.contains("401"), "{from_env:#?}");
+
+    let both = halo(&["--bearer", "t", "--api-key", "k", "discover", server()]).expect(2);
+    assert!(both.stderr.contains("cannot be used with"), "{both:#?}");
+}
+
+#[test]
+fn export_both_formats() {
+    let openai = halo(&["export", server(), "--format", "openai"])
+        .expect(0)
+        .json();
+    let openai = openai.as_array().expect("an array");
+    assert_eq!(openai.len(), 15);
+    let mut seen = HashSet::new();
+    for tool in openai {
+        assert_eq!(tool["type"], "function");
+        let function = &tool["function"];
+        let name = function["name"].as_str().unwrap();
+        assert!(valid_name(name), "{name}");
+        assert!(seen.insert(name.to_owned()), "{name} twice");
+        assert_eq!(function["parameters"]["type"], "object");
+        assert_eq!(function["parameters"]["additionalProperties"], false);
+    }
+    let create = openai
+        .iter()
+        .find(|t| t["function"]["name"] == "create_book")
+        .expect("create_book");
+    let parameters = &create["function"]["parameters"];
+    assert!(parameters["properties"]["title"].get("required").is_none());
+    assert!(parameters["properties"]["title"].get("in").is_none());
+    assert_eq!(parameters["properties"]["title"]["type"], "string");
+    assert!(
+        parameters["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("title"))
+    );
+    let description = create["function"]["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("Use to add a title") && description.contains("\n\nAdd a book"),
+        "{description}"
+    );
+
+    let anthropic = halo(&[
+        "export",
+        server(),
+        "--format",
+        "anthropic",
+        "--tags",
+        "orders",
+    ])
+    .expect(0)
+    .json();
+    let anthropic = anthropic.as_array().expect("an array");
+    let names: Vec<&str> = anthropic
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["create_order", "get_order"]);
+    for tool in anthropic {
+        assert_eq!(tool["input_schema"]["type"], "object");
+        assert!(tool.get("type").is_none());
+    }
+    let order = &anthropic[0]["input_schema"];
+    assert_eq!(order["required"], json!(["customer_email", "items"]));
+    assert_eq!(order["properties"]["items"]["type"], "array");
+
+    let unknown = halo(&["export", server(), "--format", "gemini"]).expect(2);
+    assert!(unknown.stderr.contains("openai"), "{unknown:#?}");
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[test]
+fn pin_then_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bookstore.pin.json");
+    let out = path.to_str().unwrap();
+
+    let printed = halo(&["pin", server()]).expect(0).json();
+    assert_eq!(printed["api"], "Bookstore");
+    assert_eq!(printed["version"], "1.2.0");
+    let tools = printed["tools"].as_object().unwrap();
+    assert_eq!(tools.len(), 15);
+    assert_eq!(tools["GET /api/books/{id}"]["name"], "get_book");
+    let hash = tools["GET /api/books/{id}"]["hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+    assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    let written = halo(&["pin", server(), "--out", out]).expect(0);
+    assert!(written.stdout.contains("pinned 15 tools"), "{written:#?}");
+    let pin: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(pin, printed, "pins of an unchanged API are identical");
+
+    let same = halo(&["diff", server(), out]).expect(0);
+    assert!(same.stdout.contains("no change from the pin"), "{same:#?}");
+    let same_json = halo(&["diff", server(), out, "--json"]).expect(0).json();
+    assert_eq!(
+        same_json,
+        json!({"added": [], "removed": [], "changed": []})
+    );
+
+    // Someone reviewed a different API: one tool unknown to it, one gone, one changed.
+    let mut doctored = pin;
+    let tools = doctored["tools"].as_object_mut().unwrap();
+    tools.remove("POST /api/payments/{id}/refund");
+    tools.insert(
+        "DELETE /api/everything".into(),
+        json!({"name": "delete_everything", "hash": "0".repeat(64)}),
+    );
+    tools["GET /api/books/{id}"]["hash"] = json!("f".repeat(64));
+    let doctored_path = write(dir.path(), "doctored.json", &doctored.to_string());
+
+    let changed = halo(&["diff", server(), &doctored_path]).expect(1);
+    let lines: Vec<&str> = changed.stdout.lines().collect();
+    let row = |sign: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .find(|line| line.starts_with(sign))
+            .unwrap_or_else(|| panic!("no {sign} row: {changed:#?}"))
+            .split_whitespace()
+            .collect()
+    };
+    assert_eq!(
+        row("+"),
+        [
+            "+",
+            "POST",
+            "/api/payments/{id}/refund",
+            "refund_payment",
+            "added"
+        ]
+    );
+    assert_eq!(
+        row("-"),
+        [
+            "-",
+            "DELETE",
+            "/api/everything",
+            "delete_everything",
+            "removed"
+        ]
+    );
+    assert_eq!(
+        row("~"),
+        ["~", "GET", "/api/books/{id}", "get_book", "changed"]
+    );
+
+    let changed_json = halo(&["diff", server(), &doctored_path, "--json"])
+        .expect(1)
+        .json();
+    assert_eq!(
+        changed_json,
+        json!({
+            "added": ["POST /api/payments/{id}/refund"],
+            "removed": ["DELETE /api/everything"],
+            "changed": ["GET /api/books/{id}"]
+        })
+    );
+
+    // A pin taken with tags is compared with the same selection.
+    let tagged = dir.path().join("tagged.json");
+    halo(&[
+        "pin",
+        server(),
+        "--tags",
+        "weather",
+        "-o",
+        tagged.to_str().unwrap(),
+    ])
+    .expect(0);
+    let tagged_pin: Value =
+        serde_json::from_str(&std::fs::read_to_string(&tagged).unwrap()).unwrap();
+    assert_eq!(tagged_pin["tags"], json!(["weather"]));
+    assert_eq!(tagged_pin["tools"].as_object().unwrap().len(), 1);
+    halo(&["diff", server(), tagged.to_str().unwrap()]).expect(0);
+
+    let not_a_pin = write(dir.path(), "not-a-pin.json", "[1, 2]");
+    let refused = halo(&["diff", server(), &not_a_pin]).expect(2);
+    assert!(refused.stderr.contains("is not a pin"), "{refused:#?}");
+    let absent = halo(&["diff", server(), "/nonexistent/pin.json"]).expect(2);
+    assert!(absent.stderr.contains("cannot read"), "{absent:#?}");
+}
+
+#[test]
+fn bad_urls_and_unreachable_servers_exit_2() {
+    let no_scheme = halo(&["discover", "not a url"]).expect(2);
+    assert!(no_scheme.stderr.starts_with("halo: "), "{no_scheme:#?}");
+    assert!(no_scheme.stdout.is_empty());
+    halo(&["discover", "ftp://example.com"]).expect(2);
+
+    // A port nobody listens on.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let closed = format!("http://127.0.0.1:{port}");
+    let unreachable = halo(&["--timeout", "5", "discover", &closed]).expect(2);
+    assert!(
+        unreachable.stderr.contains("could not connect"),
+        "{unreachable:#?}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    halo(&[]).expect(2);
+    halo(&["discover"]).expect(2);
+    halo(&["frobnicate", server()]).expect(2);
+    halo(&["--timeout", "soon", "discover", server()]).expect(2);
+    halo(&[
+        "--api-key",
+        "k",
+        "--api-key-header",
+        "bad header",
+        "discover",
+        server(),
+    ])
+    .expect(2);
+    let bad_json = halo(&["call", server(), "/api/weather", "-d", "{city"]).expect(2);
+    assert!(
+        bad_json.stderr.contains("--data is not JSON"),
+        "{bad_json:#?}"
+    );
+    let not_object = halo(&["call", server(), "/api/weather", "-d", "[1]"]).expect(2);
+    assert!(not_object.stderr.contains("JSON object"), "{not_object:#?}");
+    let help = halo(&["--help"]).expect(0);
+    assert!(help.stdout.contains("discover"), "{help:#?}");
+    // Secrets from the environment are never shown in help.
+    let env_help = halo_with_env(&["--help"], &[("HALO_BEARER", "hidden-s3cret")]).expect(0);
+    assert!(!env_help.stdout.contains("hidden-s3cret"), "{env_help:#?}");
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Ratios of the halo-client benchmarks, read from criterion's `new/estimates.json` files.
+
+    cargo bench -p halo-client --bench client -- --warm-up-time 1 --measurement-time 4
+    python3 halo-client/benches/ratios.py [CRITERION_DIR]
+
+CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else the workspace's
+`target/criterion`. Figures without results are skipped. Exits 1 when a ratio with a target
+misses it.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+# (what, candidate, baseline, target): both measured separately, one after the other.
+SEPARATE = [
+    ("invoke GET: halo-client / reqwest", "invoke_get/halo_client", "invoke_get/reqwest", None),
+    ("invoke GET: configured reqwest / reqwest", "invoke_get/reqwest_configured",
+     "invoke_get/reqwest", None),
+    ("describe_all 50 paths: concurrency 8 / sequential", "describe_all_50/concurrent_8",
+     "describe_all_50/sequential", None),
+]
+
+# (what, benchmark, target): measured alternating; criterion's mean in µs is the ratio.
+PAIRED = [
+    ("control: reqwest / reqwest (1.00 when sound)", "invoke_paired/reqwest_over_reqwest", None),
+    ("invoke GET: halo-client / reqwest", "invoke_paired/invoke_over_reqwest", 1.05),
+    ("call GET (schema in hand): halo-client / reqwest", "invoke_paired/call_over_reqwest", None),
+    ("configured reqwest / reqwest", "invoke_paired/configured_over_reqwest", None),
+]
+
+# (what, benchmark): plain times.
+TIMES = [
+    ("describe from the cache", "invoke_parts/describe_cached"),
+    ("describe_all 50 paths, concurrency 8", "describe_all_50/concurrent_8"),
+    ("50 describes one after another", "describe_all_50/sequential"),
+]
+
+
+def criterion_dir() -> Path:
+    if len(sys.argv) > 1:
+        return Path(sys.argv[1])
+    target = os.environ.get("CARGO_TARGET_DIR")
+    if target:
+        return Path(target) / "criterion"
+    return Path(__file__).resolve().parents[2] / "target" / "criterion"
+
+
+def mean_ns(root: Path, bench: str):
+    path = root / bench / "new" / "estimates.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())["mean"]["point_estimate"]
+
+
+def show(ns: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns:.1f} ns"
+
+
+def verdict(ratio: float, target) -> str:
+    if target is None:
+        return ""
+    return f"  (target ≤ {target:.2f}: {'met' if ratio <= target else 'MISSED'})"
+
+
+def main() -> int:
+    root = criterion_dir()
+    missed = False
+    print(f"criterion results in {root}\n")
+    print("separate measurements (candidate / baseline, means):")
+    for what, candidate, baseline, target in SEPARATE:
+        a, b = mean_ns(root, candidate), mean_ns(root, baseline)
+        if a is None or b is None:
+            continue
+        ratio = a / b
+        missed |= target is not None and ratio > target
+        print(f"  {what:<52} {ratio:6.3f}  ({show(a)} / {show(b)}){verdict(ratio, target)}")
+    print("\npaired measurements (ratio):")
+    for what, bench, target in PAIRED:
+        ns = mean_ns(root, bench)
+        if ns is None:
+            continue
+        ratio = ns / 1000.0
+        missed |= target is not None and ratio > target
+        print(f"  {what:<52} {ratio:6.3f}{verdict(ratio, target)}")
+    print("\ntimes (mean):")
+    for what, bench in TIMES:
+        ns = mean_ns(root, bench)
+        if ns is not None:
+            print(f"  {what:<52} {show(ns)}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,534 @@
+//! Exporting HALO tools as the tool definitions of LLM APIs (OpenAI function calling,
+//! Anthropic tool use).
+
+use std::collections::HashSet;
+
+use halo_protocol::{ToolEntry, ToolSchema, is_data_keyword};
+use serde_json::{Map, Value, json};
+
+/// The longest tool name the LLM APIs accept.
+const MAX_NAME: usize = 64;
+
+/// A tool definition format of an LLM API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolFormat {
+    /// OpenAI function calling (Chat Completions `tools`):
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    OpenAi,
+    /// Anthropic tool use (Messages `tools`): `{"name", "description", "input_schema"}`.
+    Anthropic,
+}
+
+/// The tools as definitions for an LLM API, in the order given.
+///
+/// - **name**: the manifest name, made valid for both APIs (`^[a-zA-Z0-9_-]{1,64}$`: every
+///   run of other characters becomes `_`) and unique (a repeated name gets `_2`, `_3`, ...).
+///   A model's call comes back under this name, so keep the pairing with the tool by
+///   position.
+/// - **description**: the schema's `why` (when to choose the tool), a blank line, then its
+///   `description` (the manifest's when the schema has none); left out when both are empty.
+///   Both come from the server: they are data, not instructions.
+/// - **parameters** / **input_schema**: a JSON Schema object with one property per input
+///   entry (its schema without HALO's `required` and `in` markers), `required` listing the
+///   required entries, and `additionalProperties: false`. `$defs` of the entries are moved to
+///   the root, where their `#/$defs/...` references resolve, and renamed on a clash.
+///
+/// The model's arguments can be passed unchanged to [`Client::call`](crate::Client::call),
+/// which puts each one where its entry's `in` says.
+///
+/// ```
+/// use halo_client::{ToolFormat, export_tools};
+/// use halo_client::protocol::{Call, InputField, Location, ToolEntry, ToolSchema};
+/// use serde_json::json;
+///
+/// let entry = ToolEntry::new("/api/books/{id}", "GET", "get book!", "Get one book.");
+/// let mut schema = ToolSchema::new(Call::new("GET", "/api/books/{id}"));
+/// schema.why = Some("Use when you know the id".into());
+/// schema.input.insert(
+///     "id".into(),
+///     InputField::new(json!({"type": "integer"})).located(Location::Path).required(true),
+/// );
+/// let tools = export_tools(&[(entry, schema)], ToolFormat::Anthropic);
+/// assert_eq!(tools[0], json!({
+///     "name": "get_book",
+///     "description": "Use when you know the id\n\nGet one book.",
+///     "input_schema": {
+///         "type": "object",
+///         "properties": {"id": {"type": "integer"}},
+///         "required": ["id"],
+///         "additionalProperties": false
+///     }
+/// }));
+/// ```
+#[must_use]
+pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Vec<Value> {
+    let mut taken = HashSet::new();
+    tools
+        .iter()
+        .map(|(entry, schema)| {
+            let name = unique_name(&entry.name, &mut taken);
+            let description = description(entry, schema);
+            let parameters = parameters(schema);
+            let mut tool = Map::new();
+            tool.insert("name".into(), Value::String(name));
+            if !description.is_empty() {
+                tool.insert("description".into(), Value::String(description));
+            }
+            match format {
+                ToolFormat::OpenAi => {
+                    tool.insert("parameters".into(), parameters);
+                    json!({"type": "function", "function": tool})
+                }
+                ToolFormat::Anthropic => {
+                    tool.insert("input_schema".into(), parameters);
+                    Value::Object(tool)
+                }
+            }
+        })
+        .collect()
+}
+
+/// `why`, a blank line, `description`.
+fn description(entry: &ToolEntry, schema: &ToolSchema) -> String {
+    let why = schema.why.as_deref().map_or("", str::trim);
+    let description = if schema.description.trim().is_empty() {
+        entry.description.trim()
+    } else {
+        schema.description.trim()
+    };
+    match (why.is_empty(), description.is_empty()) {
+        (false, false) => format!("{why}\n\n{description}"),
+        (false, true) => why.to_owned(),
+        (true, _) => description.to_owned(),
+    }
+}
+
+/// A valid name, not in `taken`, which it joins.
+fn unique_name(raw: &str, taken: &mut HashSet<String>) -> String {
+    let base = sanitize(raw);
+    let mut name = base.clone();
+    let mut n = 2_u32;
+    while taken.contains(&name) {
+        let suffix = format!("_{n}");
+        let stem = &base[..base.len().min(MAX_NAME - suffix.len())];
+        name = format!("{stem}{suffix}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+/// Runs of characters outside `[A-Za-z0-9_-]` become one `_`; leading and trailing `_` are
+/// trimmed; at most 64 characters; `tool` when nothing is left.
+fn sanitize(raw: &str) -> String {
+    let mut name = String::with_capacity(raw.len().min(MAX_NAME));
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            name.push(c);
+        } else if !name.ends_with('_') {
+            name.push('_');
+        }
+    }
+    let name = name.trim_matches('_');
+    // Only ASCII is left, so bytes are characters.
+    let name = name[..name.len().min(MAX_NAME)].trim_end_matches('_');
+    if name.is_empty() {
+        "tool".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
+/// The input entries as one JSON Schema object.
+fn parameters(schema: &ToolSchema) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut defs = Map::new();
+    for (name, field) in &schema.input {
+        let mut property = unnest(field.schema.clone());
+        if let Some(Value::Object(own)) = property.remove("$defs") {
+            hoist(own, &mut property, &mut defs);
+        }
+        properties.insert(name.clone(), Value::Object(property));
+        if field.required {
+            required.push(Value::String(name.clone()));
+        }
+    }
+    let mut parameters = Map::new();
+    parameters.insert("type".into(), json!("object"));
+    parameters.insert("properties".into(), Value::Object(properties));
+    parameters.insert("required".into(), Value::Array(required));
+    parameters.insert("additionalProperties".into(), Value::Bool(false));
+    if !defs.is_empty() {
+        parameters.insert("$defs".into(), Value::Object(defs));
+    }
+    Value::Object(parameters)
+}
+
+/// Undoes the nesting HALO uses for an entry whose schema has its own `required` list:
+/// `{"description": d, "allOf": [schema]}` is `schema` (with `d` as its description).
+fn unnest(mut schema: Map<String, Value>) -> Map<String, Value> {
+    let only_nesting = schema
+        .keys()
+        .all(|keyword| keyword == "allOf" || keyword == "description");
+    let single = matches!(
+        schema.get("allOf"),
+        Some(Value::Array(items)) if items.len() == 1 && items[0].is_object()
+    );
+    if !only_nesting || !single {
+        return schema;
+    }
+    let description = schema.remove("description");
+    let Some(Value::Array(mut items)) = schema.remove("allOf") else {
+        return schema;
+    };
+    let Some(Value::Object(mut inner)) = items.pop() else {
+        return schema;
+    };
+    match (description, inner.get("description")) {
+        (Some(outer), Some(own)) if outer != *own => {
+            // Both say something different: keep the nesting, nothing is lost.
+            let mut kept = Map::new();
+            kept.insert("description".into(), outer);
+            kept.insert("allOf".into(), Value::Array(vec![Value::Object(inner)]));
+            return kept;
+        }
+        (Some(outer), None) => {
+            inner.insert("description".into(), outer);
+        }
+        _ => {}
+    }
+    inner
+}
+
+/// Moves an entry's `$defs` into the root's, renaming a definition whose name is taken by a
+/// different one (and rewriting the references to it) until everything settles.
+fn hoist(
+    own: Map<String, Value>,
+    property: &mut Map<String, Value>,
+    root: &mut Map<String, Value>,
+) {
+    let mut renames: Vec<(String, String)> = Vec::new();
+    loop {
+        let mut changed = false;
+        for (name, definition) in &own {
+            if renames.iter().any(|(from, _)| from == name) {
+                continue;
+            }
+            let mut rewritten = definition.clone();
+            rewrite_refs(&mut rewritten, &renames);
+            if root
+                .get(name)
+                .is_some_and(|existing| *existing != rewritten)
+            {
+                let mut n = 2_u32;
+                let fresh = loop {
+                    let candidate = format!("{name}_{n}");
+                    let clashes = root.contains_key(&candidate)
+                        || own.contains_key(&candidate)
+                        || renames.iter().any(|(_, to)| *to == candidate);
+                    if !clashes {
+                        break candidate;
+                    }
+                    n += 1;
+                };
+                renames.push((name.clone(), fresh));
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (name, mut definition) in own {
+        rewrite_refs(&mut definition, &renames);
+        let target = renames
+            .iter()
+            .find(|(from, _)| *from == name)
+            .map_or(name, |(_, to)| to.clone());
+        root.entry(target).or_insert(definition);
+    }
+    if !renames.is_empty() {
+        let mut value = Value::Object(std::mem::take(property));
+        rewrite_refs(&mut value, &renames);
+        if let Value::Object(map) = value {
+            *property = map;
+        }
+    }
+}
+
+/// Rewrites `{"$ref": "#/$defs/from"}` to `#/$defs/to`, outside data keywords.
+fn rewrite_refs(value: &mut Value, renames: &[(String, String)]) {
+    if renames.is_empty() {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix("#/$defs/")
+                && let Some((_, to)) = renames.iter().find(|(from, _)| from == name)
+            {
+                *reference = format!("#/$defs/{to}");
+            }
+            for (keyword, inner) in map.iter_mut() {
+                if !is_data_keyword(keyword) && keyword != "$ref" {
+                    rewrite_refs(inner, renames);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                rewrite_refs(item, renames);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halo_protocol::{Call, InputField, Location, is_self_contained};
+
+    fn tool(name: &str, method: &str, url: &str) -> (ToolEntry, ToolSchema) {
+        (
+            ToolEntry::new(url, method, name, format!("{name} summary")),
+            ToolSchema::new(Call::new(method, url)),
+        )
+    }
+
+    #[test]
+    fn openai_shape() {
+        let (entry, mut schema) = tool("create_book", "POST", "/api/books");
+        schema.description = "Add a book.".into();
+        schema.input.insert(
+            "title".into(),
+            InputField::new(json!({"type": "string", "maxLength": 200}))
+                .located(Location::Body)
+                .required(true),
+        );
+        schema.input.insert(
+            "Idempotency-Key".into(),
+            InputField::new(json!({"type": "string"})).located(Location::Header),
+        );
+        let tools = export_tools(&[(entry, schema)], ToolFormat::OpenAi);
+        assert_eq!(
+            tools,
+            [json!({
+                "type": "function",
+                "function": {
+                    "name": "create_book",
+                    "description": "Add a book.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "title": {"type": "string", "maxLength": 200},
+                            "Idempotency-Key": {"type": "string"}
+                        },
+                        "required": ["title"],
+                        "additionalProperties": false
+                    }
+                }
+            })]
+        );
+    }
+
+    #[test]
+    fn anthropic_shape_without_inputs_or_description() {
+        let (mut entry, schema) = tool("ping", "GET", "/ping");
+        entry.description = String::new();
+        let tools = export_tools(&[(entry, schema)], ToolFormat::Anthropic);
+        assert_eq!(
+            tools,
+            [json!({
+                "name": "ping",
+                "input_schema": {"type": "object", "properties": {}, "required": [],
+                                 "additionalProperties": false}
+            })]
+        );
+    }
+
+    #[test]
+    fn description_is_why_then_description() {
+        let (entry, mut schema) = tool("a", "GET", "/a");
+        assert_eq!(description(&entry, &schema), "a summary");
+        schema.why = Some("Use first".into());
+        assert_eq!(description(&entry, &schema), "Use first\n\na summary");
+        schema.description = "Full text.".into();
+        assert_eq!(description(&entry, &schema), "Use first\n\nFull text.");
+        let mut bare = entry;
+        bare.description = String::new();
+        schema.description = String::new();
+        assert_eq!(description(&bare, &schema), "Use first");
+    }
+
+    #[test]
+    fn names_are_valid_and_unique() {
+        let long = "x".repeat(80);
+        let tools: Vec<(ToolEntry, ToolSchema)> = [
+            "get book",
+            "get_book",
+            "get-book!",
+            "get book",
+            "",
+            "???",
+            "ünïcode name",
+            long.as_str(),
+            long.as_str(),
+        ]
+        .iter()
+        .map(|name| tool(name, "GET", "/x"))
+        .collect();
+        let names: Vec<String> = export_tools(&tools, ToolFormat::Anthropic)
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        let long_2 = format!("{}_2", "x".repeat(62));
+        assert_eq!(
+            names,
+            [
+                "get_book",
+                "get_book_2",
+                "get-book",
+                "get_book_3",
+                "tool",
+                "tool_2",
+                "n_code_name",
+                &"x".repeat(64),
+                &long_2,
+            ]
+        );
+        let unique: HashSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len());
+        for name in &names {
+            assert!((1..=64).contains(&name.len()), "{name}");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn nested_entries_are_unwrapped() {
+        let body = json!({"type": "object", "description": "The pet", "required": ["name"],
+                          "properties": {"name": {"type": "string"}}});
+        let (entry, mut schema) = tool("add", "POST", "/pets");
+        schema.input.insert(
+            "body".into(),
+            InputField::new(body.clone())
+                .located(Location::Body)
+                .required(true),
+        );
+        // Through the wire form, as a client reads it.
+        let wire = serde_json::to_value(&schema).unwrap();
+        assert!(wire["input"]["body"]["allOf"].is_array());
+        let read: ToolSchema = serde_json::from_value(wire).unwrap();
+        let tools = export_tools(&[(entry, read)], ToolFormat::OpenAi);
+        let parameters = &tools[0]["function"]["parameters"];
+        assert_eq!(parameters["properties"]["body"], body);
+        assert_eq!(parameters["required"], json!(["body"]));
+
+        // A description differing from the inner one keeps the nesting.
+        let kept = unnest(
+            json!({"description": "outer", "allOf": [{"type": "object", "description": "inner"}]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(kept["description"], "outer");
+        assert!(kept.contains_key("allOf"));
+        // An inner schema without a description takes the outer one.
+        let merged = unnest(
+            json!({"description": "outer", "allOf": [{"type": "object", "required": ["a"]}]})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(
+            Value::Object(merged),
+            json!({"type": "object", "required": ["a"], "description": "outer"})
+        );
+        // Other keywords beside allOf: left alone.
+        let other = json!({"allOf": [{"type": "string"}], "minLength": 1});
+        assert_eq!(
+            Value::Object(unnest(other.as_object().unwrap().clone())),
+            other
+        );
+    }
+
+    #[test]
+    fn defs_move_to_the_root_and_clashes_are_renamed() {
+        let node = |kind: &str| {
+            json!({"type": "object", "properties": {
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                "kind": {"const": kind}
+            }})
+        };
+        let entry_with = |kind: &str| {
+            let mut field = node(kind);
+            field["$defs"] = json!({"Node": node(kind)});
+            field["example"] = json!({"$ref": "#/$defs/Node"});
+            InputField::new(field).located(Location::Body)
+        };
+        let (entry, mut schema) = tool("t", "POST", "/t");
+        schema.input.insert("a".into(), entry_with("a"));
+        schema.input.insert("same".into(), entry_with("a"));
+        schema.input.insert("b".into(), entry_with("b"));
+        let tools = export_tools(&[(entry, schema)], ToolFormat::Anthropic);
+        let parameters = &tools[0]["input_schema"];
+        assert!(is_self_contained(parameters), "{parameters:#}");
+        let defs = parameters["$defs"].as_object().unwrap();
+        assert_eq!(
+            defs.keys().collect::<Vec<_>>(),
+            ["Node", "Node_2"],
+            "identical definitions are shared"
+        );
+        assert_eq!(defs["Node"], node("a"));
+        let properties = &parameters["properties"];
+        assert!(properties["a"].get("$defs").is_none());
+        assert_eq!(
+            properties["a"]["properties"]["kids"]["items"]["$ref"],
+            "#/$defs/Node"
+        );
+        assert_eq!(
+            properties["b"]["properties"]["kids"]["items"]["$ref"],
+            "#/$defs/Node_2"
+        );
+        assert_eq!(
+            defs["Node_2"]["properties"]["kids"]["items"]["$ref"],
+            "#/$defs/Node_2"
+        );
+        assert_eq!(defs["Node_2"]["properties"]["kind"]["const"], "b");
+        // Data is never rewritten.
+        assert_eq!(properties["b"]["example"]["$ref"], "#/$defs/Node");
+    }
+
+    #[test]
+    fn a_renamed_definition_renames_those_that_use_it() {
+        let entry_with = |leaf: &str| {
+            InputField::new(json!({
+                "$ref": "#/$defs/Tree",
+                "$defs": {
+                    "Tree": {"type": "array", "items": {"$ref": "#/$defs/Leaf"}},
+                    "Leaf": {"type": leaf}
+                }
+            }))
+        };
+        let (entry, mut schema) = tool("t", "POST", "/t");
+        schema.input.insert("one".into(), entry_with("string"));
+        schema.input.insert("two".into(), entry_with("integer"));
+        let tools = export_tools(&[(entry, schema)], ToolFormat::Anthropic);
+        let parameters = &tools[0]["input_schema"];
+        assert!(is_self_contained(parameters), "{parameters:#}");
+        let two = &parameters["properties"]["two"]["$ref"];
+        let tree = two.as_str().unwrap().strip_prefix("#/$defs/").unwrap();
+        assert_eq!(tree, "Tree_2");
+        let leaf_ref = parameters["$defs"][tree]["items"]["$ref"].as_str().unwrap();
+        let leaf = leaf_ref.strip_prefix("#/$defs/").unwrap();
+        assert_eq!(parameters["$defs"][leaf]["type"], "integer");
+        assert_eq!(parameters["$defs"]["Leaf"]["type"], "string");
+    }
+}
