@@ -14,11 +14,6 @@ use serde_json::Value;
 use crate::cli::{Cli, Command, Format, Global};
 use crate::output;
 
-/// Methods a path can describe, in HALO's order.
-const METHODS: [&str; 8] = [
-    "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "TRACE", "QUERY",
-];
-
 /// Why a command failed.
 #[derive(Debug)]
 pub(crate) enum Failure {
@@ -229,19 +224,9 @@ fn parse_method(text: &str) -> Result<Method, Failure> {
         .map_err(|_| Failure::other(format!("`{text}` is not an HTTP method")))
 }
 
-/// Every operation a path describes, in HALO's method order. The client caches a path's
-/// schemas, so this is one request however many methods are tried.
+/// Every schema a path describes (one request).
 async fn schemas_of(client: &Client, path: &str) -> Result<Vec<ToolSchema>, Failure> {
-    let mut schemas = Vec::new();
-    for method in METHODS {
-        let method =
-            Method::from_bytes(method.as_bytes()).map_err(|e| Failure::other(e.to_string()))?;
-        match client.describe(path, method).await {
-            Ok(schema) => schemas.push(schema),
-            Err(error) if error.is_not_described() => {}
-            Err(error) => return Err(error.into()),
-        }
-    }
+    let schemas = client.describe_path(path).await?;
     if schemas.is_empty() {
         return Err(Failure::NotDescribed(format!(
             "{path} describes no operation"
