@@ -142,6 +142,9 @@ fn expects_body(method: &Method, schema: Option<&ToolSchema>) -> bool {
 
 /// The `{name}` variables of a path template.
 fn template_variables(template: &str) -> Vec<&str> {
+    if !template.contains('{') {
+        return Vec::new();
+    }
     template
         .split('{')
         .skip(1)

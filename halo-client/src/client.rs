@@ -70,7 +70,7 @@ pub struct ClientBuilder {
     base: String,
     timeout: Option<Duration>,
     connect_timeout: Duration,
-    user_agent: String,
+    user_agent: Option<String>,
     credentials: Credentials,
     retry: RetryPolicy,
     schema_ttl: Duration,
@@ -84,7 +84,7 @@ impl Client {
             base: base_url.into(),
             timeout: Some(Duration::from_secs(30)),
             connect_timeout: Duration::from_secs(10),
-            user_agent: concat!("halo-client/", env!("CARGO_PKG_VERSION")).to_owned(),
+            user_agent: None,
             credentials: Credentials::new(),
             retry: RetryPolicy::new(),
             schema_ttl: Duration::from_secs(60),
@@ -256,14 +256,14 @@ impl Client {
     /// The schemas of a path, from the cache while fresh, revalidated after.
     async fn schemas(&self, url: &str) -> Result<Arc<Vec<ToolSchema>>> {
         // Keyed by the text asked for, so a fresh hit costs no URL parsing.
-        let key = url.split(['?', '#']).next().unwrap_or_default().to_owned();
-        let cached = self.cache().get(&key).cloned();
+        let key = url.split(['?', '#']).next().unwrap_or_default();
+        let cached = self.cache().get(key).cloned();
         if let Some(cached) = &cached
             && cached.fresh_until > Instant::now()
         {
             return Ok(Arc::clone(&cached.schemas));
         }
-        let url = self.resolve(&key)?;
+        let url = self.resolve(key)?;
         let etag = cached.as_ref().and_then(|c| c.etag.clone());
         let path = url.path().to_owned();
         let response = match self.discovery_request(url, etag).await {
@@ -284,7 +284,7 @@ impl Client {
             etag: response.headers().get(ETAG).cloned(),
             fresh_until,
         };
-        self.cache().insert(key, entry);
+        self.cache().insert(key.to_owned(), entry);
         Ok(schemas)
     }
 
@@ -468,9 +468,10 @@ impl ClientBuilder {
         self
     }
 
-    /// The `User-Agent` header.
+    /// Sends a `User-Agent` header (none by default, as with reqwest: each header costs a
+    /// little on every request).
     pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
-        self.user_agent = user_agent.into();
+        self.user_agent = Some(user_agent.into());
         self
     }
 
@@ -529,8 +530,10 @@ impl ClientBuilder {
         }
         let mut http = reqwest::Client::builder()
             .redirect(redirect::Policy::none())
-            .connect_timeout(self.connect_timeout)
-            .user_agent(self.user_agent);
+            .connect_timeout(self.connect_timeout);
+        if let Some(user_agent) = self.user_agent {
+            http = http.user_agent(user_agent);
+        }
         if let Some(timeout) = self.timeout {
             http = http.timeout(timeout);
         }

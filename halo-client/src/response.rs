@@ -92,11 +92,11 @@ fn is_json(headers: &HeaderMap) -> bool {
     let Some(content_type) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
         return false;
     };
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    essence == "application/json" || essence.ends_with("+json")
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let suffix = essence
+        .len()
+        .checked_sub(5)
+        .and_then(|at| essence.get(at..));
+    essence.eq_ignore_ascii_case("application/json")
+        || suffix.is_some_and(|suffix| suffix.eq_ignore_ascii_case("+json"))
 }

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use backon::{ExponentialBuilder, Retryable};
+use backon::{BackoffBuilder as _, ExponentialBuilder};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 
@@ -96,39 +96,48 @@ impl RetryPolicy {
 
     /// Runs `attempt` until it succeeds, fails for good, or the policy is spent; `what`
     /// names the request in retry events (only formatted when one happens).
+    ///
+    /// The schedule is backon's; the loop is written out so that the first attempt, the one
+    /// that almost always succeeds, costs nothing beyond itself.
     pub(crate) async fn run<T, F, Fut>(
         self,
         safe: bool,
         what: &(dyn std::fmt::Display + Sync),
-        attempt: F,
+        mut attempt: F,
     ) -> Result<T, Failure>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Failure>>,
     {
-        let max_elapsed = self.max_elapsed;
+        let mut schedule = None;
         let mut waited = Duration::ZERO;
-        attempt
-            .retry(self.backoff())
-            .when(|failure: &Failure| failure.is_retryable(safe))
-            .adjust(move |failure: &Failure, delay| {
-                // Full jitter; a server's Retry-After is a floor, within the total budget.
-                let jittered = delay?.mul_f64(fastrand::f64());
-                let wanted = failure
-                    .retry_after()
-                    .map_or(jittered, |hint| hint.max(jittered));
-                waited += wanted;
-                (waited <= max_elapsed).then_some(wanted)
-            })
-            .notify(|failure: &Failure, delay: Duration| {
-                tracing::warn!(
-                    target: "halo_client::retry",
-                    delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    reason = %failure.reason(),
-                    "retrying {what}"
-                );
-            })
-            .await
+        loop {
+            let failure = match attempt().await {
+                Ok(value) => return Ok(value),
+                Err(failure) if !failure.is_retryable(safe) => return Err(failure),
+                Err(failure) => failure,
+            };
+            let schedule = schedule.get_or_insert_with(|| self.backoff().build());
+            // Full jitter; a server's Retry-After is a floor, within the total budget.
+            let Some(step) = schedule.next() else {
+                return Err(failure);
+            };
+            let jittered = step.mul_f64(fastrand::f64());
+            let delay = failure
+                .retry_after()
+                .map_or(jittered, |hint| hint.max(jittered));
+            waited += delay;
+            if waited > self.max_elapsed {
+                return Err(failure);
+            }
+            tracing::warn!(
+                target: "halo_client::retry",
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason = %failure.reason(),
+                "retrying {what}"
+            );
+            tokio::time::sleep(delay).await;
+        }
     }
 }
 
