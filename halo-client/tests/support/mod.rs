@@ -31,6 +31,7 @@ pub fn authority(base: &str) -> &str {
 pub mod halo {
     //! A HALO API on a real socket, recording what it sees.
 
+    use std::collections::HashMap;
     use std::net::SocketAddr;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex, PoisonError};
@@ -104,6 +105,9 @@ pub mod halo {
         max_in_flight: AtomicUsize,
         fail_next: AtomicUsize,
         options_latency: Duration,
+        /// What `POST /payments` answered, by idempotency key: a repeat gets the stored answer
+        /// and runs nothing, as on a server that honours the key.
+        payments: Mutex<HashMap<String, Value>>,
     }
 
     impl Recorder {
@@ -419,12 +423,27 @@ pub mod halo {
         headers: HeaderMap,
         Json(charge): Json<Charge>,
     ) -> Response {
-        recorder.executions.pay.fetch_add(1, Ordering::SeqCst);
+        let key = headers
+            .get("idempotency-key")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let stored = key
+            .as_ref()
+            .and_then(|key| recorder.payments.lock().unwrap().get(key).cloned());
+        let body = stored.unwrap_or_else(|| {
+            recorder.executions.pay.fetch_add(1, Ordering::SeqCst);
+            let body =
+                json!({"amount": charge.amount, "key": header_text(&headers, "idempotency-key")});
+            if let Some(key) = key {
+                recorder.payments.lock().unwrap().insert(key, body.clone());
+            }
+            body
+        });
+        // A failure after the side effect: the answer is lost on its way back.
         if let Some(failure) = recorder.failure() {
             return failure;
         }
-        Json(json!({"amount": charge.amount, "key": header_text(&headers, "idempotency-key")}))
-            .into_response()
+        Json(body).into_response()
     }
 
     /// Replace an item.
