@@ -48,6 +48,8 @@ pub struct Client {
 struct Inner {
     http: reqwest::Client,
     base: String,
+    /// `base`, parsed once.
+    base_url: Url,
     credentials: Credentials,
     retry: RetryPolicy,
     schema_ttl: Duration,
@@ -336,15 +338,25 @@ impl Client {
     /// A URL of the API: a relative path is appended to the base URL, an absolute URL is
     /// used as it is.
     fn resolve(&self, target: &str) -> Result<Url> {
-        let absolute = target.starts_with("http://") || target.starts_with("https://");
-        let text = if absolute {
-            target.to_owned()
-        } else if target.starts_with('/') {
-            format!("{}{target}", self.inner.base)
-        } else {
-            format!("{}/{target}", self.inner.base)
+        if target.starts_with("http://") || target.starts_with("https://") {
+            return Url::parse(target).map_err(invalid_url);
+        }
+        if target.contains(['?', '#']) {
+            let separator = if target.starts_with('/') { "" } else { "/" };
+            return Url::parse(&format!("{}{separator}{target}", self.inner.base))
+                .map_err(invalid_url);
+        }
+        // Only the path changes: no need to parse the scheme and host again.
+        let mut url = self.inner.base_url.clone();
+        let prefix = url.path().trim_end_matches('/');
+        let path = match (prefix.is_empty(), target.starts_with('/')) {
+            (true, true) => target.to_owned(),
+            (true, false) => format!("/{target}"),
+            (false, true) => format!("{prefix}{target}"),
+            (false, false) => format!("{prefix}/{target}"),
         };
-        Url::parse(&text).map_err(|e| Error::argument(format!("invalid URL: {e}")))
+        url.set_path(&path);
+        Ok(url)
     }
 
     /// Sends a request under the retry policy; a 4xx or 5xx answer becomes an error that
@@ -543,6 +555,7 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(Inner {
                 http,
+                base_url: parsed,
                 base,
                 credentials: self.credentials,
                 retry: self.retry,
@@ -575,6 +588,10 @@ fn is_idempotent(method: &Method) -> bool {
 fn parse_method(method: &str) -> Result<Method> {
     Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .map_err(|_| decode_error(format!("`{method}` is not an HTTP method")))
+}
+
+fn invalid_url(error: impl std::fmt::Display) -> Error {
+    Error::argument(format!("invalid URL: {error}"))
 }
 
 fn decode_error(message: impl Into<String>) -> Error {
