@@ -1,13 +1,8 @@
 //! Exporting HALO tools as the tool definitions of LLM APIs (OpenAI function calling,
 //! Anthropic tool use).
 
-use std::collections::HashSet;
-
-use halo_protocol::{ToolEntry, ToolSchema, is_data_keyword};
+use halo_protocol::{ToolEntry, ToolSchema, UniqueNames, is_data_keyword};
 use serde_json::{Map, Value, json};
-
-/// The longest tool name the LLM APIs accept.
-const MAX_NAME: usize = 64;
 
 /// A tool definition format of an LLM API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,11 +58,11 @@ pub enum ToolFormat {
 /// ```
 #[must_use]
 pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Vec<Value> {
-    let mut taken = HashSet::new();
+    let mut names = UniqueNames::new();
     tools
         .iter()
         .map(|(entry, schema)| {
-            let name = unique_name(&entry.name, &mut taken);
+            let name = names.assign(&entry.name);
             let description = description(entry, schema);
             let parameters = parameters(schema);
             let mut tool = Map::new();
@@ -101,42 +96,6 @@ fn description(entry: &ToolEntry, schema: &ToolSchema) -> String {
         (false, false) => format!("{why}\n\n{description}"),
         (false, true) => why.to_owned(),
         (true, _) => description.to_owned(),
-    }
-}
-
-/// A valid name, not in `taken`, which it joins.
-fn unique_name(raw: &str, taken: &mut HashSet<String>) -> String {
-    let base = sanitize(raw);
-    let mut name = base.clone();
-    let mut n = 2_u32;
-    while taken.contains(&name) {
-        let suffix = format!("_{n}");
-        let stem = &base[..base.len().min(MAX_NAME - suffix.len())];
-        name = format!("{stem}{suffix}");
-        n += 1;
-    }
-    taken.insert(name.clone());
-    name
-}
-
-/// Runs of characters outside `[A-Za-z0-9_-]` become one `_`; leading and trailing `_` are
-/// trimmed; at most 64 characters; `tool` when nothing is left.
-fn sanitize(raw: &str) -> String {
-    let mut name = String::with_capacity(raw.len().min(MAX_NAME));
-    for c in raw.chars() {
-        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-            name.push(c);
-        } else if !name.ends_with('_') {
-            name.push('_');
-        }
-    }
-    let name = name.trim_matches('_');
-    // Only ASCII is left, so bytes are characters.
-    let name = name[..name.len().min(MAX_NAME)].trim_end_matches('_');
-    if name.is_empty() {
-        "tool".to_owned()
-    } else {
-        name.to_owned()
     }
 }
 
@@ -399,7 +358,7 @@ mod tests {
                 &long_2,
             ]
         );
-        let unique: HashSet<&String> = names.iter().collect();
+        let unique: std::collections::HashSet<&String> = names.iter().collect();
         assert_eq!(unique.len(), names.len());
         for name in &names {
             assert!((1..=64).contains(&name.len()), "{name}");

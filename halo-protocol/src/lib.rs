@@ -31,6 +31,7 @@
 mod date;
 mod manifest;
 mod metadata;
+mod names;
 mod negotiate;
 mod problem;
 mod rate;
@@ -41,6 +42,7 @@ mod tags;
 pub use date::check_date;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
+pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{accepts, accepts_halo};
 pub use problem::{FieldError, Problem};
 pub use rate::{Period, Rate, RateParseError};
