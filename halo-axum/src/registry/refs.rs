@@ -299,6 +299,23 @@ mod tests {
     }
 
     #[test]
+    fn remembered_expansions_read_like_fresh_ones() {
+        let doc = doc();
+        let memo = Memo::default();
+        let shared = Resolver::new(&doc, &memo);
+        for name in [
+            "Book", "Node", "Ping", "Pong", "Node", "Book", "Pong", "Ping",
+        ] {
+            let schema = json!({"$ref": format!("#/components/schemas/{name}")});
+            let remembered = shared.inline(&schema).unwrap();
+            let fresh_memo = Memo::default();
+            let fresh = Resolver::new(&doc, &fresh_memo).inline(&schema).unwrap();
+            assert_eq!(remembered, fresh, "{name}");
+            assert!(halo_protocol::is_self_contained(&remembered), "{name}");
+        }
+    }
+
+    #[test]
     fn data_keywords_are_not_resolved() {
         let doc = doc();
         let out = Resolver::new(&doc, &Memo::default())
