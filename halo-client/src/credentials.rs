@@ -29,6 +29,8 @@ use crate::{Error, Result};
 #[derive(Clone, Default)]
 pub struct Credentials {
     by_host: HashMap<String, Credential>,
+    /// Every header some credential travels in, kept as entries are added.
+    headers: Vec<HeaderName>,
 }
 
 /// One host's credential. Its `Debug` output hides the secret.
@@ -161,6 +163,10 @@ impl Credentials {
 
     /// Adds a credential for `host` or `host:port`.
     pub fn insert(&mut self, host: impl AsRef<str>, credential: Credential) {
+        let header = credential.header();
+        if !self.headers.contains(&header) {
+            self.headers.push(header);
+        }
         self.by_host
             .insert(host.as_ref().to_ascii_lowercase(), credential);
     }
@@ -274,8 +280,8 @@ impl Credentials {
 
     /// Every header name some credential travels in, so they can be stripped wherever a
     /// request leaves the host they belong to.
-    pub(crate) fn headers(&self) -> impl Iterator<Item = HeaderName> + '_ {
-        self.by_host.values().map(Credential::header)
+    pub(crate) fn headers(&self) -> &[HeaderName] {
+        &self.headers
     }
 }
 

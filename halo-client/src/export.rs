@@ -105,7 +105,7 @@ fn parameters(schema: &ToolSchema) -> Value {
     let mut required = Vec::new();
     let mut defs = Map::new();
     for (name, field) in &schema.input {
-        let mut property = unnest(field.schema.clone());
+        let mut property = field.schema.clone();
         if let Some(Value::Object(own)) = property.remove("$defs") {
             hoist(own, &mut property, &mut defs);
         }
@@ -123,42 +123,6 @@ fn parameters(schema: &ToolSchema) -> Value {
         parameters.insert("$defs".into(), Value::Object(defs));
     }
     Value::Object(parameters)
-}
-
-/// Undoes the nesting HALO uses for an entry whose schema has its own `required` list:
-/// `{"description": d, "allOf": [schema]}` is `schema` (with `d` as its description).
-fn unnest(mut schema: Map<String, Value>) -> Map<String, Value> {
-    let only_nesting = schema
-        .keys()
-        .all(|keyword| keyword == "allOf" || keyword == "description");
-    let single = matches!(
-        schema.get("allOf"),
-        Some(Value::Array(items)) if items.len() == 1 && items[0].is_object()
-    );
-    if !only_nesting || !single {
-        return schema;
-    }
-    let description = schema.remove("description");
-    let Some(Value::Array(mut items)) = schema.remove("allOf") else {
-        return schema;
-    };
-    let Some(Value::Object(mut inner)) = items.pop() else {
-        return schema;
-    };
-    match (description, inner.get("description")) {
-        (Some(outer), Some(own)) if outer != *own => {
-            // Both say something different: keep the nesting, nothing is lost.
-            let mut kept = Map::new();
-            kept.insert("description".into(), outer);
-            kept.insert("allOf".into(), Value::Array(vec![Value::Object(inner)]));
-            return kept;
-        }
-        (Some(outer), None) => {
-            inner.insert("description".into(), outer);
-        }
-        _ => {}
-    }
-    inner
 }
 
 /// Moves an entry's `$defs` into the root's, renaming a definition whose name is taken by a
@@ -389,33 +353,6 @@ mod tests {
         let parameters = &tools[0]["function"]["parameters"];
         assert_eq!(parameters["properties"]["body"], body);
         assert_eq!(parameters["required"], json!(["body"]));
-
-        // A description differing from the inner one keeps the nesting.
-        let kept = unnest(
-            json!({"description": "outer", "allOf": [{"type": "object", "description": "inner"}]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        );
-        assert_eq!(kept["description"], "outer");
-        assert!(kept.contains_key("allOf"));
-        // An inner schema without a description takes the outer one.
-        let merged = unnest(
-            json!({"description": "outer", "allOf": [{"type": "object", "required": ["a"]}]})
-                .as_object()
-                .unwrap()
-                .clone(),
-        );
-        assert_eq!(
-            Value::Object(merged),
-            json!({"type": "object", "required": ["a"], "description": "outer"})
-        );
-        // Other keywords beside allOf: left alone.
-        let other = json!({"allOf": [{"type": "string"}], "minLength": 1});
-        assert_eq!(
-            Value::Object(unnest(other.as_object().unwrap().clone())),
-            other
-        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(json["errors"][0]["pointer"], "/amount");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct Problem {
     /// A URI reference identifying the problem type; `about:blank` when the status says it all.
@@ -38,6 +39,7 @@ pub struct Problem {
 
 /// One validation error: where (a JSON pointer into the input) and what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "utoipa", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct FieldError {
     /// JSON pointer (RFC 6901) to the offending value; empty for the whole input.

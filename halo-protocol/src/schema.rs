@@ -184,7 +184,8 @@ pub enum AuthType {
 /// HALO marks a required parameter with `"required": true` beside the schema's keywords, which
 /// collides with JSON Schema's own `required` list on object schemas. Such a schema is written
 /// nested, `{"allOf": [schema], "required": true, "in": "body"}`, so neither meaning is lost;
-/// reading accepts both forms.
+/// reading accepts both forms and undoes the nesting, so [`schema`](Self::schema) is always the
+/// parameter's own schema.
 ///
 /// ```
 /// use halo_protocol::{InputField, Location};
@@ -251,11 +252,47 @@ impl<'de> Deserialize<'de> for InputField {
             _ => None,
         };
         Ok(Self {
-            schema,
+            schema: unnest(schema),
             required,
             location,
         })
     }
+}
+
+/// Undoes the nesting HALO uses for an entry whose schema has its own `required` list:
+/// `{"description": d, "allOf": [schema]}` is `schema` (with `d` as its description).
+fn unnest(mut schema: Map<String, Value>) -> Map<String, Value> {
+    let only_nesting = schema
+        .keys()
+        .all(|keyword| keyword == "allOf" || keyword == "description");
+    let single = matches!(
+        schema.get("allOf"),
+        Some(Value::Array(items)) if items.len() == 1 && items[0].is_object()
+    );
+    if !only_nesting || !single {
+        return schema;
+    }
+    let description = schema.remove("description");
+    let Some(Value::Array(mut items)) = schema.remove("allOf") else {
+        return schema;
+    };
+    let Some(Value::Object(mut inner)) = items.pop() else {
+        return schema;
+    };
+    match (description, inner.get("description")) {
+        (Some(outer), Some(own)) if outer != *own => {
+            // Both say something different: keep the nesting, nothing is lost.
+            let mut kept = Map::new();
+            kept.insert("description".into(), outer);
+            kept.insert("allOf".into(), Value::Array(vec![Value::Object(inner)]));
+            return kept;
+        }
+        (Some(outer), None) => {
+            inner.insert("description".into(), outer);
+        }
+        _ => {}
+    }
+    inner
 }
 
 impl InputField {
@@ -530,6 +567,27 @@ mod tests {
         let odd: InputField =
             serde_json::from_value(json!({"type": "string", "in": "cookie"})).unwrap();
         assert_eq!(odd.location, None);
+    }
+
+    #[test]
+    fn reading_undoes_the_nesting() {
+        let read = |value: Value| serde_json::from_value::<InputField>(value).unwrap().schema;
+        // A description differing from the inner one keeps the nesting.
+        let kept = read(
+            json!({"description": "outer", "allOf": [{"type": "object", "description": "inner"}]}),
+        );
+        assert_eq!(kept["description"], "outer");
+        assert!(kept.contains_key("allOf"));
+        // An inner schema without a description takes the outer one.
+        let merged =
+            read(json!({"description": "outer", "allOf": [{"type": "object", "required": ["a"]}]}));
+        assert_eq!(
+            Value::Object(merged),
+            json!({"type": "object", "required": ["a"], "description": "outer"})
+        );
+        // Other keywords beside allOf: left alone.
+        let other = json!({"allOf": [{"type": "string"}], "minLength": 1});
+        assert_eq!(Value::Object(read(other.clone())), other);
     }
 
     #[test]

@@ -10,45 +10,14 @@ use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
-use utoipa::ToSchema;
 
 /// The media type of problem details bodies.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
-/// A problem details body (RFC 9457).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-#[schema(example = json!({
-    "type": "about:blank",
-    "title": "Not Found",
-    "status": 404,
-    "detail": "no book with id 99"
-}))]
-pub struct Problem {
-    /// A URI reference that identifies the problem type; `about:blank` when the status says it all.
-    #[serde(rename = "type")]
-    pub type_uri: String,
-    /// A short, human-readable summary of the problem type.
-    pub title: String,
-    /// The HTTP status code.
-    pub status: u16,
-    /// An explanation specific to this occurrence of the problem.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// One entry per invalid value, for validation failures.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<FieldError>,
-}
-
-/// One invalid value: where it is (a JSON pointer into the input) and what is wrong with it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct FieldError {
-    /// JSON pointer (RFC 6901) to the offending value, e.g. `/items/0/quantity`.
-    pub pointer: String,
-    /// What is wrong with it.
-    pub message: String,
-}
+/// Problem details bodies and their validation errors: the protocol's own types (their
+/// OpenAPI schemas come with `halo-protocol`'s `utoipa` feature).
+pub use halo_axum::protocol::{FieldError, Problem};
 
 /// An error answered as `application/problem+json`.
 #[derive(Debug, Clone)]
@@ -92,10 +61,7 @@ impl ApiError {
     /// `422 Unprocessable Content` for one invalid value at `pointer`.
     #[must_use]
     pub fn invalid(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::validation(vec![FieldError {
-            pointer: pointer.into(),
-            message: message.into(),
-        }])
+        Self::validation(vec![FieldError::new(pointer, message)])
     }
 
     /// `422 Unprocessable Content` listing every invalid value.
@@ -138,13 +104,13 @@ impl ApiError {
     /// The problem details body this error answers with.
     #[must_use]
     pub fn problem(&self) -> Problem {
-        Problem {
-            type_uri: "about:blank".to_owned(),
-            title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
-            status: self.status.as_u16(),
-            detail: Some(self.detail.clone()),
-            errors: self.errors.clone(),
-        }
+        let mut problem = Problem::new(self.status.as_u16()).with_detail(self.detail.clone());
+        self.status
+            .canonical_reason()
+            .unwrap_or("Error")
+            .clone_into(&mut problem.title);
+        problem.errors.clone_from(&self.errors);
+        problem
     }
 }
 

@@ -59,19 +59,16 @@ pub(crate) async fn search_books(
     let mut errors = Vec::new();
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        errors.push(FieldError {
-            pointer: "/limit".into(),
-            message: format!("must be between 1 and {MAX_LIMIT}"),
-        });
+        errors.push(FieldError::new(
+            "/limit",
+            format!("must be between 1 and {MAX_LIMIT}"),
+        ));
     }
     if query
         .max_price
         .is_some_and(|price| price.is_nan() || price < 0.0)
     {
-        errors.push(FieldError {
-            pointer: "/max_price".into(),
-            message: "must be 0 or more".into(),
-        });
+        errors.push(FieldError::new("/max_price", "must be 0 or more"));
     }
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
@@ -445,10 +442,7 @@ fn validate_book(input: &BookInput) -> ApiResult<()> {
     let mut errors = Vec::new();
     let mut check = |ok: bool, pointer: &str, message: &str| {
         if !ok {
-            errors.push(FieldError {
-                pointer: pointer.to_owned(),
-                message: message.to_owned(),
-            });
+            errors.push(FieldError::new(pointer, message));
         }
     };
     let title = input.title.trim().chars().count();

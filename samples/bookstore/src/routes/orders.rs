@@ -64,26 +64,20 @@ pub(crate) async fn create_order(
         .split_once('@')
         .is_some_and(|(user, host)| !user.is_empty() && host.contains('.'))
     {
-        errors.push(FieldError {
-            pointer: "/customer_email".into(),
-            message: "must be an email address".into(),
-        });
+        errors.push(FieldError::new(
+            "/customer_email",
+            "must be an email address",
+        ));
     }
     if !(1..=50).contains(&request.items.len()) {
-        errors.push(FieldError {
-            pointer: "/items".into(),
-            message: "must have 1 to 50 lines".into(),
-        });
+        errors.push(FieldError::new("/items", "must have 1 to 50 lines"));
     }
     let mut store = state.write();
     let mut items = Vec::new();
     for (index, line) in request.items.iter().enumerate() {
         if !(1..=20).contains(&line.quantity) {
             let pointer = format!("/items/{index}/quantity");
-            errors.push(FieldError {
-                pointer,
-                message: "must be between 1 and 20".into(),
-            });
+            errors.push(FieldError::new(pointer, "must be between 1 and 20"));
         }
         match store.books.get(&line.book_id) {
             Some(book) => items.push(OrderItem {
@@ -92,10 +86,10 @@ pub(crate) async fn create_order(
                 quantity: line.quantity,
                 unit_price: book.price,
             }),
-            None => errors.push(FieldError {
-                pointer: format!("/items/{index}/book_id"),
-                message: format!("no book has the id {}", line.book_id),
-            }),
+            None => errors.push(FieldError::new(
+                format!("/items/{index}/book_id"),
+                format!("no book has the id {}", line.book_id),
+            )),
         }
     }
     if !errors.is_empty() {
