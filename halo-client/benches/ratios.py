@@ -26,7 +26,10 @@ SEPARATE = [
 # (what, benchmark, target): measured alternating; criterion's mean in µs is the ratio.
 PAIRED = [
     ("control: reqwest / reqwest (1.00 when sound)", "invoke_paired/reqwest_over_reqwest", None),
-    ("invoke GET: halo-client / reqwest", "invoke_paired/invoke_over_reqwest", 1.05),
+    ("invoke GET, no total timeout on either side: halo-client / reqwest",
+     "invoke_paired/untimed_over_reqwest", 1.05),
+    ("invoke GET, halo-client's default 30 s timeout / reqwest without one",
+     "invoke_paired/invoke_over_reqwest", None),
     ("call GET (schema in hand): halo-client / reqwest", "invoke_paired/call_over_reqwest", None),
     ("configured reqwest / reqwest", "invoke_paired/configured_over_reqwest", None),
 ]

@@ -68,7 +68,6 @@ pub(crate) fn place(
             )));
         }
     };
-    let variables = template_variables(template);
     let mut path_values: Vec<(String, String)> = Vec::new();
     let mut placed = Placed::default();
     let mut body = Map::new();
@@ -76,7 +75,7 @@ pub(crate) fn place(
     for (name, value) in args {
         let entry = schema.and_then(|s| s.input.get(&name));
         let location = entry.and_then(|e| e.location).unwrap_or_else(|| {
-            if variables.contains(&name.as_str()) {
+            if is_template_variable(template, &name) {
                 Location::Path
             } else if matches!(*method, Method::GET | Method::HEAD | Method::DELETE) {
                 Location::Query
@@ -85,7 +84,10 @@ pub(crate) fn place(
             }
         });
         match location {
-            Location::Path => path_values.push((name.clone(), scalar(&name, "path", &value)?)),
+            Location::Path => {
+                let text = scalar(&name, "path", &value)?;
+                path_values.push((name, text));
+            }
             Location::Query => query(&name, &value, &mut placed.query)?,
             Location::Header => {
                 let header = HeaderName::try_from(name.as_str())
@@ -140,19 +142,12 @@ fn expects_body(method: &Method, schema: Option<&ToolSchema>) -> bool {
         && schema.is_some_and(|s| s.input.values().any(|e| e.location == Some(Location::Body)))
 }
 
-/// The `{name}` variables of a path template.
-fn template_variables(template: &str) -> Vec<&str> {
-    if !template.contains('{') {
-        return Vec::new();
-    }
-    template
-        .split('{')
-        .skip(1)
-        .filter_map(|rest| {
-            rest.split_once('}')
-                .map(|(name, _)| name.trim_start_matches('*'))
-        })
-        .collect()
+/// Whether `{name}` (or `{*name}`) is a variable of a path template.
+fn is_template_variable(template: &str, name: &str) -> bool {
+    template.split('{').skip(1).any(|rest| {
+        rest.split_once('}')
+            .is_some_and(|(variable, _)| variable.trim_start_matches('*') == name)
+    })
 }
 
 /// The template with each `{name}` replaced by its percent-encoded value.

@@ -1,9 +1,11 @@
 //! [`Client`]: discovery, schema cache, invocation.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use halo_protocol::{MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
 use reqwest::header::{
@@ -19,6 +21,9 @@ use crate::{Credential, Credentials, Error, Result, RetryPolicy, ToolResponse};
 
 /// How many redirects one attempt follows.
 const MAX_REDIRECTS: usize = 10;
+
+/// The header that makes a repeated request safe (IETF draft `Idempotency-Key`).
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// A HALO client for one API: discovers it, describes its tools (cached), and calls them.
 ///
@@ -52,10 +57,16 @@ struct Inner {
     base_url: Url,
     credentials: Credentials,
     retry: RetryPolicy,
+    /// The bound on one attempt (redirects and body included).
+    timeout: Option<Duration>,
     schema_ttl: Duration,
     concurrency: usize,
-    cache: Mutex<HashMap<String, Cached>>,
+    cache: Mutex<SchemaCache>,
 }
+
+/// Schemas by the path text they were asked for; hashed with foldhash, since every
+/// `invoke` looks here first.
+type SchemaCache = HashMap<String, Cached, foldhash::fast::RandomState>;
 
 /// The schemas of one path, with what is needed to revalidate them.
 #[derive(Clone)]
@@ -232,7 +243,7 @@ impl Client {
             }
         }
         // A key makes a repeat safe; otherwise what the schema declares, else the method.
-        let keyed = headers.contains_key("idempotency-key")
+        let keyed = headers.contains_key(IDEMPOTENCY_KEY)
             || limits
                 .and_then(|l| l.idempotency_key.as_deref())
                 .is_some_and(|name| headers.contains_key(name));
@@ -250,7 +261,7 @@ impl Client {
             method,
             url,
             headers,
-            body: placed.body,
+            body: placed.body.map(encode).transpose()?,
         };
         self.execute(&request, safe, policy).await
     }
@@ -259,12 +270,15 @@ impl Client {
     async fn schemas(&self, url: &str) -> Result<Arc<Vec<ToolSchema>>> {
         // Keyed by the text asked for, so a fresh hit costs no URL parsing.
         let key = url.split(['?', '#']).next().unwrap_or_default();
-        let cached = self.cache().get(key).cloned();
-        if let Some(cached) = &cached
-            && cached.fresh_until > Instant::now()
-        {
-            return Ok(Arc::clone(&cached.schemas));
-        }
+        let cached = {
+            let cache = self.cache();
+            match cache.get(key) {
+                Some(hit) if hit.fresh_until > Instant::now() => {
+                    return Ok(Arc::clone(&hit.schemas));
+                }
+                stale => stale.cloned(),
+            }
+        };
         let url = self.resolve(key)?;
         let etag = cached.as_ref().and_then(|c| c.etag.clone());
         let path = url.path().to_owned();
@@ -290,7 +304,7 @@ impl Client {
         Ok(schemas)
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+    fn cache(&self) -> std::sync::MutexGuard<'_, SchemaCache> {
         self.inner
             .cache
             .lock()
@@ -349,11 +363,11 @@ impl Client {
         // Only the path changes: no need to parse the scheme and host again.
         let mut url = self.inner.base_url.clone();
         let prefix = url.path().trim_end_matches('/');
-        let path = match (prefix.is_empty(), target.starts_with('/')) {
-            (true, true) => target.to_owned(),
-            (true, false) => format!("/{target}"),
-            (false, true) => format!("{prefix}{target}"),
-            (false, false) => format!("{prefix}/{target}"),
+        let path: Cow<'_, str> = match (prefix.is_empty(), target.starts_with('/')) {
+            (true, true) => Cow::Borrowed(target),
+            (true, false) => Cow::Owned(format!("/{target}")),
+            (false, true) => Cow::Owned(format!("{prefix}{target}")),
+            (false, false) => Cow::Owned(format!("{prefix}/{target}")),
         };
         url.set_path(&path);
         Ok(url)
@@ -369,13 +383,24 @@ impl Client {
     ) -> Result<ToolResponse> {
         let what = request.label();
         let response = policy
-            .run(safe, &what, || self.attempt(request))
+            .run(safe, &what, || self.timed_attempt(request))
             .await
             .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
         if response.status().is_client_error() || response.status().is_server_error() {
             return Err(Error::from_response(response).with_context(what.to_string()));
         }
         Ok(response)
+    }
+
+    /// One attempt under the client's timeout. One timer around the whole attempt costs less
+    /// than reqwest's own (a boxed timer for the headers and another for the body).
+    async fn timed_attempt(&self, request: &Prepared) -> Result<ToolResponse, Failure> {
+        match self.inner.timeout {
+            Some(limit) => tokio::time::timeout(limit, self.attempt(request))
+                .await
+                .unwrap_or(Err(Failure::TimedOut)),
+            None => self.attempt(request).await,
+        }
     }
 
     /// One attempt: send, follow redirects (re-deciding credentials at every hop), read the
@@ -392,24 +417,18 @@ impl Client {
             if let Some(credential) = self.inner.credentials.for_url(&url) {
                 credential.apply(&mut headers).map_err(Failure::Fatal)?;
             }
-            let mut builder = self
+            let mut outgoing = reqwest::Request::new(method.clone(), url.clone());
+            if let Some(body) = &body {
+                headers.insert(CONTENT_TYPE, body.content_type.clone());
+                *outgoing.body_mut() = Some(body.bytes.clone().into());
+            }
+            *outgoing.headers_mut() = headers;
+            let response = self
                 .inner
                 .http
-                .request(method.clone(), url.clone())
-                .headers(headers);
-            match &body {
-                Some(Payload::Json(value)) => builder = builder.json(value),
-                Some(Payload::Raw {
-                    content_type,
-                    bytes,
-                }) => {
-                    builder = builder
-                        .header(CONTENT_TYPE, content_type.as_str())
-                        .body(bytes.clone());
-                }
-                None => {}
-            }
-            let response = builder.send().await.map_err(Failure::Transport)?;
+                .execute(outgoing)
+                .await
+                .map_err(Failure::Transport)?;
             let status = response.status();
             if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
                 let location = response
@@ -451,7 +470,35 @@ struct Prepared {
     method: Method,
     url: Url,
     headers: HeaderMap,
-    body: Option<Payload>,
+    body: Option<Encoded>,
+}
+
+/// A body, encoded once however many times it is sent.
+#[derive(Clone)]
+struct Encoded {
+    content_type: HeaderValue,
+    bytes: Bytes,
+}
+
+/// Encodes a placed body: JSON as `application/json`, raw bytes with their media type.
+fn encode(payload: Payload) -> Result<Encoded> {
+    match payload {
+        Payload::Json(value) => Ok(Encoded {
+            content_type: HeaderValue::from_static("application/json"),
+            bytes: serde_json::to_vec(&value)
+                .map_err(|e| Error::argument(format!("the body cannot be encoded: {e}")))?
+                .into(),
+        }),
+        Payload::Raw {
+            content_type,
+            bytes,
+        } => Ok(Encoded {
+            content_type: HeaderValue::try_from(content_type).map_err(|_| {
+                Error::argument("the body's media type is not a valid Content-Type")
+            })?,
+            bytes: bytes.into(),
+        }),
+    }
 }
 
 impl Prepared {
@@ -546,9 +593,6 @@ impl ClientBuilder {
         if let Some(user_agent) = self.user_agent {
             http = http.user_agent(user_agent);
         }
-        if let Some(timeout) = self.timeout {
-            http = http.timeout(timeout);
-        }
         let http = http
             .build()
             .map_err(|e| Error::builder(e.without_url().to_string()))?;
@@ -559,9 +603,10 @@ impl ClientBuilder {
                 base,
                 credentials: self.credentials,
                 retry: self.retry,
+                timeout: self.timeout,
                 schema_ttl: self.schema_ttl,
                 concurrency: self.concurrency,
-                cache: Mutex::new(HashMap::new()),
+                cache: Mutex::new(HashMap::default()),
             }),
         })
     }

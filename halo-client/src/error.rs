@@ -70,6 +70,10 @@ impl Error {
         Self::new(Kind::NotDescribed).with_context(message)
     }
 
+    pub(crate) fn timeout() -> Self {
+        Self::new(Kind::Timeout)
+    }
+
     pub(crate) fn redirect(message: impl Into<String>) -> Self {
         Self::new(Kind::Redirect).with_context(message)
     }

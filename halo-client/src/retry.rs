@@ -153,6 +153,8 @@ pub(crate) enum Failure {
         response: crate::ToolResponse,
     },
     /// Anything retrying cannot fix.
+    /// The client's timeout ran out; the request may have reached the server.
+    TimedOut,
     Fatal(crate::Error),
 }
 
@@ -173,7 +175,7 @@ impl Failure {
     fn is_retryable(&self, safe: bool) -> bool {
         match self {
             Self::Transport(error) => error.is_connect() || never_sent(error) || safe,
-            Self::Status { .. } => safe,
+            Self::Status { .. } | Self::TimedOut => safe,
             Self::Fatal(_) => false,
         }
     }
@@ -189,6 +191,7 @@ impl Failure {
         match self {
             Self::Transport(error) if error.is_connect() => "connection failed".to_owned(),
             Self::Transport(error) if error.is_timeout() => "timed out".to_owned(),
+            Self::TimedOut => "timed out".to_owned(),
             Self::Transport(_) => "connection lost".to_owned(),
             Self::Status { status, .. } => status.to_string(),
             Self::Fatal(error) => error.to_string(),
@@ -199,6 +202,7 @@ impl Failure {
         match self {
             Self::Transport(error) => crate::Error::transport(error),
             Self::Status { response, .. } => crate::Error::from_response(response),
+            Self::TimedOut => crate::Error::timeout(),
             Self::Fatal(error) => error,
         }
     }
