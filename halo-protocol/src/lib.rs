@@ -15,6 +15,7 @@
 //! - [`accepts_halo`] / [`accepts`]: `Accept` negotiation.
 //! - [`TagFilter`]: the `?tags=` filter.
 //! - [`Problem`]: `application/problem+json` bodies (RFC 9457).
+//! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events.
 //! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it.
 //!
 //! ```
@@ -29,6 +30,7 @@
 //! ```
 
 mod date;
+mod events;
 mod manifest;
 mod metadata;
 mod names;
@@ -40,6 +42,7 @@ mod schema;
 mod tags;
 
 pub use date::check_date;
+pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
