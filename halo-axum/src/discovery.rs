@@ -1,35 +1,76 @@
-//! Answers HALO discovery requests from the registry's pre-serialised bytes.
+//! Answers HALO discovery requests from pre-serialised bytes: the manifest at `/` and each
+//! described path's schemas, for the caller's audience and language.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_protocol::{MEDIA_TYPE, PROBLEM_MEDIA_TYPE, Problem, TagFilter, accepts_halo};
-use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY};
+use halo_protocol::{MEDIA_TYPE, TagFilter, accepts_halo, negotiate_language};
+use http::header::{
+    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_TYPE, ETAG, IF_NONE_MATCH,
+    VARY,
+};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 
-use crate::registry::{Cached, Registry};
+use crate::Principal;
+use crate::problem;
+use crate::registry::{Audience, Cached, Registry, View};
 
-/// What discovery responses vary on.
+/// What discovery responses vary on when nothing about the caller matters.
 const VARY_ACCEPT: HeaderValue = HeaderValue::from_static("accept");
 const LLM_JSON: HeaderValue = HeaderValue::from_static(MEDIA_TYPE);
-const PROBLEM_JSON: HeaderValue = HeaderValue::from_static(PROBLEM_MEDIA_TYPE);
-const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 
-/// The registry plus the response settings.
+/// The most views (audience × language) kept rendered; past it, a view is rendered for the
+/// request and dropped.
+const MAX_VIEWS: usize = 256;
+
+/// A rendered view's audience (`None`: everyone) and language (`None`: the base texts).
+type ViewKey = (Option<Audience>, Option<String>);
+
+/// Who is asking, as far as discovery cares.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Viewer<'a> {
+    /// No authenticator: every operation is shown to everyone.
+    Everyone,
+    /// An identified caller, or an anonymous one (`None`).
+    Caller(Option<&'a Principal>),
+}
+
+/// The registry plus the response settings and the rendered views.
 #[derive(Debug)]
 pub(crate) struct Discovery {
-    registry: Registry,
-    cache_control: HeaderValue,
+    pub(crate) registry: Registry,
+    /// For responses that are the same for every caller.
+    cache_public: HeaderValue,
+    /// For responses that depend on the caller.
+    cache_private: HeaderValue,
+    /// `Vary` for responses that depend on the caller (and the language).
+    vary_caller: HeaderValue,
+    /// `Vary` for responses that depend only on `Accept` (and the language).
+    vary_public: HeaderValue,
+    views: Mutex<HashMap<ViewKey, Arc<View>>>,
 }
 
 impl Discovery {
     pub(crate) fn new(registry: Registry, max_age: Duration) -> Self {
-        let cache_control = format!("public, max-age={}", max_age.as_secs());
+        let seconds = max_age.as_secs();
+        let localised = !registry.languages().is_empty();
+        let language = if localised { ", accept-language" } else { "" };
+        let mut caller = format!("accept, authorization{language}");
+        for header in registry.key_headers() {
+            caller.push_str(", ");
+            caller.push_str(header.as_str());
+        }
+        let value = |text: String| HeaderValue::try_from(text).expect("header names and digits");
         Self {
+            cache_public: value(format!("public, max-age={seconds}")),
+            cache_private: value(format!("private, max-age={seconds}")),
+            vary_caller: value(caller),
+            vary_public: value(format!("accept{language}")),
+            views: Mutex::new(HashMap::new()),
             registry,
-            cache_control: HeaderValue::try_from(cache_control)
-                .expect("digits are a valid header value"),
         }
     }
 
@@ -43,42 +84,131 @@ impl Discovery {
                 .any(|value| value.to_str().is_ok_and(accepts_halo))
     }
 
-    /// The discovery response: the manifest at `/`, a path's schemas, `304` or `404`.
-    pub(crate) fn respond<B>(&self, request: &Request<B>) -> Response {
-        let uri = request.uri();
+    /// The discovery response: the manifest at `/`, a path's schemas, `304` or `404`. A path
+    /// whose every operation is hidden from the viewer is a `404` like an undescribed one.
+    pub(crate) fn respond(
+        &self,
+        uri: &http::Uri,
+        headers: &HeaderMap,
+        viewer: Viewer<'_>,
+    ) -> Response {
+        let language = headers
+            .get(ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|header| {
+                negotiate_language(header, self.registry.languages().iter().map(String::as_str))
+            });
+        let audience = match viewer {
+            Viewer::Everyone => None,
+            Viewer::Caller(caller) => Some(self.registry.audience(caller)),
+        };
+        let personal = audience.is_some();
+        let view = self.view(audience, language);
         let found = if uri.path() == "/" {
-            Some(self.registry.manifest(&TagFilter::from_query(uri.query())))
+            Some(view.manifest(
+                &self.registry,
+                &TagFilter::from_query(uri.query()),
+                language,
+            ))
         } else {
             self.registry
                 .path(uri.path())
-                .map(|entry| entry.schemas.clone())
+                .and_then(|(index, _, _)| view.path(index).cloned())
         };
-        match found {
-            Some(cached) if matches_etag(request.headers(), &cached.etag) => {
-                self.cached(StatusCode::NOT_MODIFIED, cached.etag, Body::empty())
-            }
+        let mut response = match found {
+            Some(cached) if matches_etag(headers, &cached.etag) => self.cached(
+                StatusCode::NOT_MODIFIED,
+                cached.etag,
+                Body::empty(),
+                personal,
+            ),
             Some(Cached { body, etag }) => {
-                let mut response = self.cached(StatusCode::OK, etag, Body::from(body));
+                let mut response = self.cached(StatusCode::OK, etag, Body::from(body), personal);
                 response.headers_mut().insert(CONTENT_TYPE, LLM_JSON);
                 response
             }
-            None => not_found(uri.path()),
+            None => {
+                let mut response = not_found(uri.path());
+                response.headers_mut().insert(VARY, self.vary(personal));
+                response
+            }
+        };
+        if let Some(language) = language
+            && let Ok(value) = HeaderValue::try_from(language)
+        {
+            response.headers_mut().insert(CONTENT_LANGUAGE, value);
         }
+        response
+    }
+
+    /// The view of an audience in a language: the full one, or one rendered on first use.
+    fn view(&self, audience: Option<Audience>, language: Option<&str>) -> ViewRef<'_> {
+        if audience.is_none() && language.is_none() {
+            return ViewRef::Full(self.registry.full());
+        }
+        let key = (audience, language.map(str::to_owned));
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(view) = views.get(&key) {
+            return ViewRef::Rendered(Arc::clone(view));
+        }
+        let view = Arc::new(self.registry.render(key.0.as_ref(), language));
+        if views.len() < MAX_VIEWS {
+            views.insert(key, Arc::clone(&view));
+        }
+        ViewRef::Rendered(view)
     }
 
     /// The methods a described path serves, for `Allow`.
     pub(crate) fn allow(&self, path: &str) -> Option<HeaderValue> {
-        self.registry.path(path).map(|entry| entry.allow.clone())
+        self.registry
+            .path(path)
+            .map(|(_, entry, _)| entry.allow.clone())
     }
 
-    fn cached(&self, status: StatusCode, etag: HeaderValue, body: Body) -> Response {
+    fn vary(&self, personal: bool) -> HeaderValue {
+        if personal {
+            self.vary_caller.clone()
+        } else {
+            self.vary_public.clone()
+        }
+    }
+
+    fn cached(
+        &self,
+        status: StatusCode,
+        etag: HeaderValue,
+        body: Body,
+        personal: bool,
+    ) -> Response {
         let mut response = Response::new(body);
         *response.status_mut() = status;
         let headers = response.headers_mut();
         headers.insert(ETAG, etag);
-        headers.insert(CACHE_CONTROL, self.cache_control.clone());
-        headers.insert(VARY, VARY_ACCEPT);
+        let cache = if personal {
+            &self.cache_private
+        } else {
+            &self.cache_public
+        };
+        headers.insert(CACHE_CONTROL, cache.clone());
+        headers.insert(VARY, self.vary(personal));
         response
+    }
+}
+
+/// A view borrowed from the registry or shared from the cache.
+enum ViewRef<'a> {
+    Full(&'a View),
+    Rendered(Arc<View>),
+}
+
+impl std::ops::Deref for ViewRef<'_> {
+    type Target = View;
+
+    fn deref(&self) -> &View {
+        match self {
+            Self::Full(view) => view,
+            Self::Rendered(view) => view,
+        }
     }
 }
 
@@ -89,16 +219,10 @@ pub(crate) fn vary_on_accept(headers: &mut HeaderMap) {
 }
 
 fn not_found(path: &str) -> Response {
-    let problem = Problem::new(404)
+    let problem = halo_protocol::Problem::new(404)
         .with_detail("no operation is described at this path")
         .with_instance(path.chars().take(256).collect::<String>());
-    let mut response = Response::new(Body::from(problem.to_json()));
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, PROBLEM_JSON);
-    headers.insert(CACHE_CONTROL, NO_CACHE);
-    headers.insert(VARY, VARY_ACCEPT);
-    response
+    problem::from_problem(&problem)
 }
 
 /// Whether `If-None-Match` names this entity tag (weak comparison, `*` matches anything).

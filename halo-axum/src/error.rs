@@ -39,6 +39,10 @@ enum Kind {
     Document {
         message: String,
     },
+    InvalidSchema {
+        operation: String,
+        message: String,
+    },
 }
 
 impl BuildError {
@@ -59,6 +63,13 @@ impl BuildError {
         Self::new(Kind::UnresolvedReference {
             operation: operation.to_owned(),
             reference,
+        })
+    }
+
+    pub(crate) fn invalid_schema(operation: &str, message: String) -> Self {
+        Self::new(Kind::InvalidSchema {
+            operation: operation.to_owned(),
+            message,
         })
     }
 
@@ -111,6 +122,13 @@ impl BuildError {
     pub fn is_dangling_link(&self) -> bool {
         matches!(self.kind, Kind::DanglingLink { .. })
     }
+
+    /// Whether an operation's input cannot be compiled into a validator (validation is on
+    /// and a schema is not valid JSON Schema, such as a `pattern` that is not a regex).
+    #[must_use]
+    pub fn is_invalid_schema(&self) -> bool {
+        matches!(self.kind, Kind::InvalidSchema { .. })
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -138,6 +156,10 @@ impl fmt::Display for BuildError {
                 "{operation}: `{field}` points at {target:?}, which no described operation serves"
             ),
             Kind::Document { message } => write!(f, "invalid OpenAPI document: {message}"),
+            Kind::InvalidSchema { operation, message } => write!(
+                f,
+                "{operation}: its input schema cannot be compiled for validation: {message}"
+            ),
         }
     }
 }

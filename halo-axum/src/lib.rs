@@ -1,10 +1,15 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod auth;
 mod discovery;
 mod error;
+mod execute;
 mod layer;
+mod problem;
 mod registry;
+mod stream;
+mod validate;
 
 /// Describes an operation to LLM agents: HALO metadata written as `x-halo-*` extensions of
 /// the `#[utoipa::path(...)]` attribute below it. See [`halo_macros::halo`] for every key.
@@ -50,5 +55,7 @@ mod registry;
 pub use halo_macros::halo;
 pub use halo_protocol as protocol;
 
+pub use crate::auth::{Authenticator, Principal, StaticAuthenticator, Unauthenticated};
 pub use crate::error::BuildError;
 pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
+pub use crate::stream::{OnDisconnect, Progress, ToolResult};

@@ -43,6 +43,20 @@ impl ToolResponse {
         }
     }
 
+    /// An answer that arrived as JSON inside an event (`tool_end`'s content, `tool_error`'s
+    /// problem); `null` is no body.
+    pub(crate) fn from_value(status: StatusCode, headers: HeaderMap, value: Value) -> Self {
+        let body = match value {
+            Value::Null => Body::Empty,
+            value => Body::Json(value),
+        };
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
     /// The status code.
     #[must_use]
     pub fn status(&self) -> StatusCode {
@@ -89,14 +103,8 @@ impl ToolResponse {
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
-    let Some(content_type) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let essence = content_type.split(';').next().unwrap_or_default().trim();
-    let suffix = essence
-        .len()
-        .checked_sub(5)
-        .and_then(|at| essence.get(at..));
-    essence.eq_ignore_ascii_case("application/json")
-        || suffix.is_some_and(|suffix| suffix.eq_ignore_ascii_case("+json"))
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(halo_protocol::is_json)
 }

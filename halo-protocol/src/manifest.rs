@@ -64,6 +64,10 @@ pub struct ToolEntry {
     pub method: String,
     /// A unique name, safe as an LLM function name (`[A-Za-z0-9_-]{1,64}`).
     pub name: String,
+    /// A name for people, in the language the response was negotiated for (`name` stays
+    /// the identifier a model calls) (extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// What the tool does, in a sentence.
     #[serde(default)]
     pub description: String,
@@ -88,6 +92,7 @@ impl ToolEntry {
             url: url.into(),
             method: method.into(),
             name: name.into(),
+            title: None,
             description: description.into(),
             tags: Vec::new(),
             kind: None,

@@ -61,6 +61,82 @@ pub fn accepts(accept: &str, media_type: &str) -> bool {
     accepted
 }
 
+/// Whether a media type (`Content-Type` value, parameters allowed) is JSON:
+/// `application/json` or any `+json` type, case-insensitively.
+///
+/// ```
+/// use halo_protocol::is_json;
+///
+/// assert!(is_json("application/json; charset=utf-8"));
+/// assert!(is_json("application/problem+json"));
+/// assert!(!is_json("text/plain"));
+/// ```
+#[must_use]
+pub fn is_json(media_type: &str) -> bool {
+    let essence = media_type.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
+        || essence
+            .len()
+            .checked_sub(5)
+            .and_then(|at| essence.get(at..))
+            .is_some_and(|suffix| suffix.eq_ignore_ascii_case("+json"))
+}
+
+/// The best of the `available` language tags for an `Accept-Language` header value, by RFC
+/// 4647 lookup; `None` when the base text should be served.
+///
+/// Ranges are tried from the highest `q` down (ties in the order given). Each range matches
+/// an available tag case-insensitively, then with its last subtag removed (`en-GB` falls back
+/// to `en`), and so on. A `*` range, or no range that matches, means the base text.
+///
+/// ```
+/// use halo_protocol::negotiate_language;
+///
+/// let available = ["zh", "en", "fr-CA"];
+/// assert_eq!(negotiate_language("zh-CN, en;q=0.5", available), Some("zh"));
+/// assert_eq!(negotiate_language("en-GB", available), Some("en"));
+/// assert_eq!(negotiate_language("fr", available), None);
+/// assert_eq!(negotiate_language("de, en;q=0.1", available), Some("en"));
+/// assert_eq!(negotiate_language("de, *;q=0.5, en;q=0.1", available), None);
+/// ```
+#[must_use]
+pub fn negotiate_language<'a, I>(accept_language: &str, available: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+    I::IntoIter: Clone,
+{
+    let available = available.into_iter();
+    let mut ranges: Vec<(u16, &str)> = accept_language
+        .split(',')
+        .filter_map(|range| {
+            let mut parts = range.split(';');
+            let tag = parts.next()?.trim();
+            let q = quality(parts);
+            (!tag.is_empty() && q > 0).then_some((q, tag))
+        })
+        .collect();
+    ranges.sort_by_key(|range| std::cmp::Reverse(range.0));
+    for (_, range) in ranges {
+        if range == "*" {
+            return None;
+        }
+        let mut candidate = range;
+        loop {
+            if let Some(found) = available
+                .clone()
+                .find(|tag| tag.eq_ignore_ascii_case(candidate))
+            {
+                return Some(found);
+            }
+            match candidate.rfind('-') {
+                Some(at) => candidate = &candidate[..at],
+                None => break,
+            }
+        }
+    }
+    None
+}
+
 /// The `q` parameter of a media range in thousandths (1000 when absent, 0 when malformed).
 fn quality<'a>(params: impl Iterator<Item = &'a str>) -> u16 {
     for param in params {

@@ -22,6 +22,9 @@ use crate::Rate;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ToolSchema {
+    /// A name for people, in the language the response was negotiated for (extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// What the operation does, for people.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
@@ -76,6 +79,7 @@ impl ToolSchema {
     #[must_use]
     pub fn new(call: Call) -> Self {
         Self {
+            title: None,
             description: String::new(),
             call,
             auth: None,

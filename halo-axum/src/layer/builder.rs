@@ -11,8 +11,11 @@ use utoipa::openapi::OpenApi;
 
 use super::HaloLayer;
 use crate::BuildError;
+use crate::auth::{Authenticator, DynAuthenticator};
 use crate::discovery::Discovery;
+use crate::execute::Shared;
 use crate::registry::Registry;
+use crate::stream::{Calls, OnDisconnect, StreamConfig};
 
 /// Builds a [`HaloLayer`] with settings beyond the defaults.
 ///
@@ -39,6 +42,17 @@ pub struct HaloBuilder {
     document: Result<Value, String>,
     described: Vec<(String, Describe)>,
     max_age: Duration,
+    authenticator: Option<Box<dyn DynAuthenticator>>,
+    require_credentials: bool,
+    validate: Option<bool>,
+    body_limit: usize,
+    stream: StreamConfig,
+}
+
+impl std::fmt::Debug for dyn DynAuthenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authenticator")
+    }
 }
 
 impl HaloBuilder {
@@ -71,6 +85,11 @@ impl HaloBuilder {
             document,
             described: Vec::new(),
             max_age: Duration::from_secs(60),
+            authenticator: None,
+            require_credentials: false,
+            validate: None,
+            body_limit: 2 * 1024 * 1024,
+            stream: StreamConfig::default(),
         }
     }
 
@@ -89,6 +108,86 @@ impl HaloBuilder {
         self
     }
 
+    /// Identifies callers. Discovery then shows each caller only the operations it may call
+    /// (`Cache-Control: private`, `Vary: Authorization`), a path whose operations are all
+    /// hidden answers `404`, and every call of a described operation is checked before the
+    /// handler runs: `401` without valid credentials, `403` without the scopes of the
+    /// operation's OpenAPI `security` requirement, then the input (see
+    /// [`validate`](Self::validate), on by default with an authenticator).
+    ///
+    /// ```
+    /// use halo_axum::{HaloLayer, Principal, StaticAuthenticator};
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .authenticator(
+    ///         StaticAuthenticator::new()
+    ///             .bearer("demo-admin", Principal::new("admin").with_scopes(["admin"])),
+    ///     )
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Box::new(authenticator));
+        self
+    }
+
+    /// Whether discovery without credentials is refused with `401` and `WWW-Authenticate`
+    /// (by default an anonymous caller sees the operations anyone may call). Needs an
+    /// [`authenticator`](Self::authenticator).
+    pub fn require_credentials(mut self, require: bool) -> Self {
+        self.require_credentials = require;
+        self
+    }
+
+    /// Whether calls of described operations are checked against their input schema before
+    /// the handler runs: `400` for a query, header or JSON body that cannot be read, `413`
+    /// for a body over [`body_limit`](Self::body_limit), `415` for the wrong
+    /// `Content-Type`, `422` with one error per offending value. On by default when an
+    /// [`authenticator`](Self::authenticator) is set, off otherwise.
+    pub fn validate(mut self, validate: bool) -> Self {
+        self.validate = Some(validate);
+        self
+    }
+
+    /// The largest request body read for validation (2 MiB by default, like axum's `Json`).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// How long a streamed call's events stay available after it ends, for clients that
+    /// reconnect with `Last-Event-ID` (5 minutes by default).
+    pub fn stream_retention(mut self, retention: Duration) -> Self {
+        self.stream.retention = retention;
+        self
+    }
+
+    /// The most events kept per streamed call (16,384 by default); past it the oldest
+    /// progress is dropped, and a client that falls that far behind misses it.
+    pub fn stream_max_events(mut self, events: usize) -> Self {
+        self.stream.max_events = events.max(2);
+        self
+    }
+
+    /// The interval of keep-alive comments on an idle event stream (15 s by default).
+    pub fn stream_keep_alive(mut self, interval: Duration) -> Self {
+        self.stream.keep_alive = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// What happens to a streamed call when its client goes away
+    /// ([`OnDisconnect::Continue`] by default).
+    pub fn on_disconnect(mut self, policy: OnDisconnect) -> Self {
+        self.stream.on_disconnect = policy;
+        self
+    }
+
     /// Walks the document and pre-serialises every HALO response.
     ///
     /// # Errors
@@ -102,9 +201,19 @@ impl HaloBuilder {
             let meta = describe.into_metadata(&operation_id)?;
             described.entry(operation_id).or_default().merge(meta);
         }
-        let registry = Registry::build(&document, described)?;
+        let validate = self.validate.unwrap_or(self.authenticator.is_some());
+        let registry = Registry::build(&document, described, validate)?;
+        let challenge = registry.challenge();
         Ok(HaloLayer {
-            discovery: Arc::new(Discovery::new(registry, self.max_age)),
+            shared: Arc::new(Shared {
+                discovery: Discovery::new(registry, self.max_age),
+                authenticator: self.authenticator,
+                require_credentials: self.require_credentials,
+                validate,
+                body_limit: self.body_limit,
+                calls: Calls::new(self.stream),
+                challenge,
+            }),
         })
     }
 }

@@ -10,19 +10,24 @@ use pin_project_lite::pin_project;
 
 use crate::discovery::vary_on_accept;
 
+/// A call the layer runs itself: checks, then the inner service.
+type Boxed<E> = Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>;
+
 pin_project! {
     /// The response future of [`Halo`](super::Halo).
-    pub struct ResponseFuture<F> {
+    pub struct ResponseFuture<F, E> {
         #[pin]
-        kind: Kind<F>,
+        kind: Kind<F, E>,
     }
 }
 
 pin_project! {
     #[project = KindProj]
-    enum Kind<F> {
+    enum Kind<F, E> {
         // Answered by the layer itself.
         Ready { response: Option<Response> },
+        // Checked (and perhaps streamed) by the layer.
+        Boxed { future: Boxed<E> },
         // An ordinary OPTIONS passed to the application.
         Options { #[pin] future: F, allow: Option<HeaderValue> },
         // Anything else, passed through untouched.
@@ -30,7 +35,13 @@ pin_project! {
     }
 }
 
-impl<F> ResponseFuture<F> {
+impl<F, E> ResponseFuture<F, E> {
+    pub(crate) fn boxed(future: Boxed<E>) -> Self {
+        Self {
+            kind: Kind::Boxed { future },
+        }
+    }
+
     pub(crate) fn ready(response: Response) -> Self {
         Self {
             kind: Kind::Ready {
@@ -52,7 +63,7 @@ impl<F> ResponseFuture<F> {
     }
 }
 
-impl<F, E> Future for ResponseFuture<F>
+impl<F, E> Future for ResponseFuture<F, E>
 where
     F: Future<Output = Result<Response, E>>,
 {
@@ -64,6 +75,7 @@ where
                 Poll::Ready(Ok(response.take().expect("polled after completion")))
             }
             KindProj::Inner { future } => future.poll(cx),
+            KindProj::Boxed { future } => future.as_mut().poll(cx),
             KindProj::Options { future, allow } => {
                 let mut response = ready!(future.poll(cx))?;
                 if response.status() == StatusCode::METHOD_NOT_ALLOWED
@@ -107,7 +119,7 @@ fn no_content(allow: HeaderValue) -> Response {
     response
 }
 
-impl<F> std::fmt::Debug for ResponseFuture<F> {
+impl<F, E> std::fmt::Debug for ResponseFuture<F, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }

@@ -4,14 +4,16 @@ use tower_layer::Layer;
 use utoipa::openapi::OpenApi;
 
 use super::{Halo, HaloBuilder};
-use crate::discovery::Discovery;
+use crate::execute::Shared;
 
 /// A [`Layer`] that makes every operation of a utoipa [`OpenApi`] a HALO tool.
 ///
 /// Wrap the whole application with it, outermost (outside tower-http's `CorsLayer`, which
 /// answers every `OPTIONS` itself). It answers `OPTIONS` requests that accept
-/// `application/llm+json` from responses built once at start-up, and passes everything else
-/// through untouched.
+/// `application/llm+json` from responses built once at start-up. Calls of described
+/// operations that ask for `text/event-stream` run as streamed tools; with an
+/// [`Authenticator`](crate::Authenticator) set, calls are also checked (credentials, scopes,
+/// input) before the handler runs. Everything else passes through untouched.
 ///
 /// ```
 /// use axum::{Json, Router};
@@ -31,7 +33,7 @@ use crate::discovery::Discovery;
 /// ```
 #[derive(Debug, Clone)]
 pub struct HaloLayer {
-    pub(crate) discovery: Arc<Discovery>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl HaloLayer {
@@ -62,6 +64,6 @@ impl<S> Layer<S> for HaloLayer {
     type Service = Halo<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Halo::new(inner, Arc::clone(&self.discovery))
+        Halo::new(inner, Arc::clone(&self.shared))
     }
 }

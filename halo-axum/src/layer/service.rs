@@ -1,27 +1,31 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use axum::body::Body;
 use axum::response::Response;
 use http::{Method, Request};
 use tower_service::Service;
 
 use super::ResponseFuture;
-use crate::discovery::Discovery;
+use crate::discovery::{Discovery, Viewer};
+use crate::execute::{self, Shared};
 
 /// The service [`HaloLayer`](super::HaloLayer) wraps an application in.
 ///
-/// `OPTIONS` with the HALO media type is answered here; every other request goes to the
-/// inner service. An ordinary `OPTIONS` on a described path that the application has no
-/// answer for (`405`) becomes `204` with `Allow`.
+/// `OPTIONS` with the HALO media type is answered here. Calls of described operations go
+/// through the layer's checks and, when they ask for `text/event-stream`, run as streamed
+/// tools; every other request goes to the inner service untouched. An ordinary `OPTIONS` on
+/// a described path that the application has no answer for (`405`) becomes `204` with
+/// `Allow`.
 #[derive(Debug, Clone)]
 pub struct Halo<S> {
     inner: S,
-    discovery: Arc<Discovery>,
+    shared: Arc<Shared>,
 }
 
 impl<S> Halo<S> {
-    pub(crate) fn new(inner: S, discovery: Arc<Discovery>) -> Self {
-        Self { inner, discovery }
+    pub(crate) fn new(inner: S, shared: Arc<Shared>) -> Self {
+        Self { inner, shared }
     }
 
     /// The wrapped service.
@@ -42,24 +46,61 @@ impl<S> Halo<S> {
 
 impl<S, B> Service<Request<B>> for Halo<S>
 where
-    S: Service<Request<B>, Response = Response>,
+    S: Service<Request<Body>, Response = Response> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S::Future>;
+    type Future = ResponseFuture<S::Future, S::Error>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        if request.method() != Method::OPTIONS {
+        let request = request.map(Body::new);
+        let shared = &self.shared;
+        if request.method() == Method::OPTIONS {
+            if !Discovery::is_discovery(&request) {
+                let allow = shared.discovery.allow(request.uri().path());
+                return ResponseFuture::options(self.inner.call(request), allow);
+            }
+            if shared.authenticator.is_none() {
+                let (parts, _) = request.into_parts();
+                return ResponseFuture::ready(shared.discovery.respond(
+                    &parts.uri,
+                    &parts.headers,
+                    Viewer::Everyone,
+                ));
+            }
+            let shared = Arc::clone(shared);
+            let (parts, _) = request.into_parts();
+            return ResponseFuture::boxed(Box::pin(
+                async move { Ok(shared.discover(parts).await) },
+            ));
+        }
+        if !shared.intercepts(&request) {
             return ResponseFuture::inner(self.inner.call(request));
         }
-        if Discovery::is_discovery(&request) {
-            return ResponseFuture::ready(self.discovery.respond(&request));
-        }
-        let allow = self.discovery.allow(request.uri().path());
-        ResponseFuture::options(self.inner.call(request), allow)
+        let registry = &shared.discovery.registry;
+        let tool = registry
+            .path(request.uri().path())
+            .and_then(|(_, entry, _)| registry.tool(entry, request.method()))
+            .map(|(index, _)| index);
+        let Some(tool) = tool else {
+            return ResponseFuture::inner(self.inner.call(request));
+        };
+        // The ready service serves this call; a clone takes its place for the next one.
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        ResponseFuture::boxed(Box::pin(execute::execute(
+            Arc::clone(shared),
+            ready,
+            request,
+            tool,
+        )))
     }
 }

@@ -1,30 +1,35 @@
 //! `input`: one entry per parameter, each a self-contained JSON Schema with `in` and
 //! `required`, in the order path, query, header, body.
 
-use halo_protocol::{InputField, Location};
+use halo_protocol::{InputField, Location, is_json};
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+use super::BodySpec;
 use super::refs::{Resolver, Unresolved};
 
-/// The input map of an operation from its (path-level and own) parameters and request body.
+/// The input map of an operation from its (path-level and own) parameters and request body,
+/// and what a request's body must be.
 pub(crate) fn derive(
     resolver: Resolver<'_>,
     path_item: &Value,
     operation: &Value,
-) -> Result<IndexMap<String, InputField>, Unresolved> {
+) -> Result<(IndexMap<String, InputField>, Option<BodySpec>), Unresolved> {
     let mut params = parameters(resolver, path_item, operation)?;
     params.sort_by_key(|(location, _, _)| rank(*location));
     let mut input: IndexMap<String, InputField> = IndexMap::new();
     for (_, name, field) in params {
         input.insert(name, field);
     }
+    let mut spec = None;
     if let Some(body) = operation.get("requestBody") {
-        for (name, field) in body_fields(resolver, resolver.follow(body)?, &input)? {
+        let (fields, body) = body_fields(resolver, resolver.follow(body)?, &input)?;
+        for (name, field) in fields {
             input.insert(name, field);
         }
+        spec = body;
     }
-    Ok(input)
+    Ok((input, spec))
 }
 
 /// Path first, then query, then headers.
@@ -90,6 +95,9 @@ fn parameter_field(
     Ok(field.located(location).required(required))
 }
 
+/// A body's input entries, and what the body must be.
+type BodyFields = (Vec<(String, InputField)>, Option<BodySpec>);
+
 /// The body as input entries: the properties of a JSON object body, one entry each; any
 /// other body (an array, a scalar, a union, a non-JSON media type, or an object whose
 /// property names clash with a parameter) as one entry named `body` (`request_body` when a
@@ -98,7 +106,7 @@ fn body_fields(
     resolver: Resolver<'_>,
     body: &Value,
     params: &IndexMap<String, InputField>,
-) -> Result<Vec<(String, InputField)>, Unresolved> {
+) -> Result<BodyFields, Unresolved> {
     let body_required = body.get("required").and_then(Value::as_bool) == Some(true);
     let content = body.get("content");
     let (media_type, schema) = match json_content(content) {
@@ -110,10 +118,16 @@ fn body_fields(
             Some((media_type, content)) => {
                 (media_type.as_str(), content_schema(resolver, content)?)
             }
-            None => return Ok(Vec::new()),
+            None => return Ok((Vec::new(), None)),
         },
     };
     let is_json = is_json(media_type);
+    let mut spec = BodySpec {
+        schema: schema.clone(),
+        media_type: media_type.to_owned(),
+        required: body_required,
+        entry: None,
+    };
     let mut schema = schema;
     let splits = is_json
         && flat_properties(&schema)
@@ -130,7 +144,7 @@ fn body_fields(
             .filter_map(Value::as_str)
             .collect();
         let defs = map.get("$defs");
-        return Ok(properties
+        let fields = properties
             .into_iter()
             .map(|(name, property)| {
                 let required = body_required && required.contains(&name.as_str());
@@ -139,7 +153,8 @@ fn body_fields(
                     .required(required);
                 (name, field)
             })
-            .collect());
+            .collect();
+        return Ok((fields, Some(spec)));
     }
     let mut field = InputField::new(schema);
     if let Some(description) = body.get("description") {
@@ -158,10 +173,14 @@ fn body_fields(
         .into_iter()
         .find(|name| !params.contains_key(*name))
         .unwrap_or("_body");
-    Ok(vec![(
-        name.to_owned(),
-        field.located(Location::Body).required(body_required),
-    )])
+    spec.entry = Some(name.to_owned());
+    Ok((
+        vec![(
+            name.to_owned(),
+            field.located(Location::Body).required(body_required),
+        )],
+        Some(spec),
+    ))
 }
 
 /// The properties of a plain object schema, one that a client can rebuild from its parts.
@@ -216,10 +235,4 @@ pub(crate) fn content_schema(resolver: Resolver<'_>, content: &Value) -> Result<
         Some(schema) => resolver.inline(schema),
         None => Ok(Value::Object(Map::new())),
     }
-}
-
-fn is_json(media_type: &str) -> bool {
-    let essence = media_type.split(';').next().unwrap_or_default().trim();
-    essence.eq_ignore_ascii_case("application/json")
-        || essence.to_ascii_lowercase().ends_with("+json")
 }

@@ -1,23 +1,27 @@
 //! The registry: every described operation, walked once at start-up from the OpenAPI
 //! document, with every HALO response pre-serialised.
 
+mod access;
 mod auth;
 mod input;
 mod names;
 mod operation;
 mod refs;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bytes::Bytes;
-use halo_protocol::{Metadata, TagFilter, ToolSchema};
-use http::HeaderValue;
+use halo_protocol::{LocalizedText, Metadata, TagFilter, ToolEntry, ToolSchema};
+use http::{HeaderName, HeaderValue};
 use serde_json::Value;
+
+use self::access::Access;
 
 use self::names::Names;
 use self::operation::Source;
 use self::refs::Resolver;
-use crate::BuildError;
+use crate::validate::Validator;
+use crate::{BuildError, Principal};
 
 /// OpenAPI operation keys, in the order tools are listed per path. `options` is left out: on
 /// a HALO server, `OPTIONS` with the HALO media type is discovery.
@@ -50,47 +54,102 @@ impl Cached {
     }
 }
 
+/// What a request body must be, for validation.
+#[derive(Debug, Clone)]
+pub(crate) struct BodySpec {
+    /// The body's whole schema (self-contained).
+    pub(crate) schema: Value,
+    pub(crate) media_type: String,
+    pub(crate) required: bool,
+    /// The input entry standing for the whole body, when its properties were not flattened.
+    pub(crate) entry: Option<String>,
+}
+
+impl BodySpec {
+    pub(crate) fn is_json(&self) -> bool {
+        halo_protocol::is_json(&self.media_type)
+    }
+}
+
 /// One described operation.
 #[derive(Debug)]
 pub(crate) struct Tool {
+    entry: ToolEntry,
     /// The serialised manifest entry.
-    entry: Bytes,
-    tags: Vec<String>,
+    entry_bytes: Bytes,
     /// The schema as served.
-    schema: ToolSchema,
+    pub(crate) schema: ToolSchema,
+    schema_bytes: Bytes,
+    /// Localised texts by language tag.
+    locales: BTreeMap<String, LocalizedText>,
+    /// Who may call it: an index into the registry's access classes, `None` for anyone.
+    class: Option<usize>,
+    /// The compiled checks, when validation is on.
+    pub(crate) validator: Option<Validator>,
 }
 
-/// One described path: the array of its schemas, one per method.
+impl Tool {
+    /// The manifest name.
+    pub(crate) fn name(&self) -> &str {
+        &self.entry.name
+    }
+}
+
+/// One described path: its methods and their tools.
 #[derive(Debug)]
 pub(crate) struct PathEntry {
-    pub(crate) schemas: Cached,
-    /// The described methods.
-    methods: Vec<&'static str>,
+    /// The described methods, and the index of each one's tool.
+    methods: Vec<(&'static str, usize)>,
     /// The methods and `OPTIONS`, for `Allow` when the app has no `OPTIONS` answer of its own.
     pub(crate) allow: HeaderValue,
 }
+
+/// Every discovery response for one audience and language.
+#[derive(Debug)]
+pub(crate) struct View {
+    manifest: Cached,
+    /// The manifest filtered by each single tag, and with no tools (an unknown tag).
+    by_tag: HashMap<String, Cached>,
+    no_tools: Cached,
+    /// Each path's schema array; `None` when the audience may call nothing there.
+    paths: Vec<Option<Cached>>,
+    /// Which tools it shows.
+    shown: Vec<bool>,
+}
+
+/// The callers an access class admits, per class: which classes a caller passes decides
+/// what discovery shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Audience(Vec<bool>);
 
 /// Every described operation and every HALO response, ready to be looked up.
 #[derive(Debug)]
 pub(crate) struct Registry {
     manifest_head: Vec<u8>,
     tools: Vec<Tool>,
-    manifest: Cached,
-    /// The manifest filtered by each single tag, and with no tools (an unknown tag).
-    by_tag: HashMap<String, Cached>,
-    no_tools: Cached,
     templates: matchit::Router<usize>,
     paths: Vec<PathEntry>,
+    /// The distinct access requirements of the operations.
+    classes: Vec<Access>,
+    /// Every language some operation has texts in.
+    languages: Vec<String>,
+    /// The headers API keys travel in, by the security schemes.
+    key_headers: Vec<HeaderName>,
+    /// `WWW-Authenticate` for a `401`: one challenge per kind of security scheme.
+    challenge: HeaderValue,
+    /// Everything, for everyone, in the base language.
+    full: View,
 }
 
 impl Registry {
     /// Walks the document (OpenAPI 3.x as JSON) and pre-serialises every response.
     ///
     /// `described` attaches metadata by `operationId`, over what the operation's own
-    /// extensions say.
+    /// extensions say. With `validate`, each operation's checks are compiled.
     pub(crate) fn build(
         document: &Value,
         mut described: HashMap<String, Metadata>,
+        validate: bool,
     ) -> Result<Self, BuildError> {
         let memo = refs::Memo::default();
         let resolver = Resolver::new(document, &memo);
@@ -106,8 +165,9 @@ impl Registry {
         let mut names = Names::default();
         let mut tools = Vec::new();
         let mut paths = Vec::new();
+        let mut classes: Vec<Access> = Vec::new();
+        let mut languages = BTreeSet::new();
         for (template, path_item) in path_items {
-            let first_tool = tools.len();
             let mut methods = Vec::new();
             for (key, method) in METHODS {
                 let Some(operation) = path_item.get(key).filter(|op| op.is_object()) else {
@@ -123,92 +183,202 @@ impl Registry {
                 if let Some(extra) = source.operation_id().and_then(|id| described.remove(id)) {
                     meta.merge(extra);
                 }
+                let locales = std::mem::take(&mut meta.locales);
+                languages.extend(locales.keys().cloned());
                 let name = names.assign(source.operation_id(), method, template);
-                let (entry, schema) =
+                let built =
                     operation::build(&source, name, meta, resolver, schemes, default_security)?;
-                methods.push(method);
+                let class = match Access::derive(operation.get("security").or(default_security)) {
+                    Access::Anyone => None,
+                    access => Some(match classes.iter().position(|known| *known == access) {
+                        Some(index) => index,
+                        None => {
+                            classes.push(access);
+                            classes.len() - 1
+                        }
+                    }),
+                };
+                let validator = validate
+                    .then(|| Validator::compile(&built.schema, built.body.as_ref()))
+                    .transpose()
+                    .map_err(|message| BuildError::invalid_schema(&source.label(), message))?;
+                methods.push((method, tools.len()));
                 tools.push(Tool {
-                    entry: Bytes::from(serde_json::to_vec(&entry).map_err(BuildError::document)?),
-                    tags: entry.tags,
-                    schema,
+                    entry_bytes: Bytes::from(
+                        serde_json::to_vec(&built.entry).map_err(BuildError::document)?,
+                    ),
+                    schema_bytes: Bytes::from(
+                        serde_json::to_vec(&built.schema).map_err(BuildError::document)?,
+                    ),
+                    entry: built.entry,
+                    schema: built.schema,
+                    locales,
+                    class,
+                    validator,
                 });
             }
             if methods.is_empty() {
                 continue;
             }
-            let schemas: Vec<&ToolSchema> = tools[first_tool..].iter().map(|t| &t.schema).collect();
             templates
                 .insert(template.clone(), paths.len())
                 .map_err(|e| BuildError::invalid_path(template, e))?;
-            let allow = HeaderValue::try_from(format!("{}, OPTIONS", methods.join(", ")))
+            let listed: Vec<&str> = methods.iter().map(|(method, _)| *method).collect();
+            let allow = HeaderValue::try_from(format!("{}, OPTIONS", listed.join(", ")))
                 .map_err(|e| BuildError::invalid_path(template, e))?;
-            paths.push(PathEntry {
-                schemas: Cached::new(serde_json::to_vec(&schemas).map_err(BuildError::document)?),
-                methods,
-                allow,
-            });
+            paths.push(PathEntry { methods, allow });
         }
         if let Some(operation_id) = described.keys().next() {
             return Err(BuildError::unknown_operation(operation_id));
         }
 
-        let manifest_head = manifest_head(document.get("info"))?;
         let mut registry = Self {
-            manifest: Cached::new(Vec::new()),
-            by_tag: HashMap::new(),
-            no_tools: Cached::new(Vec::new()),
-            manifest_head,
+            manifest_head: manifest_head(document.get("info"))?,
             tools,
             templates,
             paths,
+            classes,
+            languages: languages.into_iter().collect(),
+            key_headers: key_headers(schemes),
+            challenge: challenge(schemes),
+            full: View::empty(),
         };
         registry.check_links()?;
-        registry.manifest = registry.render_manifest(|_| true);
-        registry.no_tools = registry.render_manifest(|_| false);
-        let tags: BTreeSet<&String> = registry.tools.iter().flat_map(|tool| &tool.tags).collect();
-        let by_tag = tags
-            .into_iter()
-            .map(|tag| {
-                (
-                    tag.clone(),
-                    registry.render_manifest(|tool| tool.tags.contains(tag)),
-                )
-            })
-            .collect();
-        registry.by_tag = by_tag;
+        registry.full = registry.render(None, None);
         Ok(registry)
     }
 
-    /// The manifest for a tag filter.
-    ///
-    /// Unfiltered and single-tag manifests are rendered at start-up; a filter with several
-    /// tags concatenates the pre-serialised entries of the tools it keeps.
-    pub(crate) fn manifest(&self, filter: &TagFilter) -> Cached {
-        match filter.tags() {
-            [] => self.manifest.clone(),
-            [tag] => self.by_tag.get(tag).unwrap_or(&self.no_tools).clone(),
-            _ => self.render_manifest(|tool| filter.matches(tool.tags.iter().map(String::as_str))),
+    /// The view for everyone in the base language, rendered at start-up.
+    pub(crate) fn full(&self) -> &View {
+        &self.full
+    }
+
+    /// Which access classes `caller` passes.
+    pub(crate) fn audience(&self, caller: Option<&Principal>) -> Audience {
+        Audience(self.classes.iter().map(|c| c.admits(caller)).collect())
+    }
+
+    /// Whether `caller` may call `tool`.
+    pub(crate) fn admits(&self, tool: &Tool, caller: Option<&Principal>) -> bool {
+        tool.class
+            .is_none_or(|class| self.classes[class].admits(caller))
+    }
+
+    /// The languages operations have texts in.
+    pub(crate) fn languages(&self) -> &[String] {
+        &self.languages
+    }
+
+    /// The tool at `index`.
+    pub(crate) fn tool_at(&self, index: usize) -> &Tool {
+        &self.tools[index]
+    }
+
+    /// `WWW-Authenticate` for a `401`.
+    pub(crate) fn challenge(&self) -> HeaderValue {
+        self.challenge.clone()
+    }
+
+    /// The API-key headers of the security schemes.
+    pub(crate) fn key_headers(&self) -> &[HeaderName] {
+        &self.key_headers
+    }
+
+    /// Renders every discovery response for an audience (`None`: everyone) in a language
+    /// (`None`: the base texts).
+    pub(crate) fn render(&self, audience: Option<&Audience>, language: Option<&str>) -> View {
+        let shown: Vec<bool> = self
+            .tools
+            .iter()
+            .map(|tool| {
+                tool.class
+                    .is_none_or(|class| audience.is_none_or(|a| a.0[class]))
+            })
+            .collect();
+        let localised: Vec<Option<(Bytes, Bytes)>> = self
+            .tools
+            .iter()
+            .map(|tool| language.and_then(|language| localise(tool, language)))
+            .collect();
+        let entry = |index: usize| {
+            localised[index]
+                .as_ref()
+                .map_or(&self.tools[index].entry_bytes, |(entry, _)| entry)
+        };
+        let schema = |index: usize| {
+            localised[index]
+                .as_ref()
+                .map_or(&self.tools[index].schema_bytes, |(_, schema)| schema)
+        };
+        let manifest = |keep: &dyn Fn(&Tool) -> bool| {
+            self.render_manifest(
+                (0..self.tools.len())
+                    .filter(|&i| shown[i] && keep(&self.tools[i]))
+                    .map(entry),
+            )
+        };
+        let tags: BTreeSet<&String> = self
+            .tools
+            .iter()
+            .flat_map(|tool| &tool.entry.tags)
+            .collect();
+        let by_tag = tags
+            .into_iter()
+            .map(|tag| (tag.clone(), manifest(&|tool| tool.entry.tags.contains(tag))))
+            .collect();
+        let paths = self
+            .paths
+            .iter()
+            .map(|path| {
+                let visible: Vec<usize> = path
+                    .methods
+                    .iter()
+                    .map(|(_, index)| *index)
+                    .filter(|&index| shown[index])
+                    .collect();
+                (!visible.is_empty()).then(|| join_array(visible.into_iter().map(schema)))
+            })
+            .collect();
+        View {
+            manifest: manifest(&|_| true),
+            by_tag,
+            no_tools: manifest(&|_| false),
+            paths,
+            shown,
         }
     }
 
-    /// The schemas of the path a request names (`/api/books/42` → `/api/books/{id}`).
-    pub(crate) fn path(&self, path: &str) -> Option<&PathEntry> {
+    /// The path entry and match of a request path (`/api/books/42` → `/api/books/{id}`).
+    pub(crate) fn path<'r, 'p>(
+        &'r self,
+        path: &'p str,
+    ) -> Option<(usize, &'r PathEntry, matchit::Params<'r, 'p>)> {
         let matched = self.templates.at(path).ok()?;
-        self.paths.get(*matched.value)
+        let index = *matched.value;
+        Some((index, &self.paths[index], matched.params))
     }
 
-    /// Concatenates the pre-serialised entries of the tools that pass `keep`.
-    fn render_manifest(&self, keep: impl Fn(&Tool) -> bool) -> Cached {
+    /// The tool a request calls: its path and method (`HEAD` falls back to `GET`).
+    pub(crate) fn tool(&self, entry: &PathEntry, method: &http::Method) -> Option<(usize, &Tool)> {
+        let find = |wanted: &str| {
+            entry
+                .methods
+                .iter()
+                .find(|(method, _)| *method == wanted)
+                .map(|(_, index)| (*index, &self.tools[*index]))
+        };
+        find(method.as_str()).or_else(|| {
+            (method == http::Method::HEAD)
+                .then(|| find("GET"))
+                .flatten()
+        })
+    }
+
+    /// Concatenates manifest entries after the head.
+    fn render_manifest<'e>(&self, entries: impl Iterator<Item = &'e Bytes>) -> Cached {
         let mut body = Vec::with_capacity(self.manifest_head.len() + 64 * self.tools.len());
         body.extend_from_slice(&self.manifest_head);
-        let mut first = true;
-        for tool in self.tools.iter().filter(|tool| keep(tool)) {
-            if !first {
-                body.push(b',');
-            }
-            first = false;
-            body.extend_from_slice(&tool.entry);
-        }
+        join(&mut body, entries);
         body.extend_from_slice(b"]}");
         Cached::new(body)
     }
@@ -242,8 +412,8 @@ impl Registry {
             for (field, link) in links {
                 let Some(link) = link else { continue };
                 if let Some((method, path)) = relative_link(link)
-                    && !self.path(path).is_some_and(|entry| {
-                        method.is_none_or(|method| entry.methods.contains(&method))
+                    && !self.path(path).is_some_and(|(_, entry, _)| {
+                        method.is_none_or(|method| entry.methods.iter().any(|(m, _)| *m == method))
                     })
                 {
                     let label = format!("{} {}", schema.call.method, schema.call.url);
@@ -253,6 +423,155 @@ impl Registry {
         }
         Ok(())
     }
+}
+
+impl View {
+    fn empty() -> Self {
+        Self {
+            manifest: Cached::new(Vec::new()),
+            by_tag: HashMap::new(),
+            no_tools: Cached::new(Vec::new()),
+            paths: Vec::new(),
+            shown: Vec::new(),
+        }
+    }
+
+    /// The manifest for a tag filter.
+    ///
+    /// Unfiltered and single-tag manifests are rendered with the view; a filter with several
+    /// tags concatenates the entries of the tools it keeps.
+    pub(crate) fn manifest(
+        &self,
+        registry: &Registry,
+        filter: &TagFilter,
+        language: Option<&str>,
+    ) -> Cached {
+        match filter.tags() {
+            [] => self.manifest.clone(),
+            [tag] => self.by_tag.get(tag).unwrap_or(&self.no_tools).clone(),
+            _ => {
+                let localised: Vec<Bytes> = registry
+                    .tools
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, tool)| {
+                        self.shown[*index]
+                            && filter.matches(tool.entry.tags.iter().map(String::as_str))
+                    })
+                    .map(|(_, tool)| {
+                        language
+                            .and_then(|language| localise(tool, language))
+                            .map_or_else(|| tool.entry_bytes.clone(), |(entry, _)| entry)
+                    })
+                    .collect();
+                registry.render_manifest(localised.iter())
+            }
+        }
+    }
+
+    /// The schemas of a path, `None` when the audience may call nothing there.
+    pub(crate) fn path(&self, index: usize) -> Option<&Cached> {
+        self.paths.get(index)?.as_ref()
+    }
+}
+
+/// `[a,b,c]` from serialised JSON values.
+fn join_array<'e>(items: impl Iterator<Item = &'e Bytes>) -> Cached {
+    let mut body = vec![b'['];
+    join(&mut body, items);
+    body.push(b']');
+    Cached::new(body)
+}
+
+fn join<'e>(out: &mut Vec<u8>, items: impl Iterator<Item = &'e Bytes>) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+}
+
+/// The entry and schema of `tool` with its texts in `language`, falling back along the tag
+/// (`en-GB` to `en`); `None` when it has none in that language.
+fn localise(tool: &Tool, language: &str) -> Option<(Bytes, Bytes)> {
+    let mut tag = language;
+    let text = loop {
+        if let Some(text) = tool.locales.get(tag) {
+            break text;
+        }
+        tag = &tag[..tag.rfind('-')?];
+    };
+    let mut entry = tool.entry.clone();
+    let mut schema = tool.schema.clone();
+    if let Some(name) = &text.name {
+        entry.title = Some(name.clone());
+        schema.title = Some(name.clone());
+    }
+    if let Some(description) = &text.description {
+        entry.description = description
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        schema.description.clone_from(description);
+    }
+    if let Some(why) = &text.why {
+        schema.why = Some(why.clone());
+    }
+    Some((
+        Bytes::from(serde_json::to_vec(&entry).ok()?),
+        Bytes::from(serde_json::to_vec(&schema).ok()?),
+    ))
+}
+
+/// The headers of the `apiKey` security schemes that travel in headers.
+fn key_headers(schemes: Option<&Value>) -> Vec<HeaderName> {
+    let mut headers: Vec<HeaderName> = schemes
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, scheme)| {
+            scheme.get("type").and_then(Value::as_str) == Some("apiKey")
+                && scheme.get("in").and_then(Value::as_str) == Some("header")
+        })
+        .filter_map(|(_, scheme)| HeaderName::try_from(scheme.get("name")?.as_str()?).ok())
+        .collect();
+    headers.dedup();
+    headers
+}
+
+/// One challenge per kind of scheme the document defines (`Bearer`, `Basic`, and `ApiKey`
+/// naming its header), `Bearer` when it defines none.
+fn challenge(schemes: Option<&Value>) -> HeaderValue {
+    let mut challenges: Vec<String> = Vec::new();
+    for scheme in schemes
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(_, s)| s)
+    {
+        let text = |key: &str| scheme.get(key).and_then(Value::as_str).unwrap_or_default();
+        let challenge = match (text("type"), text("scheme").to_ascii_lowercase().as_str()) {
+            ("http", "basic") => "Basic realm=\"halo\"".to_owned(),
+            ("apiKey", _) if text("in") == "header" && !text("name").contains('"') => {
+                format!("ApiKey realm=\"halo\", header=\"{}\"", text("name"))
+            }
+            ("http", "bearer") | ("oauth2" | "openIdConnect", _) => {
+                "Bearer realm=\"halo\"".to_owned()
+            }
+            _ => continue,
+        };
+        if !challenges.contains(&challenge) {
+            challenges.push(challenge);
+        }
+    }
+    if challenges.is_empty() {
+        challenges.push("Bearer realm=\"halo\"".to_owned());
+    }
+    HeaderValue::try_from(challenges.join(", "))
+        .unwrap_or_else(|_| HeaderValue::from_static("Bearer realm=\"halo\""))
 }
 
 /// The method and path of a link written `/path`, `/path?query` or `METHOD /path`; `None`

@@ -45,6 +45,14 @@ impl Source<'_> {
     }
 }
 
+/// An operation as a tool: its manifest entry, its schema, and what its body must be.
+#[derive(Debug)]
+pub(crate) struct Built {
+    pub(crate) entry: ToolEntry,
+    pub(crate) schema: ToolSchema,
+    pub(crate) body: Option<super::BodySpec>,
+}
+
 /// Builds the manifest entry and the schema of an operation.
 pub(crate) fn build(
     source: &Source<'_>,
@@ -53,7 +61,7 @@ pub(crate) fn build(
     resolver: Resolver<'_>,
     security_schemes: Option<&Value>,
     default_security: Option<&Value>,
-) -> Result<(ToolEntry, ToolSchema), BuildError> {
+) -> Result<Built, BuildError> {
     let unresolved = |e: super::refs::Unresolved| BuildError::unresolved(&source.label(), e.0);
     let (summary, description) = texts(source);
     let tags: Vec<String> = source
@@ -72,8 +80,9 @@ pub(crate) fn build(
         source.operation.get("security").or(default_security),
         security_schemes,
     );
-    schema.input =
+    let (input, body) =
         input::derive(resolver, source.path_item, source.operation).map_err(unresolved)?;
+    schema.input = input;
     schema.output = output(source, resolver).map_err(unresolved)?;
     schema.why = meta.why;
     schema.tags.clone_from(&tags);
@@ -88,7 +97,11 @@ pub(crate) fn build(
     schema.stream = meta.stream;
 
     let entry = ToolEntry::new(source.template, source.method, name, summary).with_tags(tags);
-    Ok((entry, schema))
+    Ok(Built {
+        entry,
+        schema,
+        body,
+    })
 }
 
 /// The short text for the manifest and the full text for the schema: the summary (the doc

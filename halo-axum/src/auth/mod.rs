@@ -1,0 +1,196 @@
+//! Who is calling: the [`Authenticator`] an application plugs in, the [`Principal`] it
+//! returns, and a built-in [`StaticAuthenticator`] for tokens and keys known in advance.
+//!
+//! With an authenticator set on [`HaloBuilder::authenticator`](crate::HaloBuilder::authenticator),
+//! the layer scopes discovery to what the caller may call and checks every call of a
+//! described operation against the operation's OpenAPI `security` requirements before the
+//! handler runs: `401` without valid credentials, `403` without the scopes. Handlers read the
+//! caller with the [`Principal`] extractor.
+
+mod static_keys;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use axum::extract::{FromRequestParts, OptionalFromRequestParts};
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+
+pub use self::static_keys::StaticAuthenticator;
+use crate::problem;
+
+/// An authenticated caller: an id and the scopes granted to it.
+///
+/// It is also an extractor: a handler behind the layer takes `Principal` (answering `401`
+/// when the request was anonymous) or `Option<Principal>`.
+///
+/// ```
+/// use halo_axum::Principal;
+///
+/// let admin = Principal::new("admin").with_scopes(["books:write", "admin"]);
+/// assert!(admin.has_scope("admin"));
+/// assert!(!admin.has_scope("payments:write"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    id: String,
+    scopes: BTreeSet<String>,
+}
+
+impl Principal {
+    /// A caller with no scopes.
+    #[must_use]
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            scopes: BTreeSet::new(),
+        }
+    }
+
+    /// The same caller, granted `scopes` as well.
+    #[must_use]
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The caller's id, as the authenticator named it.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The scopes granted to the caller.
+    pub fn scopes(&self) -> impl Iterator<Item = &str> {
+        self.scopes.iter().map(String::as_str)
+    }
+
+    /// Whether the caller was granted `scope`.
+    #[must_use]
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.contains(scope)
+    }
+}
+
+impl<S: Sync> FromRequestParts<S> for Principal {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts.extensions.get::<Self>().cloned().ok_or_else(|| {
+            problem::response(
+                http::StatusCode::UNAUTHORIZED,
+                "this operation needs credentials",
+            )
+        })
+    }
+}
+
+impl<S: Sync> OptionalFromRequestParts<S> for Principal {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _state: &S,
+    ) -> Result<Option<Self>, Self::Rejection> {
+        Ok(parts.extensions.get::<Self>().cloned())
+    }
+}
+
+/// Credentials were presented but are not valid (unknown, expired, malformed).
+///
+/// The message is sent to the caller in the `401` problem body, so it must not contain the
+/// credential itself.
+///
+/// ```
+/// use halo_axum::Unauthenticated;
+///
+/// let error = Unauthenticated::new("the token has expired");
+/// assert_eq!(error.to_string(), "the token has expired");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Unauthenticated {
+    message: String,
+}
+
+impl Unauthenticated {
+    /// A rejection explained by `message`.
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Unauthenticated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unauthenticated {}
+
+impl IntoResponse for Unauthenticated {
+    fn into_response(self) -> Response {
+        problem::response(http::StatusCode::UNAUTHORIZED, self.message)
+    }
+}
+
+/// Identifies the caller of a request.
+///
+/// Return `Ok(Some(principal))` for valid credentials, `Ok(None)` when the request carries
+/// none (an anonymous caller, who may still call operations without `security`), and
+/// `Err(Unauthenticated)` when it carries credentials that are not valid.
+///
+/// ```
+/// use halo_axum::{Authenticator, Principal, Unauthenticated};
+/// use http::request::Parts;
+///
+/// /// Accepts `Authorization: Bearer <user>.<signature>` after checking the signature.
+/// struct Signed;
+///
+/// impl Authenticator for Signed {
+///     async fn authenticate(&self, parts: &Parts) -> Result<Option<Principal>, Unauthenticated> {
+///         let Some(value) = parts.headers.get(http::header::AUTHORIZATION) else {
+///             return Ok(None);
+///         };
+///         let token = value
+///             .to_str()
+///             .ok()
+///             .and_then(|v| v.strip_prefix("Bearer "))
+///             .ok_or_else(|| Unauthenticated::new("expected a bearer token"))?;
+///         match token.split_once('.') {
+///             Some((user, "valid-signature")) => Ok(Some(Principal::new(user))),
+///             _ => Err(Unauthenticated::new("the token's signature does not match")),
+///         }
+///     }
+/// }
+/// ```
+pub trait Authenticator: Send + Sync + 'static {
+    /// Who sent the request whose head is `parts`.
+    fn authenticate(
+        &self,
+        parts: &Parts,
+    ) -> impl Future<Output = Result<Option<Principal>, Unauthenticated>> + Send;
+}
+
+/// The future of a type-erased authenticator.
+pub(crate) type Identified<'a> =
+    Pin<Box<dyn Future<Output = Result<Option<Principal>, Unauthenticated>> + Send + 'a>>;
+
+/// An [`Authenticator`] behind a pointer.
+pub(crate) trait DynAuthenticator: Send + Sync + 'static {
+    fn identify<'a>(&'a self, parts: &'a Parts) -> Identified<'a>;
+}
+
+impl<A: Authenticator> DynAuthenticator for A {
+    fn identify<'a>(&'a self, parts: &'a Parts) -> Identified<'a> {
+        Box::pin(self.authenticate(parts))
+    }
+}

@@ -1,0 +1,249 @@
+//! The request path of described operations: identify the caller, authorize, validate,
+//! then run the handler, plainly or as a stream. Also discovery when it depends on the
+//! caller.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, FieldError, Problem, ToolEvent, ToolStart};
+use http::header::{CONTENT_LENGTH, WWW_AUTHENTICATE};
+use http::request::Parts;
+use http::{HeaderValue, Request, StatusCode};
+use http_body_util::BodyExt;
+use tower_service::Service;
+
+use crate::Principal;
+use crate::auth::DynAuthenticator;
+use crate::discovery::{Discovery, Viewer};
+use crate::problem;
+use crate::stream::{self, Calls, Progress};
+use crate::validate;
+
+/// Everything a layer shares between its services.
+pub(crate) struct Shared {
+    pub(crate) discovery: Discovery,
+    pub(crate) authenticator: Option<Box<dyn DynAuthenticator>>,
+    /// Discovery without credentials is refused (`401`) rather than shown the public tools.
+    pub(crate) require_credentials: bool,
+    pub(crate) validate: bool,
+    pub(crate) body_limit: usize,
+    pub(crate) calls: Calls,
+    pub(crate) challenge: HeaderValue,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("discovery", &self.discovery)
+            .field("authenticator", &self.authenticator.is_some())
+            .field("validate", &self.validate)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a request asks for an event stream.
+pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
+    parts_headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .any(|value| {
+            value
+                .to_str()
+                .is_ok_and(|accept| halo_protocol::accepts(accept, EVENT_STREAM))
+        })
+}
+
+impl Shared {
+    /// Whether a request that is not discovery may need the layer: checks are on, or it
+    /// asks for a stream.
+    pub(crate) fn intercepts<B>(&self, request: &Request<B>) -> bool {
+        self.authenticator.is_some() || self.validate || wants_stream(request.headers())
+    }
+
+    /// Who sent the request: `Ok(None)` for anonymous (or when no authenticator is set),
+    /// `Err` with the `401` to answer for bad credentials.
+    async fn identify(&self, parts: &Parts) -> Result<Option<Principal>, Response> {
+        let Some(authenticator) = &self.authenticator else {
+            return Ok(None);
+        };
+        authenticator
+            .identify(parts)
+            .await
+            .map_err(|rejected| self.unauthorized(rejected.to_string()))
+    }
+
+    fn unauthorized(&self, detail: impl Into<String>) -> Response {
+        let mut response = problem::response(StatusCode::UNAUTHORIZED, detail);
+        response
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, self.challenge.clone());
+        response
+    }
+
+    /// Discovery for a caller, when an authenticator is set.
+    pub(crate) async fn discover(&self, parts: Parts) -> Response {
+        let caller = match self.identify(&parts).await {
+            Ok(caller) => caller,
+            Err(response) => return response,
+        };
+        if self.require_credentials && caller.is_none() {
+            return self.unauthorized("discovery needs credentials");
+        }
+        self.discovery
+            .respond(&parts.uri, &parts.headers, Viewer::Caller(caller.as_ref()))
+    }
+}
+
+/// Runs a call of the described operation `tool` through the checks, then `inner` (which
+/// must be ready).
+pub(crate) async fn execute<S>(
+    shared: Arc<Shared>,
+    mut inner: S,
+    request: Request<Body>,
+    tool: usize,
+) -> Result<Response, S::Error>
+where
+    S: Service<Request<Body>, Response = Response> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    let (mut parts, body) = request.into_parts();
+    let caller = match shared.identify(&parts).await {
+        Ok(caller) => caller,
+        Err(response) => return Ok(response),
+    };
+    let streaming = wants_stream(&parts.headers);
+    if streaming && let Some(call_id) = parts.headers.get(CALL_ID_HEADER) {
+        return Ok(resume(&shared, &parts, call_id, tool, caller.as_ref()));
+    }
+    let registry = &shared.discovery.registry;
+    let described = registry.tool_at(tool);
+    if shared.authenticator.is_some() && !registry.admits(described, caller.as_ref()) {
+        return Ok(match caller {
+            None => shared.unauthorized("this operation needs credentials"),
+            Some(_) => problem::response(
+                StatusCode::FORBIDDEN,
+                "the credentials do not grant the scopes this operation needs",
+            ),
+        });
+    }
+    let body = match described.validator.as_ref().filter(|_| shared.validate) {
+        None => body,
+        Some(validator) => {
+            let mut errors: Vec<FieldError> = Vec::new();
+            let pairs: Vec<(&str, &str)> = registry
+                .path(parts.uri.path())
+                .map(|(_, _, params)| params.iter().collect())
+                .unwrap_or_default();
+            let checked =
+                validator.check_params(&pairs, parts.uri.query(), &parts.headers, &mut errors);
+            if let Err(problem) = checked {
+                return Ok(problem::from_problem(&problem));
+            }
+            let body = if validator.takes_body() {
+                let bytes = match read_body(&parts, body, shared.body_limit).await {
+                    Ok(bytes) => bytes,
+                    Err(problem) => return Ok(problem::from_problem(&problem)),
+                };
+                if let Err(problem) = validator.check_body(&parts.headers, &bytes, &mut errors) {
+                    return Ok(problem::from_problem(&problem));
+                }
+                Body::from(bytes)
+            } else {
+                body
+            };
+            if !errors.is_empty() {
+                return Ok(problem::from_problem(&validate::invalid(errors)));
+            }
+            body
+        }
+    };
+    let caller_id = caller.as_ref().map(|c| c.id().to_owned());
+    if let Some(caller) = caller {
+        parts.extensions.insert(caller);
+    }
+    if !streaming {
+        return inner.call(Request::from_parts(parts, body)).await;
+    }
+    let call = match shared.calls.start(tool, caller_id) {
+        Ok(call) => call,
+        Err(problem) => return Ok(problem::from_problem(&problem)),
+    };
+    call.push(&ToolEvent::ToolStart(ToolStart::new(
+        call.id.clone(),
+        described.name(),
+    )));
+    parts
+        .extensions
+        .insert(Progress::attached(Arc::clone(&call)));
+    let running = inner.call(Request::from_parts(parts, body));
+    let finished = Arc::clone(&call);
+    let task = tokio::spawn(async move { stream::finish(finished, running.await).await });
+    call.set_task(task.abort_handle());
+    let subscription = call.subscribe();
+    Ok(stream::respond(
+        subscription,
+        0,
+        shared.calls.config().keep_alive,
+    ))
+}
+
+/// A reconnecting client: the events of its call after `Last-Event-ID`.
+fn resume(
+    shared: &Shared,
+    parts: &Parts,
+    call_id: &HeaderValue,
+    tool: usize,
+    caller: Option<&Principal>,
+) -> Response {
+    let gone = |detail: &str| problem::response(StatusCode::GONE, detail);
+    let call = call_id
+        .to_str()
+        .ok()
+        .and_then(|id| shared.calls.find(id))
+        .filter(|call| call.tool == tool && call.caller.as_deref() == caller.map(Principal::id));
+    let Some(call) = call else {
+        return gone("the call is not kept (it ended too long ago, or never was)");
+    };
+    let after = match parts.headers.get("last-event-id").map(HeaderValue::to_str) {
+        None => 0,
+        Some(Ok(text)) => match text.trim().parse::<u64>() {
+            Ok(id) => id,
+            Err(_) => {
+                return problem::response(StatusCode::BAD_REQUEST, "Last-Event-ID is not a number");
+            }
+        },
+        Some(Err(_)) => {
+            return problem::response(StatusCode::BAD_REQUEST, "Last-Event-ID is not a number");
+        }
+    };
+    if !call.can_resume_after(after) {
+        return gone("the events after that id are no longer kept");
+    }
+    stream::respond(call.subscribe(), after, shared.calls.config().keep_alive)
+}
+
+/// Reads a request body of at most `limit` bytes: `413` past it, `400` when the
+/// connection fails mid-body.
+async fn read_body(parts: &Parts, body: Body, limit: usize) -> Result<Bytes, Box<Problem>> {
+    let too_large = || {
+        Box::new(Problem::new(413).with_detail(format!("the body is larger than {limit} bytes")))
+    };
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(_) => Err(Box::new(
+            Problem::new(400).with_detail("the body could not be read"),
+        )),
+    }
+}

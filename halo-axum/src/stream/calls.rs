@@ -1,0 +1,242 @@
+//! Calls being streamed: each one's events, kept for replay until the call has been over
+//! for the retention time.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use halo_protocol::{Problem, ToolEvent};
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+
+use super::{OnDisconnect, StreamConfig};
+
+/// One SSE event, framed: `event: …\nid: …\ndata: …\n\n`.
+#[derive(Debug, Clone)]
+pub(crate) struct Frame {
+    pub(crate) id: u64,
+    pub(crate) bytes: Bytes,
+}
+
+/// One streamed call.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) id: String,
+    /// The tool called (its index in the registry).
+    pub(crate) tool: usize,
+    /// Who called it (`None`: anonymous).
+    pub(crate) caller: Option<String>,
+    state: Mutex<State>,
+    changed: Notify,
+    max_events: usize,
+    on_disconnect: OnDisconnect,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    frames: VecDeque<Frame>,
+    last_id: u64,
+    /// When the terminal event was pushed.
+    finished: Option<Instant>,
+    subscribers: usize,
+    task: Option<AbortHandle>,
+}
+
+impl Call {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends an event (nothing after a terminal one) and wakes the subscribers. Past the
+    /// event limit the oldest event is dropped.
+    pub(crate) fn push(&self, event: &ToolEvent) {
+        let data = serde_json::to_string(event).unwrap_or_else(|_| {
+            r#"{"type":"tool_error","data":{"type":"about:blank","status":500}}"#.to_owned()
+        });
+        {
+            let mut state = self.state();
+            if state.finished.is_some() {
+                return;
+            }
+            state.last_id += 1;
+            let id = state.last_id;
+            let mut text = String::with_capacity(data.len() + 40);
+            let _ = write!(text, "event: {}\nid: {id}\ndata: {data}\n\n", event.name());
+            state.frames.push_back(Frame {
+                id,
+                bytes: Bytes::from(text),
+            });
+            if state.frames.len() > self.max_events {
+                state.frames.pop_front();
+            }
+            if event.is_terminal() {
+                state.finished = Some(Instant::now());
+                state.task = None;
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Remembers the task running the handler, to cancel it when the policy says so.
+    pub(crate) fn set_task(&self, task: AbortHandle) {
+        let mut state = self.state();
+        if state.finished.is_none() {
+            state.task = Some(task);
+        }
+    }
+
+    /// The frames after `after`, joined, and whether the call is over.
+    pub(crate) fn frames_after(&self, after: u64) -> (Option<(u64, Bytes)>, bool) {
+        let state = self.state();
+        let finished = state.finished.is_some();
+        let start = state.frames.partition_point(|frame| frame.id <= after);
+        let pending = state.frames.range(start..);
+        let (count, last) = (
+            state.frames.len() - start,
+            state.frames.back().map(|f| f.id),
+        );
+        let chunk = match count {
+            0 => None,
+            1 => pending.map(|f| f.bytes.clone()).next(),
+            _ => {
+                let mut joined = Vec::with_capacity(pending.clone().map(|f| f.bytes.len()).sum());
+                for frame in pending {
+                    joined.extend_from_slice(&frame.bytes);
+                }
+                Some(Bytes::from(joined))
+            }
+        };
+        (chunk.zip(last).map(|(bytes, last)| (last, bytes)), finished)
+    }
+
+    /// Whether events after `after` can still be replayed: `after` is not older than the
+    /// oldest kept event (and not in the future).
+    pub(crate) fn can_resume_after(&self, after: u64) -> bool {
+        let state = self.state();
+        let oldest = state.frames.front().map_or(state.last_id + 1, |f| f.id);
+        after + 1 >= oldest && after <= state.last_id
+    }
+
+    /// A future that completes on the next change; create it before looking, so no change
+    /// is missed.
+    pub(crate) fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
+    }
+
+    pub(crate) fn subscribe(self: &Arc<Self>) -> Subscription {
+        self.state().subscribers += 1;
+        Subscription(Arc::clone(self))
+    }
+
+    fn expired(&self, now: Instant, retention: Duration) -> bool {
+        self.state()
+            .finished
+            .is_some_and(|at| now.duration_since(at) >= retention)
+    }
+
+    fn finished_at(&self) -> Option<Instant> {
+        self.state().finished
+    }
+}
+
+/// A connected client. When the last one leaves a running call whose policy is
+/// [`OnDisconnect::Cancel`], the handler is dropped and the call ends with `tool_error`.
+#[derive(Debug)]
+pub(crate) struct Subscription(Arc<Call>);
+
+impl std::ops::Deref for Subscription {
+    type Target = Call;
+
+    fn deref(&self) -> &Call {
+        &self.0
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let task = {
+            let mut state = self.0.state();
+            state.subscribers -= 1;
+            if state.subscribers > 0 || self.0.on_disconnect != OnDisconnect::Cancel {
+                return;
+            }
+            state.task.take()
+        };
+        if let Some(task) = task {
+            task.abort();
+            self.0.push(&ToolEvent::ToolError(
+                Problem::new(503).with_detail("the call was cancelled: its client disconnected"),
+            ));
+        }
+    }
+}
+
+/// Every call being streamed or kept for replay.
+#[derive(Debug)]
+pub(crate) struct Calls {
+    calls: Mutex<HashMap<String, Arc<Call>>>,
+    config: StreamConfig,
+}
+
+impl Calls {
+    pub(crate) fn new(config: StreamConfig) -> Self {
+        Self {
+            calls: Mutex::new(HashMap::new()),
+            config,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &StreamConfig {
+        &self.config
+    }
+
+    /// A new call of `tool` by `caller`. Calls past their retention are forgotten first; when
+    /// the store is still full, the call that finished first goes, and with every call still
+    /// running the new one is refused (`503`).
+    pub(crate) fn start(
+        &self,
+        tool: usize,
+        caller: Option<String>,
+    ) -> Result<Arc<Call>, Box<Problem>> {
+        let now = Instant::now();
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.retain(|_, call| !call.expired(now, self.config.retention));
+        if calls.len() >= self.config.max_calls {
+            let oldest = calls
+                .iter()
+                .filter_map(|(id, call)| Some((call.finished_at()?, id.clone())))
+                .min();
+            match oldest {
+                Some((_, id)) => {
+                    calls.remove(&id);
+                }
+                None => {
+                    return Err(Box::new(
+                        Problem::new(503)
+                            .with_detail("too many calls are streaming; try again shortly"),
+                    ));
+                }
+            }
+        }
+        let call = Arc::new(Call {
+            id: format!("c-{}", uuid::Uuid::new_v4().simple()),
+            tool,
+            caller,
+            state: Mutex::new(State::default()),
+            changed: Notify::new(),
+            max_events: self.config.max_events,
+            on_disconnect: self.config.on_disconnect,
+        });
+        calls.insert(call.id.clone(), Arc::clone(&call));
+        Ok(call)
+    }
+
+    /// A call still kept.
+    pub(crate) fn find(&self, id: &str) -> Option<Arc<Call>> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let call = calls.get(id)?;
+        (!call.expired(Instant::now(), self.config.retention)).then(|| Arc::clone(call))
+    }
+}

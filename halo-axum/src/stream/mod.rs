@@ -1,0 +1,178 @@
+//! Tool calls streamed over Server-Sent Events on the operation's own route.
+//!
+//! A call of a described operation with `Accept: text/event-stream` runs the same handler,
+//! in a task of its own, and answers with `tool_start`, the handler's `tool_progress`
+//! events ([`Progress`]), and `tool_end` or `tool_error`. Events are kept for a while after
+//! the call ends, so a client that lost the connection sends the request again with
+//! `Last-Event-ID` and `Halo-Call-Id` and receives only what it missed.
+
+mod calls;
+mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::FromRequestParts;
+use axum::response::{IntoResponse, Response};
+use halo_protocol::ToolEvent;
+use http::request::Parts;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+pub(crate) use self::calls::{Call, Calls};
+pub(crate) use self::sse::{finish, respond};
+
+/// What happens to a streamed call whose client goes away before it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnDisconnect {
+    /// The handler runs on and its events are kept, so the client can reconnect and resume
+    /// (the default).
+    #[default]
+    Continue,
+    /// The handler is dropped as soon as no client is connected, and the call ends with a
+    /// `tool_error`; a client that reconnects receives the events up to that error.
+    Cancel,
+}
+
+/// How streamed calls are kept.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamConfig {
+    /// How long a finished call's events stay available for resuming.
+    pub(crate) retention: Duration,
+    /// The most events kept per call; older progress is dropped past it.
+    pub(crate) max_events: usize,
+    /// The most calls kept at once.
+    pub(crate) max_calls: usize,
+    /// The interval of keep-alive comments on an idle stream.
+    pub(crate) keep_alive: Duration,
+    pub(crate) on_disconnect: OnDisconnect,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        Self {
+            retention: Duration::from_secs(300),
+            max_events: 16_384,
+            max_calls: 10_000,
+            keep_alive: Duration::from_secs(15),
+            on_disconnect: OnDisconnect::Continue,
+        }
+    }
+}
+
+/// Reports a handler's progress to a streaming caller, as `tool_progress` events.
+///
+/// An extractor: when the call is not streamed (the caller did not ask for
+/// `text/event-stream`), the progress goes nowhere and costs nothing.
+///
+/// ```
+/// use axum::Json;
+/// use halo_axum::Progress;
+/// use serde_json::{json, Value};
+///
+/// async fn summarize(progress: Progress) -> Json<Value> {
+///     for chapter in 1..=3 {
+///         progress.step(chapter, Some(3), format!("reading chapter {chapter}"));
+///     }
+///     Json(json!({"summary": "…"}))
+/// }
+/// # let _ = axum::Router::<()>::new().route("/summarize", axum::routing::post(summarize));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    call: Option<Arc<Call>>,
+}
+
+impl Progress {
+    pub(crate) fn attached(call: Arc<Call>) -> Self {
+        Self { call: Some(call) }
+    }
+
+    /// Whether a client is receiving the events.
+    #[must_use]
+    pub fn is_streaming(&self) -> bool {
+        self.call.is_some()
+    }
+
+    /// Sends any JSON as the data of a `tool_progress` event. A value that fails to
+    /// serialise is sent as `null`.
+    pub fn send(&self, data: impl Serialize) {
+        if let Some(call) = &self.call {
+            let data = serde_json::to_value(data).unwrap_or(Value::Null);
+            call.push(&ToolEvent::ToolProgress(data));
+        }
+    }
+
+    /// Sends `{"step": …, "total": …, "message": …}` (`total` left out when unknown).
+    pub fn step(&self, step: u64, total: Option<u64>, message: impl Into<String>) {
+        if self.call.is_some() {
+            let mut data = json!({"step": step, "message": message.into()});
+            if let Some(total) = total {
+                data["total"] = total.into();
+            }
+            self.send(data);
+        }
+    }
+}
+
+impl<S: Sync> FromRequestParts<S> for Progress {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Self>().cloned().unwrap_or_default())
+    }
+}
+
+/// A handler's result with data for user interfaces kept apart from what the model sees.
+///
+/// As an ordinary response it is `content` as JSON. In a streamed call, `tool_end` carries
+/// both: `content` for the model and `meta` for the interface, which never goes into a
+/// model's context.
+///
+/// ```
+/// use halo_axum::ToolResult;
+/// use serde_json::json;
+///
+/// async fn chart() -> ToolResult<serde_json::Value> {
+///     ToolResult::new(json!({"trend": "up"})).with_meta(json!({"svg": "<svg/>"}))
+/// }
+/// # let _ = axum::Router::<()>::new().route("/chart", axum::routing::get(chart));
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ToolResult<T> {
+    content: T,
+    meta: Option<Value>,
+}
+
+impl<T> ToolResult<T> {
+    /// A result of `content`, without `meta`.
+    pub fn new(content: T) -> Self {
+        Self {
+            content,
+            meta: None,
+        }
+    }
+
+    /// The same result with data for user interfaces.
+    pub fn with_meta(mut self, meta: impl Serialize) -> Self {
+        self.meta = serde_json::to_value(meta).ok();
+        self
+    }
+}
+
+/// The `meta` of a [`ToolResult`], carried to the stream in the response's extensions.
+#[derive(Debug, Clone)]
+pub(crate) struct ResultMeta(pub(crate) Value);
+
+impl<T: Serialize> IntoResponse for ToolResult<T> {
+    fn into_response(self) -> Response {
+        let mut response = Json(self.content).into_response();
+        if let Some(meta) = self.meta {
+            response.extensions_mut().insert(ResultMeta(meta));
+        }
+        response
+    }
+}

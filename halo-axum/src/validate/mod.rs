@@ -1,0 +1,234 @@
+//! Checking a call against its schema before the handler sees it.
+//!
+//! Each described operation gets a [`Validator`] at start-up: one compiled JSON Schema for
+//! its parameters (path, query and headers, read into one object keyed by input name, with
+//! text converted to the numbers and booleans the schema asks for) and one for its JSON
+//! body. Problems come back as `400` (a query, header or body that cannot be read), `415`
+//! (the wrong `Content-Type`) or `422` with one [`FieldError`] per offending value. Pointers
+//! address the tool's arguments as its `input` map names them: `/id` for a parameter,
+//! `/amount` for a property of a flattened body, `/body/0` inside a body passed whole.
+
+mod params;
+
+use halo_protocol::{FieldError, Location, Problem, ToolSchema, is_json};
+use http::HeaderMap;
+use http::header::CONTENT_TYPE;
+use serde_json::{Map, Value};
+
+use self::params::Param;
+use crate::registry::BodySpec;
+
+/// The longest message kept per validation error; a message quotes the offending value,
+/// which may be large.
+const MAX_MESSAGE: usize = 300;
+
+/// The compiled checks of one operation.
+pub(crate) struct Validator {
+    params: Vec<Param>,
+    params_schema: Option<jsonschema::Validator>,
+    body: Option<BodyCheck>,
+}
+
+/// How a request body is checked.
+struct BodyCheck {
+    /// The schema of a JSON body; `None` for other media types.
+    schema: Option<jsonschema::Validator>,
+    media_type: String,
+    required: bool,
+    /// The input entry that stands for the whole body, when it was not flattened.
+    entry: Option<String>,
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validator")
+            .field("params", &self.params.len())
+            .field("body", &self.body.as_ref().map(|b| &b.media_type))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Validator {
+    /// Compiles the checks of `schema` (and of the operation's request body).
+    pub(crate) fn compile(schema: &ToolSchema, body: Option<&BodySpec>) -> Result<Self, String> {
+        let mut params = Vec::new();
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (name, field) in &schema.input {
+            let Some(location @ (Location::Path | Location::Query | Location::Header)) =
+                field.location
+            else {
+                continue;
+            };
+            params.push(Param::new(name, location, &field.schema));
+            properties.insert(name.clone(), Value::Object(field.schema.clone()));
+            if field.required {
+                required.push(Value::String(name.clone()));
+            }
+        }
+        let params_schema = if params.is_empty() {
+            None
+        } else {
+            let mut object = Map::new();
+            object.insert("type".into(), "object".into());
+            object.insert("properties".into(), Value::Object(properties));
+            object.insert("required".into(), Value::Array(required));
+            Some(compile(&Value::Object(object))?)
+        };
+        let body = body
+            .map(|spec| -> Result<BodyCheck, String> {
+                Ok(BodyCheck {
+                    schema: spec.is_json().then(|| compile(&spec.schema)).transpose()?,
+                    media_type: spec.media_type.clone(),
+                    required: spec.required,
+                    entry: spec.entry.clone(),
+                })
+            })
+            .transpose()?;
+        Ok(Self {
+            params,
+            params_schema,
+            body,
+        })
+    }
+
+    /// Whether the operation takes a body, so the request's must be read.
+    pub(crate) fn takes_body(&self) -> bool {
+        self.body.is_some()
+    }
+
+    /// Checks the parameters: path values as matched (still percent-encoded), the query
+    /// string, and the headers.
+    pub(crate) fn check_params(
+        &self,
+        path: &[(&str, &str)],
+        query: Option<&str>,
+        headers: &HeaderMap,
+        errors: &mut Vec<FieldError>,
+    ) -> Result<(), Box<Problem>> {
+        let Some(schema) = &self.params_schema else {
+            return Ok(());
+        };
+        let query = params::parse_query(query.unwrap_or_default())?;
+        let mut instance = Map::new();
+        for param in &self.params {
+            if let Some(value) = param.read(path, &query, headers, errors)? {
+                instance.insert(param.name().to_owned(), value);
+            }
+        }
+        let instance = Value::Object(instance);
+        collect(schema, &instance, "", errors);
+        Ok(())
+    }
+
+    /// Checks a request body (`bytes`, already read within the size limit).
+    pub(crate) fn check_body(
+        &self,
+        headers: &HeaderMap,
+        bytes: &[u8],
+        errors: &mut Vec<FieldError>,
+    ) -> Result<(), Box<Problem>> {
+        let Some(body) = &self.body else {
+            return Ok(());
+        };
+        if bytes.is_empty() {
+            if body.required {
+                errors.push(FieldError::new(
+                    body.entry
+                        .as_deref()
+                        .map(|e| format!("/{e}"))
+                        .unwrap_or_default(),
+                    "a request body is required",
+                ));
+            }
+            return Ok(());
+        }
+        let content_type = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(essence);
+        let matches = content_type.is_some_and(|given| match &body.schema {
+            Some(_) => is_json(given),
+            None => given.eq_ignore_ascii_case(&body.media_type) || body.media_type == "*/*",
+        });
+        if !matches {
+            return Err(Box::new(Problem::new(415).with_detail(format!(
+                "the body must be sent as Content-Type: {}",
+                body.media_type
+            ))));
+        }
+        let Some(schema) = &body.schema else {
+            return Ok(());
+        };
+        let value: Value = serde_json::from_slice(bytes).map_err(|error| {
+            Problem::new(400).with_detail(format!("the body is not valid JSON: {error}"))
+        })?;
+        let prefix = body
+            .entry
+            .as_deref()
+            .map(|entry| format!("/{}", escape(entry)))
+            .unwrap_or_default();
+        collect(schema, &value, &prefix, errors);
+        Ok(())
+    }
+}
+
+/// The problem for a list of validation errors.
+pub(crate) fn invalid(errors: Vec<FieldError>) -> Problem {
+    let mut problem =
+        Problem::new(422).with_detail("the arguments do not match the operation's input schema");
+    problem.errors = errors;
+    problem
+}
+
+fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|error| error.to_string())
+}
+
+/// Every error of `instance`, as pointers under `prefix`. A missing required property
+/// points at the property itself.
+fn collect(
+    schema: &jsonschema::Validator,
+    instance: &Value,
+    prefix: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    if schema.is_valid(instance) {
+        return;
+    }
+    for error in schema.iter_errors(instance) {
+        let mut pointer = format!("{prefix}{}", error.instance_path());
+        if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind()
+            && let Some(property) = property.as_str()
+        {
+            pointer.push('/');
+            pointer.push_str(&escape(property));
+        }
+        errors.push(FieldError::new(pointer, truncate(error.to_string())));
+    }
+}
+
+/// `application/json; charset=utf-8` → `application/json`.
+fn essence(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or_default().trim()
+}
+
+/// A JSON pointer token (RFC 6901): `~` → `~0`, `/` → `~1`.
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+fn truncate(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE {
+        let mut end = MAX_MESSAGE;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}

@@ -1,0 +1,255 @@
+//! Reading path, query and header parameters into JSON values the schema can check.
+
+use halo_protocol::{FieldError, Location, Problem};
+use http::HeaderMap;
+use percent_encoding::percent_decode_str;
+use serde_json::{Map, Number, Value};
+
+/// One parameter: where it is read from and what its text becomes.
+#[derive(Debug)]
+pub(super) struct Param {
+    name: String,
+    location: Location,
+    shape: Shape,
+}
+
+/// What a parameter's schema says its text stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// One value; each of these types is tried in turn, text last.
+    Scalar(Types),
+    /// Several values (repeated in the query, comma-separated in a path or header), each of
+    /// the item types.
+    Array(Types),
+}
+
+/// The JSON types a text may be read as, besides a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Types {
+    integer: bool,
+    number: bool,
+    boolean: bool,
+}
+
+impl Types {
+    fn of(schema: &Map<String, Value>) -> Self {
+        let mut types = Self::default();
+        for name in type_names(schema) {
+            match name {
+                "integer" => types.integer = true,
+                "number" => types.number = true,
+                "boolean" => types.boolean = true,
+                _ => {}
+            }
+        }
+        types
+    }
+
+    /// The value `text` stands for: the first type it parses as, else the text itself.
+    fn read(self, text: &str) -> Value {
+        if self.integer {
+            if let Ok(n) = text.parse::<i64>() {
+                return Value::Number(n.into());
+            }
+            if let Ok(n) = text.parse::<u64>() {
+                return Value::Number(n.into());
+            }
+        }
+        if self.number
+            && let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64)
+        {
+            return Value::Number(n);
+        }
+        if self.boolean && matches!(text, "true" | "false") {
+            return Value::Bool(text == "true");
+        }
+        Value::String(text.to_owned())
+    }
+}
+
+/// The `type` names of a schema (`"integer"` or `["integer", "null"]`).
+fn type_names(schema: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    let names: Vec<&str> = match schema.get("type") {
+        Some(Value::String(name)) => vec![name.as_str()],
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    names.into_iter()
+}
+
+impl Param {
+    pub(super) fn new(name: &str, location: Location, schema: &Map<String, Value>) -> Self {
+        let shape = if type_names(schema).any(|name| name == "array") {
+            let items = schema
+                .get("items")
+                .and_then(Value::as_object)
+                .map(Types::of)
+                .unwrap_or_default();
+            Shape::Array(items)
+        } else {
+            Shape::Scalar(Types::of(schema))
+        };
+        Self {
+            name: name.to_owned(),
+            location,
+            shape,
+        }
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The parameter's value in the request, `None` when absent. Text that cannot be read
+    /// (bad percent-encoding, a header that is not visible ASCII) is a `400`; a scalar given
+    /// several times is an error in `errors`.
+    pub(super) fn read(
+        &self,
+        path: &[(&str, &str)],
+        query: &[(String, String)],
+        headers: &HeaderMap,
+        errors: &mut Vec<FieldError>,
+    ) -> Result<Option<Value>, Box<Problem>> {
+        let texts: Vec<String> = match self.location {
+            Location::Path => match path.iter().find(|(name, _)| *name == self.name) {
+                Some((_, raw)) => {
+                    let text = percent_decode_str(raw).decode_utf8().map_err(|_| {
+                        Problem::new(400).with_detail(format!(
+                            "path parameter `{}` is not UTF-8 once percent-decoded",
+                            self.name
+                        ))
+                    })?;
+                    self.split(&text)
+                }
+                None => Vec::new(),
+            },
+            Location::Query => query
+                .iter()
+                .filter(|(name, _)| *name == self.name)
+                .map(|(_, value)| value.clone())
+                .collect(),
+            Location::Header => {
+                let mut texts = Vec::new();
+                for value in headers.get_all(self.name.as_str()) {
+                    let text = value.to_str().map_err(|_| {
+                        Problem::new(400).with_detail(format!(
+                            "header `{}` holds characters other than visible ASCII",
+                            self.name
+                        ))
+                    })?;
+                    texts.extend(self.split(text));
+                }
+                texts
+            }
+            _ => Vec::new(),
+        };
+        Ok(match (self.shape, texts.as_slice()) {
+            (_, []) => None,
+            (Shape::Scalar(types), [text]) => Some(types.read(text)),
+            (Shape::Scalar(_), several) => {
+                errors.push(FieldError::new(
+                    format!("/{}", self.name),
+                    format!("given {} times but takes one value", several.len()),
+                ));
+                None
+            }
+            (Shape::Array(items), texts) => Some(Value::Array(
+                texts.iter().map(|text| items.read(text)).collect(),
+            )),
+        })
+    }
+
+    /// A path or header value: one text, or comma-separated items for an array.
+    fn split(&self, text: &str) -> Vec<String> {
+        match self.shape {
+            Shape::Array(_) => text.split(',').map(|item| item.trim().to_owned()).collect(),
+            Shape::Scalar(_) => vec![text.to_owned()],
+        }
+    }
+}
+
+/// The pairs of a query string (`a=1&b=x+y`), percent-decoded; `400` when a name or value is
+/// not UTF-8 once decoded.
+pub(super) fn parse_query(query: &str) -> Result<Vec<(String, String)>, Box<Problem>> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            Ok((decode(name)?, decode(value)?))
+        })
+        .collect()
+}
+
+fn decode(text: &str) -> Result<String, Box<Problem>> {
+    let spaced = text.replace('+', " ");
+    percent_decode_str(&spaced)
+        .decode_utf8()
+        .map(|text| text.into_owned())
+        .map_err(|_| {
+            Box::new(
+                Problem::new(400).with_detail("the query string is not UTF-8 once percent-decoded"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn param(location: Location, schema: Value) -> Param {
+        Param::new("p", location, schema.as_object().unwrap())
+    }
+
+    fn read(param: &Param, query: &str) -> (Option<Value>, Vec<FieldError>) {
+        let mut errors = Vec::new();
+        let query = parse_query(query).unwrap();
+        let value = param
+            .read(&[], &query, &HeaderMap::new(), &mut errors)
+            .unwrap();
+        (value, errors)
+    }
+
+    #[test]
+    fn text_becomes_what_the_schema_asks_for() {
+        let int = param(Location::Query, json!({"type": "integer"}));
+        assert_eq!(read(&int, "p=42").0, Some(json!(42)));
+        assert_eq!(read(&int, "p=4.2").0, Some(json!("4.2")));
+        assert_eq!(read(&int, "q=1").0, None);
+        let number = param(Location::Query, json!({"type": ["number", "null"]}));
+        assert_eq!(read(&number, "p=4.5").0, Some(json!(4.5)));
+        assert_eq!(read(&number, "p=NaN").0, Some(json!("NaN")));
+        let flag = param(Location::Query, json!({"type": "boolean"}));
+        assert_eq!(read(&flag, "p=true").0, Some(json!(true)));
+        let text = param(Location::Query, json!({"type": "string"}));
+        assert_eq!(read(&text, "p=a+b%20c").0, Some(json!("a b c")));
+        let list = param(
+            Location::Query,
+            json!({"type": "array", "items": {"type": "integer"}}),
+        );
+        assert_eq!(read(&list, "p=1&p=x&p=3").0, Some(json!([1, "x", 3])));
+        let (value, errors) = read(&int, "p=1&p=2");
+        assert_eq!(value, None);
+        assert_eq!(errors[0].pointer, "/p");
+    }
+
+    #[test]
+    fn unreadable_text_is_a_bad_request() {
+        assert_eq!(parse_query("a=%FF").unwrap_err().status, 400);
+        assert_eq!(parse_query("%C3%28=1").unwrap_err().status, 400);
+        assert_eq!(
+            parse_query("a=1&&b&c=%41").unwrap(),
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), String::new()),
+                ("c".into(), "A".into())
+            ]
+        );
+        let path = param(Location::Path, json!({"type": "string"}));
+        let error = path
+            .read(&[("p", "%FF")], &[], &HeaderMap::new(), &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(error.status, 400);
+    }
+}
