@@ -13,7 +13,7 @@ mod params;
 use halo_protocol::{FieldError, Location, Problem, ToolSchema, is_json};
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use self::params::Param;
 use crate::registry::BodySpec;
@@ -24,8 +24,8 @@ const MAX_MESSAGE: usize = 300;
 
 /// The compiled checks of one operation.
 pub(crate) struct Validator {
-    params: Vec<Param>,
-    params_schema: Option<jsonschema::Validator>,
+    /// Each parameter, whether it is required, and its schema.
+    params: Vec<(Param, bool, jsonschema::Validator)>,
     body: Option<BodyCheck>,
 }
 
@@ -52,29 +52,19 @@ impl Validator {
     /// Compiles the checks of `schema` (and of the operation's request body).
     pub(crate) fn compile(schema: &ToolSchema, body: Option<&BodySpec>) -> Result<Self, String> {
         let mut params = Vec::new();
-        let mut properties = Map::new();
-        let mut required = Vec::new();
         for (name, field) in &schema.input {
             let Some(location @ (Location::Path | Location::Query | Location::Header)) =
                 field.location
             else {
                 continue;
             };
-            params.push(Param::new(name, location, &field.schema));
-            properties.insert(name.clone(), Value::Object(field.schema.clone()));
-            if field.required {
-                required.push(Value::String(name.clone()));
-            }
+            let compiled = compile(&Value::Object(field.schema.clone()))?;
+            params.push((
+                Param::new(name, location, &field.schema),
+                field.required,
+                compiled,
+            ));
         }
-        let params_schema = if params.is_empty() {
-            None
-        } else {
-            let mut object = Map::new();
-            object.insert("type".into(), "object".into());
-            object.insert("properties".into(), Value::Object(properties));
-            object.insert("required".into(), Value::Array(required));
-            Some(compile(&Value::Object(object))?)
-        };
         let body = body
             .map(|spec| -> Result<BodyCheck, String> {
                 Ok(BodyCheck {
@@ -85,11 +75,7 @@ impl Validator {
                 })
             })
             .transpose()?;
-        Ok(Self {
-            params,
-            params_schema,
-            body,
-        })
+        Ok(Self { params, body })
     }
 
     /// Whether the operation takes a body, so the request's must be read.
@@ -106,18 +92,18 @@ impl Validator {
         headers: &HeaderMap,
         errors: &mut Vec<FieldError>,
     ) -> Result<(), Box<Problem>> {
-        let Some(schema) = &self.params_schema else {
+        if self.params.is_empty() {
             return Ok(());
-        };
+        }
         let query = params::parse_query(query.unwrap_or_default())?;
-        let mut instance = Map::new();
-        for param in &self.params {
-            if let Some(value) = param.read(path, &query, headers, errors)? {
-                instance.insert(param.name().to_owned(), value);
+        for (param, required, schema) in &self.params {
+            let pointer = format!("/{}", escape(param.name()));
+            match param.read(path, &query, headers, errors)? {
+                Some(value) => collect(schema, &value, &pointer, errors),
+                None if *required => errors.push(FieldError::new(pointer, "is required")),
+                None => {}
             }
         }
-        let instance = Value::Object(instance);
-        collect(schema, &instance, "", errors);
         Ok(())
     }
 

@@ -1,0 +1,366 @@
+//! What executing through `HaloLayer` costs, each figure a ratio to a baseline measured in
+//! the same run (the machines these run on are noisy, so absolute times mean little):
+//!
+//! - `validate_paired/post_1k_on_vs_off`: a valid `POST` with a 1 KiB JSON body through a
+//!   layer that validates it (body read, parsed and checked against the schema before the
+//!   handler, which parses it again) against the same layer with validation off. Baseline
+//!   and candidate alternate in rounds within every sample; criterion prints the ratio as a
+//!   time (`1.0300 µs` = 1.030). Target: ≤ 1.10.
+//! - `validate_paired/off_vs_off`: the method's control (reads 1.000 when sound).
+//! - `sse_10k/*`: one call of a tool that emits 10,000 progress events, read by a reqwest
+//!   client over loopback in the same process: the HALO stream (`halo_tool`, 10,002 events
+//!   with start and end) against a plain axum `Sse` handler sending 10,002 events of the same
+//!   size (`axum_sse`). Events per second = 10,002 / time.
+//!
+//! Run `cargo bench -p halo-axum --bench execution`, then `python3 halo-axum/benches/ratios.py`.
+
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use bytes::Bytes;
+use criterion::{Criterion, SamplingMode, criterion_main};
+use futures_util::stream;
+use halo_axum::{HaloLayer, Progress};
+use http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::runtime::Runtime;
+use tower::ServiceExt;
+use tower_service::Service;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// Progress events the streaming tool emits.
+const EVENTS: u64 = 10_000;
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+struct Review {
+    #[schema(min_length = 1, max_length = 200)]
+    title: String,
+    #[schema(minimum = 1, maximum = 5)]
+    stars: u8,
+    #[schema(max_length = 2000)]
+    text: String,
+    tags: Vec<String>,
+    #[schema(format = Email)]
+    reviewer: String,
+}
+
+/// Post a review.
+#[utoipa::path(post, path = "/books/{id}/reviews", params(("id" = u64, Path)),
+    request_body = Review, responses((status = 201)))]
+async fn post_review(Json(review): Json<Review>) -> impl IntoResponse {
+    (StatusCode::CREATED, Json(json!({"stars": review.stars})))
+}
+
+/// Report 10,000 steps.
+#[utoipa::path(post, path = "/work", responses((status = 200)))]
+async fn work(progress: Progress) -> Json<serde_json::Value> {
+    for step in 1..=EVENTS {
+        progress.step(step, Some(EVENTS), "working");
+    }
+    Json(json!({"done": true}))
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Bench", version = "1"))]
+struct Doc;
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// A review of about 1 KiB as JSON.
+fn review_body() -> Bytes {
+    let review = Review {
+        title: "A desert planet, and what it asks of those who live there".into(),
+        stars: 5,
+        text: "Spice, sand and politics. ".repeat(34),
+        tags: vec!["classic".into(), "science-fiction".into(), "ecology".into()],
+        reviewer: "reader@example.com".into(),
+    };
+    let body = serde_json::to_vec(&review).expect("a review serialises");
+    assert!((1000..1100).contains(&body.len()), "{} bytes", body.len());
+    Bytes::from(body)
+}
+
+fn post(body: &Bytes) -> Request<Body> {
+    Request::builder()
+        .method(Method::POST)
+        .uri("/books/7/reviews")
+        .header("content-type", "application/json")
+        .body(Body::from(body.clone()))
+        .expect("a request")
+}
+
+async fn call<S>(service: &S, request: Request<Body>) -> StatusCode
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+{
+    let response = service
+        .clone()
+        .oneshot(request)
+        .await
+        .unwrap_or_else(|never| match never {});
+    let status = response.status();
+    black_box(response.into_body().collect().await.expect("a body"));
+    status
+}
+
+fn app(validate: bool) -> Router {
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(post_review))
+        .routes(routes!(work))
+        .split_for_parts();
+    let layer = HaloLayer::builder(api)
+        .validate(validate)
+        .build()
+        .expect("a layer");
+    router.layer(layer)
+}
+
+/// Iterations of one side before switching to the other.
+const ROUND: u64 = 32;
+
+/// `candidate / baseline` over `iters` calls each, in alternating rounds, as microseconds
+/// per iteration (criterion's `1.0300 µs` reads "ratio 1.030"). Each closure times `n` calls.
+fn paired(
+    iters: u64,
+    mut baseline: impl FnMut(u64) -> Duration,
+    mut candidate: impl FnMut(u64) -> Duration,
+) -> Duration {
+    let (mut base, mut cand, mut done, mut base_first) = (Duration::ZERO, Duration::ZERO, 0, true);
+    while done < iters {
+        let n = ROUND.min(iters - done);
+        if base_first {
+            base += baseline(n);
+            cand += candidate(n);
+        } else {
+            cand += candidate(n);
+            base += baseline(n);
+        }
+        base_first = !base_first;
+        done += n;
+    }
+    let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
+    #[allow(clippy::cast_precision_loss)] // iteration counts stay far below 2^52
+    Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
+}
+
+fn validation(c: &mut Criterion) {
+    let rt = runtime();
+    let body = review_body();
+    let (on, off) = (app(true), app(false));
+    assert_eq!(rt.block_on(call(&on, post(&body))), StatusCode::CREATED);
+    assert_eq!(rt.block_on(call(&off, post(&body))), StatusCode::CREATED);
+    let invalid =
+        Bytes::from_static(br#"{"title":"","stars":9,"text":"","tags":[],"reviewer":"x"}"#);
+    assert_eq!(
+        rt.block_on(call(&on, post(&invalid))),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation is on"
+    );
+
+    let mut group = c.benchmark_group("validate_paired");
+    group.bench_function("post_1k_on_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_oneshot(&rt, &off, &body, n),
+                |n| time_oneshot(&rt, &on, &body, n),
+            )
+        });
+    });
+    group.bench_function("off_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_oneshot(&rt, &off, &body, n),
+                |n| time_oneshot(&rt, &off, &body, n),
+            )
+        });
+    });
+
+    // The same over loopback HTTP: what a client of the server sees.
+    let client = reqwest::Client::new();
+    let (on_url, off_url) = rt.block_on(async {
+        let on = serve(app(true)).await;
+        let off = serve(app(false)).await;
+        (
+            format!("{on}/books/7/reviews"),
+            format!("{off}/books/7/reviews"),
+        )
+    });
+    assert_eq!(
+        rt.block_on(send(&client, &on_url, &body)),
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        rt.block_on(send(&client, &off_url, &body)),
+        StatusCode::CREATED
+    );
+    group.bench_function("http_post_1k_on_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_http(&rt, &client, &off_url, &body, n),
+                |n| time_http(&rt, &client, &on_url, &body, n),
+            )
+        });
+    });
+    group.bench_function("http_off_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_http(&rt, &client, &off_url, &body, n),
+                |n| time_http(&rt, &client, &off_url, &body, n),
+            )
+        });
+    });
+    group.finish();
+}
+
+async fn send(client: &reqwest::Client, url: &str, body: &Bytes) -> StatusCode {
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .expect("an answer");
+    let status = response.status();
+    black_box(response.bytes().await.expect("a body"));
+    status
+}
+
+fn time_http(rt: &Runtime, client: &reqwest::Client, url: &str, body: &Bytes, n: u64) -> Duration {
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..n {
+            black_box(send(client, url, body).await);
+        }
+        started.elapsed()
+    })
+}
+
+fn time_oneshot(rt: &Runtime, service: &Router, body: &Bytes, n: u64) -> Duration {
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..n {
+            black_box(call(service, post(body)).await);
+        }
+        started.elapsed()
+    })
+}
+
+/// A plain axum SSE handler sending as many events, of the same size, as the HALO tool.
+async fn axum_sse() -> impl IntoResponse {
+    let frame = |id: u64, name: &'static str, data: String| {
+        Ok::<_, Infallible>(Event::default().event(name).id(id.to_string()).data(data))
+    };
+    let start = std::iter::once(frame(
+        1,
+        "tool_start",
+        r#"{"type":"tool_start","data":{"call_id":"c-00000000000000000000000000000000","tool":"work"}}"#.into(),
+    ));
+    let steps = (1..=EVENTS).map(move |step| {
+        frame(
+            step + 1,
+            "tool_progress",
+            format!(
+                r#"{{"type":"tool_progress","data":{{"step":{step},"message":"working","total":{EVENTS}}}}}"#
+            ),
+        )
+    });
+    let end = std::iter::once(frame(
+        EVENTS + 2,
+        "tool_end",
+        r#"{"type":"tool_end","data":{"status":200,"content":{"done":true}}}"#.into(),
+    ));
+    Sse::new(stream::iter(start.chain(steps).chain(end)))
+}
+
+/// Serves `router` on a loopback port.
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serving") });
+    format!("http://{addr}")
+}
+
+/// Reads a whole event stream, counting events.
+async fn read_events(client: &reqwest::Client, method: Method, url: &str) -> usize {
+    let mut response = client
+        .request(method, url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .expect("a stream");
+    assert_eq!(response.status(), StatusCode::OK);
+    let (mut events, mut tail) = (0, Vec::new());
+    while let Some(chunk) = response.chunk().await.expect("a chunk") {
+        tail.extend_from_slice(&chunk);
+        let complete = tail
+            .windows(2)
+            .rposition(|w| w == b"\n\n")
+            .map_or(0, |at| at + 2);
+        // Every event here has an `event:` line, so its `data:` line follows a newline.
+        events += tail[..complete]
+            .windows(6)
+            .filter(|w| *w == b"\ndata:")
+            .count();
+        tail.drain(..complete);
+    }
+    events
+}
+
+fn streaming(c: &mut Criterion) {
+    let rt = runtime();
+    let client = reqwest::Client::new();
+    let (halo, plain) = rt.block_on(async {
+        let halo = serve(app(false)).await;
+        let plain = serve(Router::new().route("/sse", get(axum_sse))).await;
+        (format!("{halo}/work"), format!("{plain}/sse"))
+    });
+    let expected = usize::try_from(EVENTS).expect("small") + 2;
+    assert_eq!(
+        rt.block_on(read_events(&client, Method::POST, &halo)),
+        expected
+    );
+    assert_eq!(
+        rt.block_on(read_events(&client, Method::GET, &plain)),
+        expected
+    );
+
+    let mut group = c.benchmark_group("sse_10k");
+    group.sample_size(20).sampling_mode(SamplingMode::Flat);
+    group.bench_function("halo_tool", |b| {
+        b.iter(|| rt.block_on(read_events(&client, Method::POST, &halo)));
+    });
+    group.bench_function("axum_sse", |b| {
+        b.iter(|| rt.block_on(read_events(&client, Method::GET, &plain)));
+    });
+    group.finish();
+}
+
+// `criterion_group!` writes an undocumented `pub fn benches`.
+#[allow(missing_docs)]
+mod group {
+    use super::{streaming, validation};
+
+    criterion::criterion_group!(benches, validation, streaming);
+}
+
+criterion_main!(group::benches);
