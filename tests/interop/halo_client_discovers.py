@@ -3,6 +3,7 @@
 Usage::
 
     python halo_client_discovers.py BASE_URL [--token TOKEN] [--tag TAG] [--strict]
+                                    [--call METHOD URL JSON]...
 
 Checks, in order:
 
@@ -12,7 +13,9 @@ Checks, in order:
 3. every tool's schema, fetched with ``get_tool(url, method=...)``, parses into the client's
    models and its ``call`` matches the manifest entry (method, url) and its tags match too;
 4. every GET tool whose url has no ``{template}`` is invoked with its first example's input
-   (or ``{}``) and answers a JSON object.
+   (or ``{}``) and answers a JSON object;
+5. each ``--call METHOD URL JSON`` invokes that tool (it must be in the manifest) with those
+   arguments, with the token, and answers a JSON object: a call that needs the credentials.
 
 With ``--strict`` (for servers that promise it, such as the bookstore sample) it also checks that
 every example's input names only declared inputs, and that each optional HALO field appears in
@@ -77,7 +80,9 @@ async def discover(base_url: str, token: str | None, tags: list[str] | None) -> 
         return c.tools
 
 
-async def run(base_url: str, token: str | None, tag: str, strict: bool) -> dict[str, Any]:
+async def run(
+    base_url: str, token: str | None, tag: str, strict: bool, calls: list[tuple[str, str, str]]
+) -> dict[str, Any]:
     summary: dict[str, Any] = {"base_url": base_url}
     async with client(base_url, token) as c:
         # 1. Discovery without tags.
@@ -138,6 +143,14 @@ async def run(base_url: str, token: str | None, tag: str, strict: bool) -> dict[
             check(isinstance(result, dict), f"GET {t.url} answered {type(result).__name__}, not an object")
             invoked.append({"tool": t.name, "input": arguments, "keys": sorted(result)})
         check(len(invoked) > 0, "no GET tool without a path template to invoke")
+
+        # 5. The calls asked for.
+        for method, url, arguments in calls:
+            method = method.upper()
+            check((method, url) in pairs, f"--call {method} {url}: not in the manifest")
+            result = await c.invoke(url, json.loads(arguments), method=method)
+            check(isinstance(result, dict), f"{method} {url} answered {type(result).__name__}, not an object")
+            invoked.append({"tool": f"{method} {url}", "input": json.loads(arguments), "keys": sorted(result)})
         summary["invoked"] = invoked
     return summary
 
@@ -148,9 +161,17 @@ def main() -> int:
     parser.add_argument("--token", help="bearer token sent with every request")
     parser.add_argument("--tag", default="payments", help="tag to filter discovery by (default: payments)")
     parser.add_argument("--strict", action="store_true", help="also check examples and that every HALO field is used")
+    parser.add_argument(
+        "--call",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("METHOD", "URL", "JSON"),
+        help="also invoke this tool with these arguments (repeatable)",
+    )
     args = parser.parse_args()
     try:
-        summary = asyncio.run(run(args.base_url.rstrip("/"), args.token, args.tag, args.strict))
+        summary = asyncio.run(run(args.base_url.rstrip("/"), args.token, args.tag, args.strict, args.call))
     except CheckFailed as failure:
         print(json.dumps({"ok": False, "failure": str(failure)}, indent=2))
         print(f"FAILED: {failure}", file=sys.stderr)

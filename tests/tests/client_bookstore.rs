@@ -84,17 +84,37 @@ async fn the_client_uses_the_bookstore() {
 #[tokio::test]
 async fn credentials_stay_with_their_host() {
     let server = spawn(bookstore::app()).await;
-    // A credential for another host only: the bookstore sees none and says so.
+    let host = server.addr().to_string();
+    let admin = Client::builder(server.base_url())
+        .credentials(Credentials::new().with(&host, Credential::bearer("demo-admin")))
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    // A credential for another host only: the bookstore sees none.
     let credentials = Credentials::new().with("api.example.com", Credential::bearer("demo-admin"));
     let client = Client::builder(server.base_url())
         .credentials(credentials)
         .retry(RetryPolicy::none())
         .build()
         .unwrap();
-    let error = client
+
+    // Discovery shows an anonymous caller only the public tools: the order tool is not
+    // described to it.
+    let hidden = client
         .invoke("/api/orders/{id}", Method::GET, json!({"id": 1}))
         .await
         .unwrap_err();
+    assert!(hidden.is_not_described(), "{hidden}");
+    let public = client.discover(&[]).await.unwrap();
+    assert!(public.tools.iter().all(|t| t.name != "get_order"));
+    assert!(public.tools.iter().any(|t| t.name == "get_book"));
+
+    // Called anyway, with the schema the admin sees: refused, and says so.
+    let schema = admin
+        .describe("/api/orders/{id}", Method::GET)
+        .await
+        .unwrap();
+    let error = client.call(&schema, json!({"id": 1})).await.unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(401));
     assert!(!error.to_string().contains("demo-admin"));
     assert!(

@@ -1,22 +1,26 @@
-//! The sample's own credential checks: demo bearer tokens with scopes, and one demo API key.
+//! Who may call what: the demo credentials, and the OpenAPI security schemes they answer to.
 //!
-//! | credential | grants |
-//! |---|---|
-//! | `Authorization: Bearer demo-admin` | every scope |
-//! | `Authorization: Bearer demo-reader` | the read scopes: `books:read`, `orders:read`, `payments:read` |
-//! | `X-API-Key: demo-key` | the inventory operations |
+//! | credential | principal | scopes |
+//! |---|---|---|
+//! | `Authorization: Bearer demo-admin` | `admin` | every scope the operations require, and the read scopes |
+//! | `Authorization: Bearer demo-reader` | `reader` | the read scopes: `books:read`, `orders:read`, `payments:read` |
+//! | `X-API-Key: demo-key` | `inventory` | `inventory`, the role the inventory operations require |
 //!
-//! Missing or unknown credentials answer `401` with a `WWW-Authenticate` challenge; a token
-//! without the scope an operation needs answers `403`. Both bodies are problem details.
+//! The bookstore does not check credentials itself: [`authenticator`] hands them to
+//! [`halo_axum::HaloLayer`], which enforces each operation's OpenAPI `security`
+//! requirement before the handler runs (`401` with `WWW-Authenticate` for missing or
+//! unknown credentials, `403` for missing scopes) and shows each caller, in discovery, only
+//! the operations it may call. Handlers that need to know the caller take
+//! [`halo_axum::Principal`].
 
-use axum::extract::FromRequestParts;
-use axum::http::header::AUTHORIZATION;
-use axum::http::request::Parts;
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::http::HeaderName;
+use halo_axum::{Principal, StaticAuthenticator};
+use serde_json::Value;
 use utoipa::Modify;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-
-use crate::error::ApiError;
 
 /// The bearer token that holds every scope.
 pub const ADMIN_TOKEN: &str = "demo-admin";
@@ -32,11 +36,8 @@ pub const BEARER_SCHEME: &str = "bearer";
 /// The name of the API key security scheme in the OpenAPI document.
 pub const API_KEY_SCHEME: &str = "api_key";
 
-const READ_SCOPES: &[&str] = &["books:read", "orders:read", "payments:read"];
-
-const BEARER_CHALLENGE: &str = r#"Bearer realm="bookstore""#;
-const INVALID_TOKEN_CHALLENGE: &str = r#"Bearer realm="bookstore", error="invalid_token""#;
-const API_KEY_CHALLENGE: &str = r#"ApiKey realm="bookstore", header="X-API-Key""#;
+/// The scopes of [`READER_TOKEN`].
+pub const READ_SCOPES: &[&str] = &["books:read", "orders:read", "payments:read"];
 
 /// Registers the `bearer` (HTTP bearer) and `api_key` (`X-API-Key` header) security schemes.
 #[derive(Debug, Clone, Copy)]
@@ -64,87 +65,70 @@ impl Modify for SecuritySchemes {
     }
 }
 
-/// A caller authenticated with a bearer token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bearer {
-    admin: bool,
+/// The demo credentials for the API described by `api`, with scopes read from `api`'s
+/// `security` requirements, so that an operation added with a new scope needs no change here:
+///
+/// - [`ADMIN_TOKEN`] holds every scope any requirement names, and [`READ_SCOPES`];
+/// - [`READER_TOKEN`] holds [`READ_SCOPES`];
+/// - [`API_KEY`], sent in [`API_KEY_HEADER`], holds the scopes required under the
+///   [`API_KEY_SCHEME`] (the inventory operations ask for the role `inventory`, so that a
+///   bearer token that is not the admin's cannot touch stock).
+///
+/// ```
+/// let auth = bookstore::auth::authenticator(&bookstore::openapi());
+/// // Debug output never shows a secret.
+/// assert!(!format!("{auth:?}").contains(bookstore::auth::ADMIN_TOKEN));
+/// ```
+pub fn authenticator(api: &OpenApi) -> StaticAuthenticator {
+    let required = required_scopes(api);
+    let every_scope: BTreeSet<&str> = required
+        .values()
+        .flatten()
+        .map(String::as_str)
+        .chain(READ_SCOPES.iter().copied())
+        .collect();
+    let key_scopes = required.get(API_KEY_SCHEME).into_iter().flatten();
+    let key_header =
+        HeaderName::try_from(API_KEY_HEADER).expect("API_KEY_HEADER is a valid header name");
+    StaticAuthenticator::new()
+        .bearer(
+            ADMIN_TOKEN,
+            Principal::new("admin").with_scopes(every_scope),
+        )
+        .bearer(
+            READER_TOKEN,
+            Principal::new("reader").with_scopes(READ_SCOPES.iter().copied()),
+        )
+        .api_key(
+            key_header,
+            API_KEY,
+            Principal::new("inventory").with_scopes(key_scopes.map(String::as_str)),
+        )
 }
 
-impl Bearer {
-    /// Whether this caller holds `scope`.
-    #[must_use]
-    pub fn has_scope(&self, scope: &str) -> bool {
-        self.admin || READ_SCOPES.contains(&scope)
+/// The scopes named by `api`'s `security` requirements (the document's and every
+/// operation's), by security scheme.
+fn required_scopes(api: &OpenApi) -> BTreeMap<String, BTreeSet<String>> {
+    let document = serde_json::to_value(api).unwrap_or_default();
+    let operations = document["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .filter_map(Value::as_object)
+        .flat_map(|item| item.values());
+    let mut required: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let requirements = std::iter::once(&document)
+        .chain(operations)
+        .filter_map(|node| node["security"].as_array())
+        .flatten()
+        .filter_map(Value::as_object)
+        .flatten();
+    for (scheme, scopes) in requirements {
+        let scopes = scopes.as_array().into_iter().flatten();
+        required
+            .entry(scheme.clone())
+            .or_default()
+            .extend(scopes.filter_map(Value::as_str).map(str::to_owned));
     }
-
-    /// `Ok` when this caller holds `scope`, a `403` problem otherwise.
-    ///
-    /// # Errors
-    /// [`ApiError`] `403 Forbidden` naming the missing scope.
-    pub fn require(&self, scope: &'static str) -> Result<(), ApiError> {
-        if self.has_scope(scope) {
-            return Ok(());
-        }
-        Err(ApiError::forbidden(
-            r#"Bearer realm="bookstore", error="insufficient_scope""#,
-            format!("this operation needs the scope `{scope}`, which the token does not grant"),
-        ))
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Bearer {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let Some(value) = parts.headers.get(AUTHORIZATION) else {
-            return Err(ApiError::unauthorized(
-                BEARER_CHALLENGE,
-                "send `Authorization: Bearer <token>`",
-            ));
-        };
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|value| value.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim());
-        match token {
-            Some(ADMIN_TOKEN) => Ok(Self { admin: true }),
-            Some(READER_TOKEN) => Ok(Self { admin: false }),
-            Some(_) => Err(ApiError::unauthorized(
-                INVALID_TOKEN_CHALLENGE,
-                "the bearer token is not valid",
-            )),
-            None => Err(ApiError::unauthorized(
-                BEARER_CHALLENGE,
-                "the Authorization header must use the Bearer scheme",
-            )),
-        }
-    }
-}
-
-/// A caller authenticated with the `X-API-Key` header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ApiKeyCaller;
-
-impl<S: Send + Sync> FromRequestParts<S> for ApiKeyCaller {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        match parts
-            .headers
-            .get(API_KEY_HEADER)
-            .map(|value| value.as_bytes())
-        {
-            Some(key) if key == API_KEY.as_bytes() => Ok(Self),
-            Some(_) => Err(ApiError::unauthorized(
-                API_KEY_CHALLENGE,
-                "the API key is not valid",
-            )),
-            None => Err(ApiError::unauthorized(
-                API_KEY_CHALLENGE,
-                "send the header `X-API-Key: <key>`",
-            )),
-        }
-    }
+    required
 }

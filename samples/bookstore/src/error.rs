@@ -3,10 +3,15 @@
 //! Every failure a handler or an extractor can produce becomes an [`ApiError`], which answers with
 //! a standard status code and a problem details body: `type`, `title`, `status`, `detail`, and for
 //! validation failures an `errors` list of `{ "pointer", "message" }`.
+//!
+//! Most refusals never get this far: the HALO layer answers `401`, `403`, and input that breaks
+//! the operation's schema (`400`, `413`, `415`, `422`) with the same kind of body before a
+//! handler runs. What is left here is what only the handlers know: an unknown id (`404`), a
+//! conflict with the store (`409`), a value the schema allows but the store rejects (`422`).
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -25,7 +30,6 @@ pub struct ApiError {
     status: StatusCode,
     detail: String,
     errors: Vec<FieldError>,
-    challenge: Option<&'static str>,
 }
 
 impl ApiError {
@@ -36,7 +40,6 @@ impl ApiError {
             status,
             detail: detail.into(),
             errors: Vec::new(),
-            challenge: None,
         }
     }
 
@@ -77,24 +80,6 @@ impl ApiError {
         }
     }
 
-    /// `401 Unauthorized` with a `WWW-Authenticate` challenge.
-    #[must_use]
-    pub fn unauthorized(challenge: &'static str, detail: impl Into<String>) -> Self {
-        Self {
-            challenge: Some(challenge),
-            ..Self::new(StatusCode::UNAUTHORIZED, detail)
-        }
-    }
-
-    /// `403 Forbidden` with a `WWW-Authenticate` challenge naming what is missing.
-    #[must_use]
-    pub fn forbidden(challenge: &'static str, detail: impl Into<String>) -> Self {
-        Self {
-            challenge: Some(challenge),
-            ..Self::new(StatusCode::FORBIDDEN, detail)
-        }
-    }
-
     /// The status code this error answers with.
     #[must_use]
     pub fn status(&self) -> StatusCode {
@@ -126,11 +111,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut response = (self.status, body).into_response();
-        let headers = response.headers_mut();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if let Some(challenge) = self.challenge {
-            headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-        }
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         response
     }
 }

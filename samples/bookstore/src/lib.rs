@@ -15,7 +15,12 @@
 //! ```
 //!
 //! Demo credentials (see [`auth`]): bearer tokens `demo-admin` (every scope) and `demo-reader`
-//! (read scopes), and the API key `X-API-Key: demo-key` for inventory.
+//! (read scopes), and the API key `X-API-Key: demo-key` for inventory. The HALO layer enforces
+//! them: discovery shows each caller only what it may call, and a call without the right
+//! credentials is refused before its handler runs.
+//!
+//! `POST /api/books/{id}/summarize` with `Accept: text/event-stream` streams its progress, one
+//! `tool_progress` event per chapter, then `tool_end` with the summary.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -95,15 +100,30 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 ///
 /// Layers, inside out: the API routes and `GET /openapi.json`, request tracing, CORS
 /// (permissive: this is a demo), and outermost the HALO layer, which must see `OPTIONS`
-/// requests before CORS answers them.
+/// requests before CORS answers them. The HALO layer also identifies callers with the demo
+/// credentials of [`auth::authenticator`]: it shows each caller only the tools it may call,
+/// and checks credentials, scopes and input before a handler runs.
+///
+/// # Panics
+/// Never for the bookstore as shipped; an edit that makes its HALO metadata invalid panics
+/// here, at start-up (see [`app_with_state`]).
 pub fn app() -> Router {
     app_with_state(AppState::seeded())
 }
 
 /// The complete application over the given state (see [`app`]).
+///
+/// # Panics
+/// When the HALO metadata of the operations is invalid (a bad rate, a link to a path the API
+/// does not have): a programming error, found at start-up.
 pub fn app_with_state(state: AppState) -> Router {
     let (router, api) = api_router().with_state(state).split_for_parts();
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
+    let authenticator = auth::authenticator(&api);
+    let halo = HaloLayer::builder(api)
+        .authenticator(authenticator)
+        .build()
+        .unwrap_or_else(|error| panic!("bookstore: invalid HALO metadata: {error}"));
     router
         .route(
             "/openapi.json",
@@ -114,5 +134,5 @@ pub fn app_with_state(state: AppState) -> Router {
         )
         .layer(TraceLayer::new_for_http())
         .layer(CorsLayer::permissive())
-        .layer(HaloLayer::from_openapi(api))
+        .layer(halo)
 }

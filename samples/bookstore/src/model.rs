@@ -34,11 +34,21 @@ pub struct Book {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BookInput {
-    /// Title, 1 to 200 characters.
-    #[schema(min_length = 1, max_length = 200, example = "The Dispossessed")]
+    /// Title, 1 to 200 characters, not blank.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "\\S",
+        example = "The Dispossessed"
+    )]
     pub title: String,
-    /// Author, or authors separated by commas.
-    #[schema(min_length = 1, max_length = 200, example = "Ursula K. Le Guin")]
+    /// Author, or authors separated by commas; 1 to 200 characters, not blank.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "\\S",
+        example = "Ursula K. Le Guin"
+    )]
     pub author: String,
     /// ISBN-13: 13 digits, no hyphens.
     #[schema(pattern = "^[0-9]{13}$", example = "9780061054884")]
@@ -283,10 +293,10 @@ pub struct ChargeRequest {
     #[schema(exclusive_minimum = 0, example = 21.98)]
     pub amount: f64,
     /// ISO 4217 currency code; only `EUR` is accepted.
-    #[schema(example = "EUR")]
+    #[schema(pattern = "^EUR$", example = "EUR")]
     pub currency: String,
     /// A saved payment method, e.g. `pm_card_visa`.
-    #[schema(example = "pm_card_visa")]
+    #[schema(pattern = "\\S", example = "pm_card_visa")]
     pub payment_method: String,
 }
 
@@ -319,10 +329,11 @@ pub struct Charge {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefundRequest {
-    /// Why the money goes back (kept for the audit trail), 1 to 500 characters.
+    /// Why the money goes back (kept for the audit trail), 1 to 500 characters, not blank.
     #[schema(
         min_length = 1,
         max_length = 500,
+        pattern = "\\S",
         example = "customer returned the book"
     )]
     pub reason: String,

@@ -1,11 +1,14 @@
-//! The catalogue over real HTTP: search, create, read, replace, delete, summarise, and the errors.
+//! The catalogue over real HTTP: search, create, read, replace, delete, summarise (plainly and as
+//! an event stream), and the errors.
 
 mod support;
 
+use bookstore::model::BookSummary;
+use halo_axum::protocol::ToolEvent;
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE};
 use serde_json::{Value, json};
-use support::{ADMIN, READER, Server, expect_problem, pointers, send};
+use support::{ADMIN, READER, Server, expect_problem, expect_unauthorized, pointers, send, stream};
 
 fn dispossessed() -> Value {
     json!({
@@ -72,8 +75,14 @@ async fn search_rejects_bad_parameters_with_problems() {
     let server = Server::start().await;
     let (_, problem) = expect_problem(server.get("/api/books?limit=0&max_price=-1"), 422).await;
     assert_eq!(pointers(&problem), ["/limit", "/max_price"]);
-    expect_problem(server.get("/api/books?limit=lots"), 400).await;
-    expect_problem(server.get("/api/books?limit=101"), 422).await;
+    let (_, problem) = expect_problem(server.get("/api/books?limit=lots"), 422).await;
+    assert_eq!(pointers(&problem), ["/limit"]);
+    let (_, problem) = expect_problem(server.get("/api/books?limit=101"), 422).await;
+    assert_eq!(pointers(&problem), ["/limit"]);
+    let (_, problem) = expect_problem(server.get("/api/books?max_price=NaN"), 422).await;
+    assert_eq!(pointers(&problem), ["/max_price"]);
+    // A query string that is not UTF-8 cannot be read at all.
+    expect_problem(server.get("/api/books?limit=%FF"), 400).await;
 }
 
 #[tokio::test]
@@ -88,41 +97,24 @@ async fn deprecated_title_search_still_answers() {
 async fn creating_a_book_needs_a_token_with_books_write() {
     let server = Server::start().await;
 
+    // The HALO layer refuses before the handler runs: 401 with a challenge naming both
+    // schemes the API accepts, 403 for credentials without `books:write`.
     let (headers, problem) =
         expect_problem(server.post("/api/books").json(&dispossessed()), 401).await;
-    assert!(
-        headers[WWW_AUTHENTICATE]
-            .to_str()
-            .unwrap()
-            .starts_with("Bearer")
-    );
+    let challenge = headers[WWW_AUTHENTICATE].to_str().unwrap();
+    assert!(challenge.contains("Bearer"), "{challenge}");
+    assert!(challenge.contains("X-API-Key"), "{challenge}");
     assert_eq!(problem["title"], "Unauthorized");
 
-    let (headers, _) = expect_problem(
-        server
-            .post("/api/books")
-            .bearer_auth("not-a-token")
-            .json(&dispossessed()),
-        401,
-    )
-    .await;
-    assert!(
-        headers[WWW_AUTHENTICATE]
-            .to_str()
-            .unwrap()
-            .contains("invalid_token")
-    );
+    for credentials in [
+        server.post("/api/books").bearer_auth("not-a-token"),
+        server.post("/api/books").basic_auth("user", Some("pw")),
+    ] {
+        let challenge = expect_unauthorized(credentials.json(&dispossessed())).await;
+        assert!(challenge.contains("Bearer"), "{challenge}");
+    }
 
-    let (_, _) = expect_problem(
-        server
-            .post("/api/books")
-            .basic_auth("user", Some("pw"))
-            .json(&dispossessed()),
-        401,
-    )
-    .await;
-
-    let (headers, problem) = expect_problem(
+    let (_, problem) = expect_problem(
         server
             .post("/api/books")
             .bearer_auth(READER)
@@ -130,13 +122,7 @@ async fn creating_a_book_needs_a_token_with_books_write() {
         403,
     )
     .await;
-    assert!(
-        headers[WWW_AUTHENTICATE]
-            .to_str()
-            .unwrap()
-            .contains("insufficient_scope")
-    );
-    assert!(problem["detail"].as_str().unwrap().contains("books:write"));
+    assert_eq!(problem["title"], "Forbidden");
 
     let (status, headers, book) = send(
         server
@@ -224,9 +210,10 @@ async fn get_put_delete_a_book() {
 
     let (_, problem) = expect_problem(server.get("/api/books/999"), 404).await;
     assert!(problem["detail"].as_str().unwrap().contains("999"));
-    expect_problem(server.get("/api/books/abc"), 400).await;
-    expect_problem(server.get("/api/books/99999999999999999999999"), 400).await;
-    expect_problem(server.get("/api/books/-1"), 400).await;
+    for id in ["abc", "-1", "1.5", "99999999999999999999999"] {
+        let (_, problem) = expect_problem(server.get(&format!("/api/books/{id}")), 422).await;
+        assert_eq!(pointers(&problem), ["/id"], "{id}");
+    }
 
     let replacement = json!({
         "title": "Dune", "author": "Frank Herbert", "isbn": "9780441172719",
@@ -311,18 +298,23 @@ async fn summarize_reads_chapters_and_summarises() {
     let server = Server::start().await;
     let path = "/api/books/1/summarize";
 
-    expect_problem(server.post(path).json(&json!({})), 401).await;
-    let (status, _, summary) = send(
-        server
-            .post(path)
-            .bearer_auth(READER)
-            .json(&json!({"chapters": 2})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    expect_unauthorized(server.post(path).json(&json!({}))).await;
+    // Without `Accept: text/event-stream`: the summary as plain JSON, without the meta.
+    let response = server
+        .post(path)
+        .bearer_auth(READER)
+        .json(&json!({"chapters": 2}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[CONTENT_TYPE], "application/json");
+    let summary: Value = response.json().await.unwrap();
+    let typed: BookSummary = serde_json::from_value(summary.clone()).expect("a BookSummary");
+    assert_eq!(typed.chapters.len(), 2);
+    assert!(summary.get("meta").is_none(), "{summary}");
     assert_eq!(summary["book_id"], 1);
     assert_eq!(summary["style"], "brief");
-    assert_eq!(summary["chapters"].as_array().unwrap().len(), 2);
     assert_eq!(
         summary["summary"],
         "Dune by Frank Herbert, in 2 chapters: the scene is set, then the stakes are raised."
@@ -342,15 +334,17 @@ async fn summarize_reads_chapters_and_summarises() {
             .contains("pages")
     );
 
-    let (_, problem) = expect_problem(
-        server
-            .post(path)
-            .bearer_auth(READER)
-            .json(&json!({"chapters": 0})),
-        422,
-    )
-    .await;
-    assert_eq!(pointers(&problem), ["/chapters"]);
+    for chapters in [0, 21] {
+        let (_, problem) = expect_problem(
+            server
+                .post(path)
+                .bearer_auth(READER)
+                .json(&json!({"chapters": chapters})),
+            422,
+        )
+        .await;
+        assert_eq!(pointers(&problem), ["/chapters"]);
+    }
     expect_problem(
         server
             .post(path)
@@ -367,6 +361,83 @@ async fn summarize_reads_chapters_and_summarises() {
         404,
     )
     .await;
+}
+
+#[tokio::test]
+async fn summarize_streams_a_step_per_chapter_then_the_summary() {
+    let server = Server::start().await;
+    let path = "/api/books/1/summarize";
+    let events = stream(
+        server
+            .post(path)
+            .bearer_auth(READER)
+            .json(&json!({"chapters": 3})),
+    )
+    .await;
+    let names: Vec<&str> = events.iter().map(ToolEvent::name).collect();
+    assert_eq!(
+        names,
+        [
+            "tool_start",
+            "tool_progress",
+            "tool_progress",
+            "tool_progress",
+            "tool_end"
+        ]
+    );
+    let ToolEvent::ToolStart(start) = &events[0] else {
+        unreachable!()
+    };
+    assert_eq!(start.tool, "summarize_book");
+    for (chapter, event) in (1..=3).zip(&events[1..4]) {
+        let ToolEvent::ToolProgress(progress) = event else {
+            unreachable!()
+        };
+        assert_eq!(
+            *progress,
+            json!({"step": chapter, "total": 3, "message": format!("summarising chapter {chapter}")})
+        );
+    }
+    let ToolEvent::ToolEnd(end) = &events[4] else {
+        unreachable!()
+    };
+    assert_eq!(end.status, 200);
+    let summary: BookSummary = serde_json::from_value(end.content.clone()).expect("a BookSummary");
+    assert_eq!((summary.book_id, summary.chapters.len()), (1, 3));
+    assert!(
+        summary.summary.contains("then an ally is found"),
+        "{summary:?}"
+    );
+    let meta = end.meta.as_ref().expect("meta for the interface");
+    assert_eq!(meta["chapters_read"], 3);
+    assert!(meta["elapsed_ms"].as_u64().unwrap() >= 3 * 40, "{meta}");
+
+    // Refusals and invalid input come first, as plain problems rather than streams.
+    let streamed = |request: reqwest::RequestBuilder| request.header(ACCEPT, "text/event-stream");
+    expect_unauthorized(streamed(server.post(path)).json(&json!({}))).await;
+    expect_problem(
+        streamed(server.post(path))
+            .bearer_auth(READER)
+            .json(&json!({"chapters": 0})),
+        422,
+    )
+    .await;
+    // What only the handler knows ends the stream with its problem.
+    let events = stream(
+        server
+            .post("/api/books/77/summarize")
+            .bearer_auth(READER)
+            .json(&json!({})),
+    )
+    .await;
+    let Some(ToolEvent::ToolError(problem)) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(problem.status, 404);
+    assert!(
+        problem.detail.as_deref().unwrap_or_default().contains("77"),
+        "{problem:?}"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,7 @@
-//! The bookstore as HALO describes it: the manifest, per-path schemas, and the sample's promise
-//! that every HALO field is used somewhere.
+//! The bookstore as HALO describes it: the manifest, per-path schemas, the sample's promise
+//! that every HALO field is used somewhere, and the Chinese texts. Discovery shows each caller
+//! only what it may call (see `access.rs`), so these tests discover as the admin, who sees
+//! everything.
 
 mod support;
 
@@ -7,8 +9,8 @@ use std::collections::BTreeSet;
 
 use reqwest::StatusCode;
 use reqwest::header::CONTENT_TYPE;
-use serde_json::Value;
-use support::{Server, send};
+use serde_json::{Value, json};
+use support::{Caller, Server, send};
 
 const TOOLS: &[(&str, &str, &str)] = &[
     ("GET", "/api/books", "search_books"),
@@ -29,7 +31,8 @@ const TOOLS: &[(&str, &str, &str)] = &[
 ];
 
 async fn manifest(server: &Server, query: &str) -> Value {
-    let (status, headers, manifest) = send(server.discover(&format!("/{query}"))).await;
+    let (status, headers, manifest) =
+        send(server.discover_as(Caller::Admin, &format!("/{query}"))).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers[CONTENT_TYPE], "application/llm+json");
     manifest
@@ -40,7 +43,7 @@ async fn all_schemas(server: &Server) -> Vec<Value> {
     let urls: BTreeSet<&str> = TOOLS.iter().map(|(_, url, _)| *url).collect();
     let mut schemas = Vec::new();
     for url in urls {
-        let (status, _, array) = send(server.discover(url)).await;
+        let (status, _, array) = send(server.discover_as(Caller::Admin, url)).await;
         assert_eq!(status, StatusCode::OK, "OPTIONS {url}: {array}");
         schemas.extend(
             array
@@ -187,18 +190,20 @@ async fn write_tools_have_examples_and_reversible_ones_say_how_to_undo() {
 #[tokio::test]
 async fn schemas_describe_auth_and_input_locations() {
     let server = Server::start().await;
-    let (_, _, charge) = send(server.discover("/api/payments/charge")).await;
+    let discover = |path: &str| send(server.discover_as(Caller::Admin, path));
+    let (_, _, charge) = discover("/api/payments/charge").await;
     assert_eq!(charge[0]["auth"]["type"], "bearer");
     assert_eq!(charge[0]["auth"]["scopes"][0], "payments:write");
     assert_eq!(charge[0]["limits"]["rate"], "5/minute");
     assert_eq!(charge[0]["effects"]["undo"], "/api/payments/{id}/refund");
 
-    let (_, _, stock) = send(server.discover("/api/inventory/9780441172719")).await;
+    let (_, _, stock) = discover("/api/inventory/9780441172719").await;
     assert_eq!(stock[0]["auth"]["type"], "apikey");
     assert_eq!(stock[0]["auth"]["header"], "X-API-Key");
+    assert_eq!(stock[0]["auth"]["scopes"], json!(["inventory"]));
     assert_eq!(stock[0]["input"]["sku"]["in"], "path");
 
-    let (_, _, weather) = send(server.discover("/api/weather")).await;
+    let (_, _, weather) = discover("/api/weather").await;
     assert_eq!(weather[0]["input"]["city"]["in"], "query");
     assert_eq!(weather[0]["input"]["city"]["required"], true);
     assert!(
@@ -207,7 +212,7 @@ async fn schemas_describe_auth_and_input_locations() {
             .is_none_or(|auth| auth["type"] == "none")
     );
 
-    let (_, _, orders) = send(server.discover("/api/orders")).await;
+    let (_, _, orders) = discover("/api/orders").await;
     assert_eq!(orders[0]["input"]["Idempotency-Key"]["in"], "header");
     assert_eq!(orders[0]["next"][0]["suggest"], "/api/payments/charge");
 }
@@ -253,5 +258,106 @@ async fn plain_options_and_unknown_paths() {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok()),
         Some("application/llm+json")
+    );
+}
+
+/// The five operations with Chinese texts: (name, title, description).
+const ZH: &[(&str, &str, &str)] = &[
+    (
+        "search_books",
+        "搜索图书",
+        "按书名、作者、ISBN 或价格搜索图书目录。",
+    ),
+    ("get_book", "获取图书", "按 id 返回一本图书的详细信息。"),
+    (
+        "create_order",
+        "创建订单",
+        "按当前价格为所选图书创建一个待付款订单。",
+    ),
+    (
+        "charge_payment",
+        "支付订单",
+        "从顾客保存的支付方式中扣取订单总额，并将订单标记为已付款。",
+    ),
+    ("get_weather", "查询天气", "查询取书城市的当前天气。"),
+];
+
+#[tokio::test]
+async fn discovery_speaks_chinese_when_asked() {
+    let server = Server::start().await;
+    let response = server
+        .discover_as(Caller::Admin, "/")
+        .header("accept-language", "zh-CN, en;q=0.5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-language"], "zh");
+    let manifest: Value = response.json().await.unwrap();
+    let tools = manifest["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), TOOLS.len());
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            TOOLS.iter().any(|(_, _, known)| *known == name),
+            "names stay identifiers: {name}"
+        );
+        match ZH.iter().find(|(zh_name, ..)| *zh_name == name) {
+            Some((_, title, description)) => {
+                assert_eq!(tool["title"], *title, "{tool}");
+                assert_eq!(tool["description"], *description, "{tool}");
+            }
+            None => {
+                assert!(tool.get("title").is_none(), "{tool}");
+                assert!(tool["description"].as_str().unwrap().is_ascii(), "{tool}");
+            }
+        }
+    }
+
+    // Each localised schema, as a caller who may see it.
+    for (name, title, description) in ZH {
+        let (_, url, _) = TOOLS.iter().find(|(_, _, tool)| tool == name).unwrap();
+        let response = server
+            .discover_as(Caller::Admin, url)
+            .header("accept-language", "zh")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.headers()["content-language"], "zh", "{url}");
+        let schemas: Value = response.json().await.unwrap();
+        let schema = schemas
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|schema| schema["title"] == *title)
+            .unwrap_or_else(|| panic!("{url}: no schema titled {title}: {schemas}"));
+        assert_eq!(schema["description"], *description);
+    }
+    let (_, _, search) = send(
+        server
+            .discover("/api/books")
+            .header("accept-language", "zh"),
+    )
+    .await;
+    assert_eq!(
+        search[0]["why"],
+        "先用它查找图书及其 id，其他图书、库存和订单工具都需要这个 id 或 ISBN"
+    );
+
+    // A language the bookstore does not speak gets the English texts.
+    let response = server
+        .discover("/api/weather")
+        .header("accept-language", "fr")
+        .send()
+        .await
+        .unwrap();
+    assert!(!response.headers().contains_key("content-language"));
+    let schemas: Value = response.json().await.unwrap();
+    assert!(schemas[0].get("title").is_none());
+    assert!(
+        schemas[0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Get the current weather")
     );
 }

@@ -1,11 +1,11 @@
-//! Warehouse stock: read stock levels, hold copies, release holds. API key only.
+//! Warehouse stock: read stock levels, hold copies, release holds. Needs the `inventory` role,
+//! which the API key holds.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use halo_axum::halo;
 
-use crate::auth::ApiKeyCaller;
 use crate::error::{ApiError, ApiJson, ApiPath, ApiResult, Problem};
 use crate::model::{ReleaseRequest, Reservation, ReservationStatus, ReserveRequest, StockLevel};
 use crate::store::{AppState, Stock};
@@ -45,12 +45,12 @@ fn no_sku(sku: &str) -> ApiError {
     responses(
         (status = 200, description = "The stock level", body = StockLevel),
         (status = 401, description = "No valid API key", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The credentials lack the `inventory` role", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Unknown SKU", body = Problem, content_type = "application/problem+json"),
     ),
-    security(("api_key" = []))
+    security(("api_key" = ["inventory"]))
 )]
 pub(crate) async fn get_stock(
-    _key: ApiKeyCaller,
     State(state): State<AppState>,
     ApiPath(sku): ApiPath<String>,
 ) -> ApiResult<Json<StockLevel>> {
@@ -86,21 +86,18 @@ pub(crate) async fn get_stock(
     responses(
         (status = 201, description = "The copies are held", body = Reservation),
         (status = 401, description = "No valid API key", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The credentials lack the `inventory` role", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Unknown SKU", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Not enough copies available", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The quantity is out of range", body = Problem, content_type = "application/problem+json"),
     ),
-    security(("api_key" = []))
+    security(("api_key" = ["inventory"]))
 )]
 pub(crate) async fn reserve_stock(
-    _key: ApiKeyCaller,
     State(state): State<AppState>,
     ApiPath(sku): ApiPath<String>,
     ApiJson(request): ApiJson<ReserveRequest>,
 ) -> ApiResult<(StatusCode, Json<Reservation>)> {
-    if !(1..=50).contains(&request.quantity) {
-        return Err(ApiError::invalid("/quantity", "must be between 1 and 50"));
-    }
     let mut store = state.write();
     let stock = store.stock.get(&sku).copied().ok_or_else(|| no_sku(&sku))?;
     let available = stock.on_hand.saturating_sub(stock.reserved);
@@ -150,13 +147,13 @@ pub(crate) async fn reserve_stock(
     responses(
         (status = 200, description = "The reservation, now released", body = Reservation),
         (status = 401, description = "No valid API key", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The credentials lack the `inventory` role", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such reservation for this SKU", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The reservation was already released", body = Problem, content_type = "application/problem+json"),
     ),
-    security(("api_key" = []))
+    security(("api_key" = ["inventory"]))
 )]
 pub(crate) async fn release_stock(
-    _key: ApiKeyCaller,
     State(state): State<AppState>,
     ApiPath(sku): ApiPath<String>,
     ApiJson(request): ApiJson<ReleaseRequest>,

@@ -3,9 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use halo_axum::halo;
+use halo_axum::{Principal, halo};
 
-use crate::auth::Bearer;
 use crate::error::{ApiError, ApiJson, ApiPath, ApiResult, Problem};
 use crate::model::{Charge, ChargeRequest, ChargeStatus, OrderStatus, Refund, RefundRequest};
 use crate::routes::orders::cents;
@@ -47,20 +46,9 @@ use crate::store::AppState;
     security(("bearer" = ["payments:write"]))
 )]
 pub(crate) async fn charge_payment(
-    caller: Bearer,
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ChargeRequest>,
 ) -> ApiResult<(StatusCode, Json<Charge>)> {
-    caller.require("payments:write")?;
-    if request.currency != "EUR" {
-        return Err(ApiError::invalid("/currency", "only EUR is accepted"));
-    }
-    if request.payment_method.trim().is_empty() {
-        return Err(ApiError::invalid(
-            "/payment_method",
-            "must name a saved payment method, e.g. pm_card_visa",
-        ));
-    }
     let mut store = state.write();
     let order = store
         .orders
@@ -128,19 +116,12 @@ pub(crate) async fn charge_payment(
     security(("bearer" = ["payments:admin"]))
 )]
 pub(crate) async fn refund_payment(
-    caller: Bearer,
+    caller: Principal,
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<RefundRequest>,
 ) -> ApiResult<Json<Refund>> {
-    caller.require("payments:admin")?;
     let reason = request.reason.trim();
-    if !(1..=500).contains(&reason.chars().count()) {
-        return Err(ApiError::invalid(
-            "/reason",
-            "must have 1 to 500 characters",
-        ));
-    }
     let mut store = state.write();
     let charge = store
         .charges
@@ -164,5 +145,14 @@ pub(crate) async fn refund_payment(
         amount: charge.amount,
         reason: reason.to_owned(),
     };
+    // The audit trail: who gave money back, and why.
+    tracing::info!(
+        refund = %refund.id,
+        charge = %refund.charge_id,
+        amount = refund.amount,
+        reason = %refund.reason,
+        by = caller.id(),
+        "charge refunded"
+    );
     Ok(Json(refund))
 }

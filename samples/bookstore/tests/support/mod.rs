@@ -2,7 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)] // each test file uses a different part
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use halo_axum::protocol::ToolEvent;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use reqwest::{Client, Method, RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -52,6 +53,46 @@ impl Server {
     pub fn discover(&self, path: &str) -> RequestBuilder {
         self.request(Method::OPTIONS, path)
             .header("accept", "application/llm+json")
+    }
+
+    /// `OPTIONS path` with `Accept: application/llm+json`, as `caller`.
+    pub fn discover_as(&self, caller: Caller, path: &str) -> RequestBuilder {
+        caller.sign(self.discover(path))
+    }
+
+    /// The names of the tools the manifest lists for `caller`, sorted.
+    pub async fn tool_names(&self, caller: Caller) -> Vec<String> {
+        let (status, _, manifest) = send(self.discover_as(caller, "/")).await;
+        assert_eq!(status, StatusCode::OK, "{caller:?}: {manifest}");
+        let mut names: Vec<String> = manifest["tools"]
+            .as_array()
+            .expect("tools is an array")
+            .iter()
+            .map(|tool| tool["name"].as_str().expect("a name").to_owned())
+            .collect();
+        names.sort_unstable();
+        names
+    }
+}
+
+/// Who sends a request: nobody, or one of the demo credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    Anonymous,
+    Admin,
+    Reader,
+    Key,
+}
+
+impl Caller {
+    /// `request` with this caller's credentials.
+    pub fn sign(self, request: RequestBuilder) -> RequestBuilder {
+        match self {
+            Self::Anonymous => request,
+            Self::Admin => request.bearer_auth(ADMIN),
+            Self::Reader => request.bearer_auth(READER),
+            Self::Key => request.header("X-API-Key", KEY),
+        }
     }
 }
 
@@ -106,6 +147,57 @@ pub async fn expect_problem(request: RequestBuilder, status: u16) -> (HeaderMap,
         "body: {body}"
     );
     (headers, body)
+}
+
+/// Asserts a `401` problem with a `WWW-Authenticate` challenge, and returns the challenge.
+pub async fn expect_unauthorized(request: RequestBuilder) -> String {
+    let (headers, _) = expect_problem(request, 401).await;
+    headers
+        .get(WWW_AUTHENTICATE)
+        .expect("a 401 carries WWW-Authenticate")
+        .to_str()
+        .expect("an ASCII challenge")
+        .to_owned()
+}
+
+/// Sends `request` with `Accept: text/event-stream`, asserts an event stream, and reads it to
+/// its end: every event, in order.
+pub async fn stream(request: RequestBuilder) -> Vec<ToolEvent> {
+    let response = request
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let text = response.text().await.expect("the event stream");
+    events(&text)
+}
+
+/// The events of a `text/event-stream` body; each event's `event:` name matches its data.
+pub fn events(text: &str) -> Vec<ToolEvent> {
+    text.split("\n\n")
+        .filter(|block| block.lines().any(|line| line.starts_with("data:")))
+        .map(|block| {
+            let field = |name: &str| {
+                block
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .unwrap_or_else(|| panic!("no {name} in {block:?}"))
+                    .trim()
+            };
+            let event: ToolEvent = serde_json::from_str(field("data:"))
+                .unwrap_or_else(|error| panic!("{error}: {block:?}"));
+            assert_eq!(field("event:"), event.name(), "{block:?}");
+            event
+        })
+        .collect()
 }
 
 /// The JSON pointers of a validation problem's `errors`, sorted and deduplicated (the order of
