@@ -47,8 +47,8 @@ const CHAPTER_DELAY: Duration = Duration::from_millis(40);
     params(SearchQuery),
     responses(
         (status = 200, description = "One page of matching books", body = BookPage),
-        (status = 400, description = "A parameter has the wrong type", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "A parameter is out of range", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "The query string cannot be read", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A parameter has the wrong type or is out of range", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub(crate) async fn search_books(

@@ -45,7 +45,7 @@ const CITIES: &[(&str, &str, f64, u8, &str)] = &[
     params(WeatherQuery),
     responses(
         (status = 200, description = "The current weather", body = Weather),
-        (status = 400, description = "`city` is missing", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`city` is missing", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Not a pick-up city", body = Problem, content_type = "application/problem+json"),
     )
 )]
