@@ -92,12 +92,12 @@ impl Discovery {
         headers: &HeaderMap,
         viewer: Viewer<'_>,
     ) -> Response {
+        let languages = self.registry.languages();
         let language = headers
             .get(ACCEPT_LANGUAGE)
+            .filter(|_| !languages.is_empty())
             .and_then(|v| v.to_str().ok())
-            .and_then(|header| {
-                negotiate_language(header, self.registry.languages().iter().map(String::as_str))
-            });
+            .and_then(|header| negotiate_language(header, languages.iter().map(String::as_str)));
         let audience = match viewer {
             Viewer::Everyone => None,
             Viewer::Caller(caller) => Some(self.registry.audience(caller)),

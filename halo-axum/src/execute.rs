@@ -19,6 +19,7 @@ use crate::auth::DynAuthenticator;
 use crate::discovery::{Discovery, Viewer};
 use crate::problem;
 use crate::stream::{self, Calls, Progress};
+use crate::valid_json::ParsedBody;
 use crate::validate;
 
 /// Everything a layer shares between its services.
@@ -147,8 +148,12 @@ where
                     Ok(bytes) => bytes,
                     Err(problem) => return Ok(problem::from_problem(&problem)),
                 };
-                if let Err(problem) = validator.check_body(&parts.headers, &bytes, &mut errors) {
-                    return Ok(problem::from_problem(&problem));
+                match validator.check_body(&parts.headers, &bytes, &mut errors) {
+                    Err(problem) => return Ok(problem::from_problem(&problem)),
+                    Ok(Some(parsed)) => {
+                        parts.extensions.insert(ParsedBody(parsed));
+                    }
+                    Ok(None) => {}
                 }
                 Body::from(bytes)
             } else {

@@ -9,6 +9,7 @@ mod layer;
 mod problem;
 mod registry;
 mod stream;
+mod valid_json;
 mod validate;
 
 /// Describes an operation to LLM agents: HALO metadata written as `x-halo-*` extensions of
@@ -59,3 +60,4 @@ pub use crate::auth::{Authenticator, Principal, StaticAuthenticator, Unauthentic
 pub use crate::error::BuildError;
 pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
+pub use crate::valid_json::ValidJson;

@@ -107,15 +107,17 @@ impl Validator {
         Ok(())
     }
 
-    /// Checks a request body (`bytes`, already read within the size limit).
+    /// Checks a request body (`bytes`, already read within the size limit), and gives back
+    /// a JSON body parsed, for [`ValidJson`](crate::ValidJson) to use without parsing it
+    /// again.
     pub(crate) fn check_body(
         &self,
         headers: &HeaderMap,
         bytes: &[u8],
         errors: &mut Vec<FieldError>,
-    ) -> Result<(), Box<Problem>> {
+    ) -> Result<Option<Value>, Box<Problem>> {
         let Some(body) = &self.body else {
-            return Ok(());
+            return Ok(None);
         };
         if bytes.is_empty() {
             if body.required {
@@ -127,7 +129,7 @@ impl Validator {
                     "a request body is required",
                 ));
             }
-            return Ok(());
+            return Ok(None);
         }
         let content_type = headers
             .get(CONTENT_TYPE)
@@ -144,7 +146,7 @@ impl Validator {
             ))));
         }
         let Some(schema) = &body.schema else {
-            return Ok(());
+            return Ok(None);
         };
         let value: Value = serde_json::from_slice(bytes).map_err(|error| {
             Problem::new(400).with_detail(format!("the body is not valid JSON: {error}"))
@@ -155,7 +157,7 @@ impl Validator {
             .map(|entry| format!("/{}", escape(entry)))
             .unwrap_or_default();
         collect(schema, &value, &prefix, errors);
-        Ok(())
+        Ok(Some(value))
     }
 }
 
