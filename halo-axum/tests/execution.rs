@@ -12,7 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use halo_axum::{
     HaloBuilder, HaloLayer, OnDisconnect, Principal, Progress, StaticAuthenticator, ToolResult,
-    halo,
+    ValidJson, halo,
 };
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
@@ -84,7 +84,7 @@ async fn get_book(State(hits): State<Hits>, Path(id): Path<u64>) -> Json<Book> {
 async fn add_book(
     State(hits): State<Hits>,
     caller: Principal,
-    Json(book): Json<NewBook>,
+    ValidJson(book): ValidJson<NewBook>,
 ) -> (StatusCode, Json<Value>) {
     hits.hit();
     (
@@ -486,6 +486,38 @@ async fn validation_can_be_turned_off() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK, "the handler decides");
     assert_eq!(hits.count(), 1);
+
+    // `ValidJson` parses the body itself then, with the same kind of answers.
+    let post = |body: &'static str, content_type: &'static str| {
+        send(&base, Method::POST, "/books", Some("writer-token"))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    let (status, _) = problem(post("{", "application/json").await.unwrap()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = problem(
+        post(r#"{"title": "Dune"}"#, "application/json")
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, _) = problem(
+        post(r#"{"title": "Dune", "pages": 1}"#, "text/plain")
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let response = post(r#"{"title": "", "pages": 1}"#, "application/json")
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::CREATED,
+        "no schema check without validation"
+    );
 }
 
 /// The events of an SSE body: (id, event, data).
