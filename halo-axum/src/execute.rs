@@ -69,10 +69,17 @@ impl Shared {
         let Some(authenticator) = &self.authenticator else {
             return Ok(None);
         };
-        authenticator
-            .identify(parts)
-            .await
-            .map_err(|rejected| self.unauthorized(rejected.to_string()))
+        authenticator.identify(parts).await.map_err(|rejected| {
+            let mut response = self.unauthorized(rejected.to_string());
+            // RFC 6750 §3.1: say that the credentials, not their absence, are the problem.
+            if let Ok(value) = HeaderValue::try_from(format!(
+                "{}, error=\"invalid_token\"",
+                self.challenge.to_str().unwrap_or("Bearer")
+            )) {
+                response.headers_mut().insert(WWW_AUTHENTICATE, value);
+            }
+            response
+        })
     }
 
     fn unauthorized(&self, detail: impl Into<String>) -> Response {
@@ -124,10 +131,7 @@ where
     if shared.authenticator.is_some() && !registry.admits(described, caller.as_ref()) {
         return Ok(match caller {
             None => shared.unauthorized("this operation needs credentials"),
-            Some(_) => problem::response(
-                StatusCode::FORBIDDEN,
-                "the credentials do not grant the scopes this operation needs",
-            ),
+            Some(caller) => forbidden(&registry.missing_scopes(described, &caller)),
         });
     }
     let body = match described.validator.as_ref().filter(|_| shared.validate) {
@@ -193,6 +197,27 @@ where
         0,
         shared.calls.config().keep_alive,
     ))
+}
+
+/// `403` naming the scopes that are missing, in the body and (RFC 6750 §3.1) in
+/// `WWW-Authenticate`.
+fn forbidden(missing: &[&str]) -> Response {
+    let mut response = problem::response(
+        StatusCode::FORBIDDEN,
+        format!(
+            "the credentials lack the scope{} this operation needs: {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        ),
+    );
+    let challenge = format!(
+        "Bearer realm=\"halo\", error=\"insufficient_scope\", scope=\"{}\"",
+        missing.join(" ")
+    );
+    if let Ok(value) = HeaderValue::try_from(challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// A reconnecting client: the events of its call after `Last-Event-ID`.

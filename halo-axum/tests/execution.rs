@@ -316,7 +316,20 @@ async fn calls_need_credentials_and_scopes() {
         .send()
         .await
         .unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::FORBIDDEN);
+    let challenge = response.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#) && challenge.contains("books:write"),
+        "{challenge}"
+    );
+    let (status, body) = problem(response).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        body["detail"].as_str().unwrap().contains("books:write"),
+        "{body}"
+    );
     let response = send(&base, Method::DELETE, "/books", Some("writer-token"))
         .send()
         .await
@@ -327,6 +340,11 @@ async fn calls_need_credentials_and_scopes() {
         .send()
         .await
         .unwrap();
+    let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains(r#"error="invalid_token""#),
+        "{challenge}"
+    );
     assert_eq!(problem(response).await.0, StatusCode::UNAUTHORIZED);
     assert_eq!(hits.count(), 0, "no rejected call reached a handler");
 

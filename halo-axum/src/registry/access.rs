@@ -48,6 +48,24 @@ impl Access {
         }
     }
 
+    /// The scopes `caller` lacks for the alternative it comes closest to (fewest missing).
+    pub(crate) fn missing(&self, caller: &Principal) -> Vec<&str> {
+        let Self::Scoped(alternatives) = self else {
+            return Vec::new();
+        };
+        alternatives
+            .iter()
+            .map(|scopes| {
+                scopes
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|scope| !caller.has_scope(scope))
+                    .collect::<Vec<_>>()
+            })
+            .min_by_key(Vec::len)
+            .unwrap_or_default()
+    }
+
     /// Whether `caller` may call the operation.
     pub(crate) fn admits(&self, caller: Option<&Principal>) -> bool {
         match (self, caller) {
@@ -84,6 +102,8 @@ mod tests {
         assert!(!access.admits(Some(&writer)));
         assert!(access.admits(Some(&both)));
         assert!(access.admits(Some(&root)));
+        assert_eq!(access.missing(&writer), ["admin"]);
+        assert_eq!(access.missing(&Principal::new("x")), ["root"]);
         let any_caller = Access::derive(Some(&json!([{"bearer": []}])));
         assert!(any_caller.admits(Some(&Principal::new("x"))));
         assert!(!any_caller.admits(None));

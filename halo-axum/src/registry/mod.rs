@@ -258,6 +258,13 @@ impl Registry {
         Audience(self.classes.iter().map(|c| c.admits(caller)).collect())
     }
 
+    /// The scopes `caller` lacks to call `tool` (empty when it may).
+    pub(crate) fn missing_scopes(&self, tool: &Tool, caller: &Principal) -> Vec<&str> {
+        tool.class
+            .map(|class| self.classes[class].missing(caller))
+            .unwrap_or_default()
+    }
+
     /// Whether `caller` may call `tool`.
     pub(crate) fn admits(&self, tool: &Tool, caller: Option<&Principal>) -> bool {
         tool.class
