@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt, stream};
-use halo_protocol::{MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
+use halo_protocol::{EVENT_STREAM, MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
 use reqwest::header::{
     ACCEPT, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH,
     LOCATION,
@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::args::{self, Payload};
 use crate::retry::Failure;
-use crate::{Credential, Credentials, Error, Result, RetryPolicy, ToolResponse};
+use crate::{Credential, Credentials, Error, Result, RetryPolicy, ToolResponse, ToolStream};
 
 /// How many redirects one attempt follows.
 const MAX_REDIRECTS: usize = 10;
@@ -57,8 +57,10 @@ struct Inner {
     base_url: Url,
     credentials: Credentials,
     retry: RetryPolicy,
-    /// The bound on one attempt (redirects and body included).
+    /// The bound on one attempt (redirects and body included; an event stream's head).
     timeout: Option<Duration>,
+    /// The longest an event stream may stay silent.
+    idle_timeout: Option<Duration>,
     schema_ttl: Duration,
     concurrency: usize,
     cache: Mutex<SchemaCache>,
@@ -82,6 +84,8 @@ struct Cached {
 pub struct ClientBuilder {
     base: String,
     timeout: Option<Duration>,
+    /// `None`: the same as `timeout`.
+    idle_timeout: Option<Option<Duration>>,
     connect_timeout: Duration,
     user_agent: Option<String>,
     credentials: Credentials,
@@ -96,6 +100,7 @@ impl Client {
         ClientBuilder {
             base: base_url.into(),
             timeout: Some(Duration::from_secs(30)),
+            idle_timeout: None,
             connect_timeout: Duration::from_secs(10),
             user_agent: None,
             credentials: Credentials::new(),
@@ -202,7 +207,8 @@ impl Client {
     pub async fn invoke(&self, url: &str, method: Method, args: Value) -> Result<ToolResponse> {
         let schemas = self.schemas(url).await?;
         let schema = find(&schemas, &method, url)?;
-        self.send_tool(url, method, schema, args).await
+        let request = self.prepare(url, method, schema, args)?;
+        self.execute(&request).await
     }
 
     /// Calls the operation a schema describes, at its `call.url`.
@@ -211,16 +217,78 @@ impl Client {
     /// As [`invoke`](Self::invoke).
     pub async fn call(&self, schema: &ToolSchema, args: Value) -> Result<ToolResponse> {
         let method = parse_method(&schema.call.method)?;
-        self.send_tool(&schema.call.url, method, schema, args).await
+        let request = self.prepare(&schema.call.url, method, schema, args)?;
+        self.execute(&request).await
     }
 
-    async fn send_tool(
+    /// Calls the `method` operation at `url` as [`invoke`](Self::invoke) does, asking for
+    /// its events as they happen (`Accept: text/event-stream`).
+    ///
+    /// The answer is a [`ToolStream`] of the call's events: `tool_start`, any number of
+    /// `tool_progress`, then `tool_end` or `tool_error`, each exactly once and in order.
+    /// When the connection drops (or nothing arrives for the builder's
+    /// [`stream_idle_timeout`](ClientBuilder::stream_idle_timeout)), the client reconnects
+    /// with `Last-Event-ID` and `Halo-Call-Id`, and the server sends only what was missed: the
+    /// tool does not run again. A server that does not stream answers as usual, and the
+    /// stream holds that answer as a single `tool_end`.
+    ///
+    /// ```no_run
+    /// use futures_util::StreamExt as _;
+    /// use halo_client::protocol::ToolEvent;
+    /// use halo_client::{Client, Method};
+    /// use serde_json::json;
+    ///
+    /// # async fn run() -> halo_client::Result<()> {
+    /// let client = Client::new("http://127.0.0.1:3000")?;
+    /// let mut events = client
+    ///     .invoke_stream("/api/books/{id}/summary", Method::POST, json!({"id": 1}))
+    ///     .await?;
+    /// while let Some(event) = events.next().await {
+    ///     let event = event?;
+    ///     match event.event() {
+    ///         ToolEvent::ToolProgress(progress) => println!("{} {progress}", event.id()),
+    ///         ToolEvent::ToolEnd(end) => println!("done: {}", end.content),
+    ///         other => println!("{} {}", event.id(), other.name()),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`invoke`](Self::invoke) for everything up to the first byte of the stream (a
+    /// `4xx` answer keeps its status and problem); what goes wrong later is an error item on
+    /// the stream, which then ends.
+    pub async fn invoke_stream(
+        &self,
+        url: &str,
+        method: Method,
+        args: Value,
+    ) -> Result<ToolStream> {
+        let schemas = self.schemas(url).await?;
+        let schema = find(&schemas, &method, url)?;
+        let request = self.prepare(url, method, schema, args)?;
+        self.stream(request).await
+    }
+
+    /// Calls the operation a schema describes, at its `call.url`, as a stream of events.
+    ///
+    /// # Errors
+    /// As [`invoke_stream`](Self::invoke_stream).
+    pub async fn call_stream(&self, schema: &ToolSchema, args: Value) -> Result<ToolStream> {
+        let method = parse_method(&schema.call.method)?;
+        let request = self.prepare(&schema.call.url, method, schema, args)?;
+        self.stream(request).await
+    }
+
+    /// A tool call, ready to send: arguments placed, URL resolved, an idempotency key added
+    /// when the schema advertises one, and what may be repeated decided.
+    fn prepare(
         &self,
         template: &str,
         method: Method,
         schema: &ToolSchema,
         args: Value,
-    ) -> Result<ToolResponse> {
+    ) -> Result<Prepared> {
         let placed = args::place(template, &method, Some(schema), args)?;
         let mut url = self.resolve(&placed.target)?;
         if !placed.query.is_empty() {
@@ -257,13 +325,35 @@ impl Client {
         } else {
             RetryPolicy::none()
         };
-        let request = Prepared {
+        Ok(Prepared {
             method,
             url,
             headers,
             body: placed.body.map(encode).transpose()?,
+            safe,
+            policy,
+        })
+    }
+
+    /// Opens a streamed call: the request under its retry policy until the answer's head
+    /// arrives; an event stream is read by the [`ToolStream`], any other answer whole.
+    async fn stream(&self, mut request: Prepared) -> Result<ToolStream> {
+        request
+            .headers
+            .insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+        let opened = {
+            let what = request.label();
+            let opened = request
+                .policy
+                .run(request.safe, &what, || self.timed(self.open(&request)))
+                .await
+                .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
+            match opened {
+                Opened::Complete(response) => Opened::Complete(checked(response, &what)?),
+                events => events,
+            }
         };
-        self.execute(&request, safe, policy).await
+        Ok(ToolStream::new(self.clone(), request, opened))
     }
 
     /// The schemas of a path, from the cache while fresh, revalidated after.
@@ -345,8 +435,10 @@ impl Client {
             url,
             headers,
             body: None,
+            safe: true,
+            policy: self.inner.retry,
         };
-        self.execute(&request, true, self.inner.retry).await
+        self.execute(&request).await
     }
 
     /// A URL of the API: a relative path is appended to the base URL, an absolute URL is
@@ -373,39 +465,51 @@ impl Client {
         Ok(url)
     }
 
-    /// Sends a request under the retry policy; a 4xx or 5xx answer becomes an error that
+    /// Sends a request under its retry policy; a 4xx or 5xx answer becomes an error that
     /// keeps the response and names the request (`POST /api/orders`).
-    async fn execute(
-        &self,
-        request: &Prepared,
-        safe: bool,
-        policy: RetryPolicy,
-    ) -> Result<ToolResponse> {
+    async fn execute(&self, request: &Prepared) -> Result<ToolResponse> {
         let what = request.label();
-        let response = policy
-            .run(safe, &what, || self.timed_attempt(request))
+        let response = request
+            .policy
+            .run(request.safe, &what, || self.timed(self.attempt(request)))
             .await
             .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
-        if response.status().is_client_error() || response.status().is_server_error() {
-            return Err(Error::from_response(response).with_context(what.to_string()));
-        }
-        Ok(response)
+        checked(response, &what)
     }
 
-    /// One attempt under the client's timeout. One timer around the whole attempt costs less
-    /// than reqwest's own (a boxed timer for the headers and another for the body).
-    async fn timed_attempt(&self, request: &Prepared) -> Result<ToolResponse, Failure> {
+    /// An attempt under the client's timeout. One timer around the whole attempt costs less
+    /// than reqwest's own (a boxed timer for the headers and another for the body); for an
+    /// event stream it ends with the answer's head, so that it never cuts a long stream.
+    pub(crate) async fn timed<T>(
+        &self,
+        attempt: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<T, Failure> {
         match self.inner.timeout {
-            Some(limit) => tokio::time::timeout(limit, self.attempt(request))
+            Some(limit) => tokio::time::timeout(limit, attempt)
                 .await
                 .unwrap_or(Err(Failure::TimedOut)),
-            None => self.attempt(request).await,
+            None => attempt.await,
         }
     }
 
-    /// One attempt: send, follow redirects (re-deciding credentials at every hop), read the
-    /// body.
+    /// One attempt: send, follow redirects, read the body.
     async fn attempt(&self, request: &Prepared) -> Result<ToolResponse, Failure> {
+        read(self.send(request).await?).await
+    }
+
+    /// One attempt at a streamed call: send, follow redirects, then keep an event stream
+    /// open or read any other answer whole.
+    pub(crate) async fn open(&self, request: &Prepared) -> Result<Opened, Failure> {
+        let response = self.send(request).await?;
+        if response.status().is_success() && is_event_stream(response.headers()) {
+            return Ok(Opened::Events(response));
+        }
+        read(response).await.map(Opened::Complete)
+    }
+
+    /// Sends a request and follows redirects, re-deciding credentials at every hop; the
+    /// answer's body is still to be read.
+    async fn send(&self, request: &Prepared) -> Result<reqwest::Response, Failure> {
         let mut method = request.method.clone();
         let mut url = request.url.clone();
         let mut body = request.body.clone();
@@ -430,47 +534,85 @@ impl Client {
                 .await
                 .map_err(Failure::Transport)?;
             let status = response.status();
-            if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
-                let location = response
-                    .headers()
-                    .get(LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                    .ok_or_else(|| {
-                        Failure::Fatal(Error::redirect("a redirect without a Location"))
-                    })?;
-                url = url
-                    .join(location)
-                    .map_err(|_| Failure::Fatal(Error::redirect("an invalid Location")))?;
-                let downgrade = status == StatusCode::SEE_OTHER
-                    || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
-                        && method == Method::POST);
-                if downgrade {
-                    method = Method::GET;
-                    body = None;
-                }
-                continue;
+            if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
+                return Ok(response);
             }
-            let mut response = response;
-            let headers = std::mem::take(response.headers_mut());
-            let bytes = response.bytes().await.map_err(Failure::Transport)?;
-            let response = ToolResponse::new(status, headers, &bytes);
-            if Failure::is_retryable_status(status) {
-                return Err(Failure::status(response));
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| Failure::Fatal(Error::redirect("a redirect without a Location")))?;
+            url = url
+                .join(location)
+                .map_err(|_| Failure::Fatal(Error::redirect("an invalid Location")))?;
+            let downgrade = status == StatusCode::SEE_OTHER
+                || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
+                    && method == Method::POST);
+            if downgrade {
+                method = Method::GET;
+                body = None;
             }
-            return Ok(response);
         }
         Err(Failure::Fatal(Error::redirect(format!(
             "more than {MAX_REDIRECTS} redirects"
         ))))
     }
+
+    /// The idle timeout of event streams.
+    pub(crate) fn stream_idle_timeout(&self) -> Option<Duration> {
+        self.inner.idle_timeout
+    }
 }
 
-/// A request, ready to be sent as many times as the policy allows.
-struct Prepared {
+/// Reads an answer's body; a status worth retrying is a failure for the policy to judge.
+async fn read(mut response: reqwest::Response) -> Result<ToolResponse, Failure> {
+    let status = response.status();
+    let headers = std::mem::take(response.headers_mut());
+    let bytes = response.bytes().await.map_err(Failure::Transport)?;
+    let response = ToolResponse::new(status, headers, &bytes);
+    if Failure::is_retryable_status(status) {
+        return Err(Failure::status(response));
+    }
+    Ok(response)
+}
+
+/// A 4xx or 5xx answer as an error naming the request.
+fn checked(response: ToolResponse, what: &impl std::fmt::Display) -> Result<ToolResponse> {
+    if response.status().is_client_error() || response.status().is_server_error() {
+        return Err(Error::from_response(response).with_context(what.to_string()));
+    }
+    Ok(response)
+}
+
+/// Whether a response's `Content-Type` is `text/event-stream` (parameters aside).
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(EVENT_STREAM))
+}
+
+/// What one attempt at a streamed call got.
+pub(crate) enum Opened {
+    /// A `2xx` event stream, its body still to be read.
+    Events(reqwest::Response),
+    /// Any other answer, read whole.
+    Complete(ToolResponse),
+}
+
+/// A request, ready to be sent as many times as its policy allows.
+#[derive(Clone)]
+pub(crate) struct Prepared {
     method: Method,
     url: Url,
-    headers: HeaderMap,
+    pub(crate) headers: HeaderMap,
     body: Option<Encoded>,
+    /// Whether repeating it cannot duplicate a side effect.
+    pub(crate) safe: bool,
+    /// Its tool's retry policy (none for `resilience.retry: false`), which also bounds the
+    /// reconnections of a stream.
+    pub(crate) policy: RetryPolicy,
 }
 
 /// A body, encoded once however many times it is sent.
@@ -503,7 +645,7 @@ fn encode(payload: Payload) -> Result<Encoded> {
 
 impl Prepared {
     /// `POST /api/orders`: the method and path, never the query (which may carry secrets).
-    fn label(&self) -> impl std::fmt::Display + '_ {
+    pub(crate) fn label(&self) -> impl std::fmt::Display + '_ {
         struct Label<'a>(&'a Method, &'a str);
         impl std::fmt::Display for Label<'_> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -516,8 +658,20 @@ impl Prepared {
 
 impl ClientBuilder {
     /// The total time one attempt may take (30 s by default); `None` for no limit.
+    ///
+    /// For a streamed call ([`Client::invoke_stream`]) it bounds the wait for the answer's
+    /// head only: the events that follow are bounded by the
+    /// [`stream_idle_timeout`](Self::stream_idle_timeout) instead.
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// The longest an event stream may stay silent (no event, no keep-alive comment) before
+    /// the client takes the connection for dropped and resumes the call on a new one; `None`
+    /// for no limit. The same as [`timeout`](Self::timeout) by default.
+    pub fn stream_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = Some(timeout);
         self
     }
 
@@ -604,6 +758,7 @@ impl ClientBuilder {
                 credentials: self.credentials,
                 retry: self.retry,
                 timeout: self.timeout,
+                idle_timeout: self.idle_timeout.unwrap_or(self.timeout),
                 schema_ttl: self.schema_ttl,
                 concurrency: self.concurrency,
                 cache: Mutex::new(HashMap::default()),

@@ -70,6 +70,11 @@ impl Error {
         Self::new(Kind::NotDescribed).with_context(message)
     }
 
+    /// A request or a response cut short, without a transport error to tell more.
+    pub(crate) fn request(message: impl Into<String>) -> Self {
+        Self::new(Kind::Request).with_context(message)
+    }
+
     pub(crate) fn timeout() -> Self {
         Self::new(Kind::Timeout)
     }

@@ -7,6 +7,9 @@
 //! - [`Client::invoke`] places each argument where the schema says (`in`: path, query,
 //!   header, body), applies the credential of the request's own host, and retries only what
 //!   is safe to repeat ([`RetryPolicy`]).
+//! - [`Client::invoke_stream`] calls a tool for its events as they happen (Server-Sent
+//!   Events): a [`ToolStream`] that resumes across dropped connections without running the
+//!   tool again, and yields each event exactly once.
 //! - [`Error`] keeps a failed call's status and problem details for the model to read, and
 //!   never carries a secret.
 //!
@@ -31,6 +34,8 @@ mod export;
 mod pin;
 mod response;
 mod retry;
+mod sse;
+mod stream;
 
 pub use halo_protocol as protocol;
 pub use reqwest::{Method, StatusCode};
@@ -42,3 +47,11 @@ pub use crate::export::{ToolFormat, export_tools};
 pub use crate::pin::{Pin, PinDiff, PinPolicy, PinnedTool};
 pub use crate::response::{Body, ToolResponse};
 pub use crate::retry::RetryPolicy;
+pub use crate::stream::{StreamEvent, ToolStream};
+
+/// The event-stream decoder, for the fuzz targets (`fuzz/`); not a stable API.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::sse::decode_chunks;
+}

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use backon::{BackoffBuilder as _, ExponentialBuilder};
+use backon::{BackoffBuilder as _, ExponentialBackoff, ExponentialBuilder};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 
@@ -86,12 +86,13 @@ impl RetryPolicy {
         self
     }
 
-    fn backoff(self) -> ExponentialBuilder {
-        ExponentialBuilder::default()
-            .with_min_delay(self.min_delay)
-            .with_max_delay(self.max_delay)
-            .with_max_times(self.max_attempts as usize - 1)
-            .with_total_delay(Some(self.max_elapsed))
+    /// The delays of this policy, one per retry, computed only when the first is needed.
+    pub(crate) fn schedule(self) -> Schedule {
+        Schedule {
+            policy: self,
+            steps: None,
+            waited: Duration::ZERO,
+        }
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or the policy is spent; `what`
@@ -109,27 +110,16 @@ impl RetryPolicy {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Failure>>,
     {
-        let mut schedule = None;
-        let mut waited = Duration::ZERO;
+        let mut schedule = self.schedule();
         loop {
             let failure = match attempt().await {
                 Ok(value) => return Ok(value),
                 Err(failure) if !failure.is_retryable(safe) => return Err(failure),
                 Err(failure) => failure,
             };
-            let schedule = schedule.get_or_insert_with(|| self.backoff().build());
-            // Full jitter; a server's Retry-After is a floor, within the total budget.
-            let Some(step) = schedule.next() else {
+            let Some(delay) = schedule.next_delay(failure.retry_after()) else {
                 return Err(failure);
             };
-            let jittered = step.mul_f64(fastrand::f64());
-            let delay = failure
-                .retry_after()
-                .map_or(jittered, |hint| hint.max(jittered));
-            waited += delay;
-            if waited > self.max_elapsed {
-                return Err(failure);
-            }
             tracing::warn!(
                 target: "halo_client::retry",
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
@@ -138,6 +128,36 @@ impl RetryPolicy {
             );
             tokio::time::sleep(delay).await;
         }
+    }
+}
+
+/// The delays between the attempts of one [`RetryPolicy`]: exponential with full jitter (a
+/// uniformly random share of the current step), never shorter than a server's `Retry-After`,
+/// until the attempts or the total time allowed are spent.
+#[derive(Debug)]
+pub(crate) struct Schedule {
+    policy: RetryPolicy,
+    /// backon's steps, built at the first retry: most calls never need them.
+    steps: Option<ExponentialBackoff>,
+    waited: Duration,
+}
+
+impl Schedule {
+    /// The delay before the next attempt, or `None` when the policy is spent.
+    pub(crate) fn next_delay(&mut self, retry_after: Option<Duration>) -> Option<Duration> {
+        let policy = self.policy;
+        let steps = self.steps.get_or_insert_with(|| {
+            ExponentialBuilder::default()
+                .with_min_delay(policy.min_delay)
+                .with_max_delay(policy.max_delay)
+                .with_max_times(policy.max_attempts as usize - 1)
+                .with_total_delay(Some(policy.max_elapsed))
+                .build()
+        });
+        let jittered = steps.next()?.mul_f64(fastrand::f64());
+        let delay = retry_after.map_or(jittered, |hint| hint.max(jittered));
+        self.waited += delay;
+        (self.waited <= policy.max_elapsed).then_some(delay)
     }
 }
 
@@ -152,9 +172,9 @@ pub(crate) enum Failure {
         retry_after: Option<Duration>,
         response: crate::ToolResponse,
     },
-    /// Anything retrying cannot fix.
     /// The client's timeout ran out; the request may have reached the server.
     TimedOut,
+    /// Anything retrying cannot fix.
     Fatal(crate::Error),
 }
 

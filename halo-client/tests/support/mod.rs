@@ -6,6 +6,8 @@
 //! - [`fault`]: a hand-written HTTP/1.1 server on a raw `TcpListener` that plays a script of
 //!   answers and failures (error statuses, `Retry-After`, resets, slow answers, redirects),
 //!   counts connections and requests, and answers HALO discovery from fixed schemas.
+//! - [`sse`]: an event-stream server that runs streamed calls from a replay buffer per call
+//!   and resumes them, and a TCP proxy that cuts event streams part-way.
 //!
 //! Each test file uses a different part, hence `dead_code`.
 
@@ -27,6 +29,8 @@ pub fn fast_retry() -> RetryPolicy {
 pub fn authority(base: &str) -> &str {
     base.trim_start_matches("http://")
 }
+
+pub mod sse;
 
 pub mod halo {
     //! A HALO API on a real socket, recording what it sees.

@@ -1,0 +1,398 @@
+//! [`ToolStream`]: the events of a streamed call, resumed across dropped connections.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::StreamExt as _;
+use halo_protocol::{CALL_ID_HEADER, Problem, ToolEnd, ToolEvent};
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::time::{Instant, Sleep};
+
+use crate::client::{Opened, Prepared};
+use crate::retry::{Failure, Schedule};
+use crate::sse::{self, Broken, MAX_EVENT};
+use crate::{Client, Error, Result, ToolResponse};
+
+/// The header that names the last event a reconnecting client received.
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// One event of a streamed call, with its id.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StreamEvent {
+    id: u64,
+    event: ToolEvent,
+}
+
+impl StreamEvent {
+    pub(crate) fn new(id: u64, event: ToolEvent) -> Self {
+        Self { id, event }
+    }
+
+    /// The event's id: its place in the call, counting from 1 (events of other kinds that
+    /// the client skips take their places too).
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The event.
+    #[must_use]
+    pub fn event(&self) -> &ToolEvent {
+        &self.event
+    }
+
+    /// The event, taken out.
+    #[must_use]
+    pub fn into_event(self) -> ToolEvent {
+        self.event
+    }
+}
+
+/// The events of a streamed call ([`Client::invoke_stream`], [`Client::call_stream`]): a
+/// [`Stream`] of [`StreamEvent`]s that ends right after `tool_end` or `tool_error`, or
+/// after an error item.
+///
+/// Each event is yielded once and in order, however often the connection drops: the client
+/// reconnects with `Last-Event-ID` and `Halo-Call-Id`, the server sends what was missed, and
+/// events seen before are dropped. Reconnections follow the client's [`RetryPolicy`]
+/// (attempts and delays, counted afresh once a new event arrives; none for a tool whose
+/// schema says `resilience.retry: false`). Before `tool_start` has
+/// named the call, a dropped request is sent again only when that is safe (as
+/// [`Client::invoke`] retries); otherwise the drop is an error item. A server that refuses
+/// the resumption (`404`, `410`, any error) ends the stream with an [`Error::is_status`]
+/// item.
+///
+/// [`RetryPolicy`]: crate::RetryPolicy
+///
+/// ```no_run
+/// use halo_client::{Client, Method};
+/// use serde_json::json;
+///
+/// # async fn run() -> halo_client::Result<()> {
+/// let client = Client::new("http://127.0.0.1:3000")?;
+/// let end = client
+///     .invoke_stream("/api/reports", Method::POST, json!({"year": 2026}))
+///     .await?
+///     .result()
+///     .await?;
+/// println!("{} {}", end.status, end.content);
+/// # Ok(()) }
+/// ```
+#[must_use = "streams do nothing unless polled"]
+pub struct ToolStream {
+    events: Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>>,
+    /// `POST /api/reports`, for errors.
+    what: String,
+}
+
+impl ToolStream {
+    pub(crate) fn new(client: Client, request: Prepared, opened: Opened) -> Self {
+        let what = request.label().to_string();
+        let events: Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>> = match opened {
+            // A server that does not stream: its answer is the result.
+            Opened::Complete(response) => {
+                let end = ToolEnd::new(response.status().as_u16(), response.to_value());
+                let event = StreamEvent::new(1, ToolEvent::ToolEnd(end));
+                Box::pin(futures_util::stream::iter([Ok(event)]))
+            }
+            Opened::Events(response) => {
+                let schedule = request.policy.schedule();
+                let mut call = Call {
+                    client,
+                    request,
+                    what: what.clone(),
+                    events: None,
+                    call_id: None,
+                    last_id: 0,
+                    schedule,
+                    progressed: false,
+                };
+                call.events = Some(call.decode(response));
+                Box::pin(futures_util::stream::unfold(call, |mut call| async move {
+                    let item = call.next().await?;
+                    Some((item, call))
+                }))
+            }
+        };
+        Self { events, what }
+    }
+
+    /// Reads the stream to its end: the call's result.
+    ///
+    /// # Errors
+    /// An error item of the stream; a `tool_error` as an [`Error::is_status`] error with the
+    /// problem's status and the problem itself as [`Error::problem`]; and, as
+    /// [`Client::invoke`] reports such an answer, a `tool_end` with a 4xx or 5xx status.
+    pub async fn result(mut self) -> Result<ToolEnd> {
+        while let Some(event) = self.events.next().await {
+            match event?.into_event() {
+                ToolEvent::ToolEnd(end) => return self.end(end),
+                ToolEvent::ToolError(problem) => return Err(self.problem(problem)),
+                _ => {}
+            }
+        }
+        Err(Error::request(format!(
+            "{}: the event stream ended without a result",
+            self.what
+        )))
+    }
+
+    fn end(&self, end: ToolEnd) -> Result<ToolEnd> {
+        match StatusCode::from_u16(end.status) {
+            Ok(status) if status.is_client_error() || status.is_server_error() => {
+                let response = ToolResponse::from_value(status, HeaderMap::new(), end.content);
+                Err(Error::from_response(response).with_context(self.what.clone()))
+            }
+            _ => Ok(end),
+        }
+    }
+
+    fn problem(&self, problem: Problem) -> Error {
+        let status = StatusCode::from_u16(problem.status)
+            .ok()
+            .filter(|s| s.is_client_error() || s.is_server_error())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        let body = serde_json::to_value(problem).unwrap_or_default();
+        Error::from_response(ToolResponse::from_value(status, headers, body))
+            .with_context(self.what.clone())
+    }
+}
+
+impl Stream for ToolStream {
+    type Item = Result<StreamEvent>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.events.as_mut().poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.events.size_hint()
+    }
+}
+
+impl fmt::Debug for ToolStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolStream")
+            .field("call", &self.what)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The events of one connection.
+type Events = Pin<Box<dyn Stream<Item = Result<StreamEvent, Broken<Dropped>>> + Send>>;
+
+/// A streamed call in progress.
+struct Call {
+    client: Client,
+    /// The request as first sent (`Accept: text/event-stream` included).
+    request: Prepared,
+    what: String,
+    /// The current connection's events; `None` once the stream has ended.
+    events: Option<Events>,
+    /// From `tool_start`, for resuming.
+    call_id: Option<HeaderValue>,
+    /// The id of the last event yielded.
+    last_id: u64,
+    /// The delays of the reconnections since the last new event.
+    schedule: Schedule,
+    /// Whether an event was yielded since the last reconnection.
+    progressed: bool,
+}
+
+impl Call {
+    /// The next event, reconnecting as needed; `None` after the last.
+    async fn next(&mut self) -> Option<Result<StreamEvent>> {
+        let item = loop {
+            let events = self.events.as_mut()?;
+            let lost = match events.next().await {
+                Some(Ok(event)) => match self.accept(event) {
+                    Ok(Some(event)) => break Ok(event),
+                    Ok(None) => continue,
+                    Err(error) => break Err(error),
+                },
+                Some(Err(Broken::Invalid(error))) => break Err(error),
+                Some(Err(Broken::Dropped(dropped))) => dropped.into_error(&self.what),
+                None => Error::request(format!(
+                    "{}: the event stream ended before tool_end or tool_error",
+                    self.what
+                )),
+            };
+            self.events = None;
+            match self.reconnect(lost).await {
+                Ok(events) => self.events = Some(events),
+                Err(error) => break Err(error),
+            }
+        };
+        if !matches!(&item, Ok(event) if !event.event().is_terminal()) {
+            self.events = None;
+        }
+        Some(item)
+    }
+
+    /// Notes the call id of `tool_start`; drops an event seen before.
+    fn accept(&mut self, event: StreamEvent) -> Result<Option<StreamEvent>> {
+        if let ToolEvent::ToolStart(start) = event.event() {
+            let call_id = HeaderValue::try_from(start.call_id.as_str()).map_err(|_| {
+                Error::decode("the call id of tool_start cannot be sent in a header")
+            })?;
+            match &self.call_id {
+                Some(known) if *known != call_id => {
+                    return Err(Error::decode(
+                        "the server started another call instead of resuming this one",
+                    ));
+                }
+                _ => self.call_id = Some(call_id),
+            }
+        }
+        if event.id() <= self.last_id {
+            tracing::debug!(
+                target: "halo_client::stream",
+                id = event.id(),
+                "skipping an event received before"
+            );
+            return Ok(None);
+        }
+        self.last_id = event.id();
+        self.progressed = true;
+        Ok(Some(event))
+    }
+
+    /// A new connection after `lost`: resuming the call once it has an id, sending the
+    /// request again before that only when it is safe.
+    async fn reconnect(&mut self, mut lost: Error) -> Result<Events> {
+        if std::mem::take(&mut self.progressed) {
+            self.schedule = self.request.policy.schedule();
+        }
+        let mut request = self.request.clone();
+        match &self.call_id {
+            Some(call_id) => {
+                let headers = &mut request.headers;
+                headers.insert(CALL_ID_HEADER, call_id.clone());
+                headers.insert(LAST_EVENT_ID, HeaderValue::from(self.last_id));
+            }
+            // Sending it again could run a side effect twice.
+            None if !request.safe => return Err(lost),
+            None => {}
+        }
+        loop {
+            let Some(delay) = self.schedule.next_delay(None) else {
+                return Err(lost);
+            };
+            tracing::warn!(
+                target: "halo_client::retry",
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                last_event_id = self.last_id,
+                reason = %lost,
+                "reconnecting {}",
+                self.what
+            );
+            tokio::time::sleep(delay).await;
+            let failure = match self.client.timed(self.client.open(&request)).await {
+                Ok(Opened::Events(response)) => return Ok(self.decode(response)),
+                Ok(Opened::Complete(response)) => return Err(self.refused(response)),
+                Err(failure) => failure,
+            };
+            lost = match failure {
+                Failure::Transport(error) => Error::transport(error),
+                Failure::TimedOut => Error::timeout(),
+                Failure::Status { response, .. } => return Err(self.refused(response)),
+                Failure::Fatal(error) => return Err(error),
+            }
+            .with_context(self.what.clone());
+        }
+    }
+
+    /// An answer to a reconnection that is not an event stream.
+    fn refused(&self, response: ToolResponse) -> Error {
+        let status = response.status();
+        let error = if status.is_client_error() || status.is_server_error() {
+            Error::from_response(response)
+        } else {
+            Error::decode(format!(
+                "the server answered the reconnection without an event stream ({status})"
+            ))
+        };
+        error.with_context(self.what.clone())
+    }
+
+    /// The events of an event stream's body, which may stay silent for at most the client's
+    /// idle timeout.
+    fn decode(&self, response: reqwest::Response) -> Events {
+        let limit = self.client.stream_idle_timeout();
+        let body = Idle {
+            body: Box::pin(response.bytes_stream()),
+            limit,
+            timer: limit.map(|limit| Box::pin(tokio::time::sleep(limit))),
+        };
+        Box::pin(sse::decode(body, MAX_EVENT))
+    }
+}
+
+/// How a connection was lost.
+#[derive(Debug)]
+enum Dropped {
+    /// The body failed.
+    Body(reqwest::Error),
+    /// Nothing arrived for this long.
+    Idle(Duration),
+}
+
+impl Dropped {
+    /// The error of call `what`.
+    fn into_error(self, what: &str) -> Error {
+        match self {
+            Self::Body(error) => Error::transport(error).with_context(what),
+            Self::Idle(limit) => Error::timeout().with_context(format!(
+                "{what}: the event stream was silent for {} ms",
+                limit.as_millis()
+            )),
+        }
+    }
+}
+
+/// A body that may stay silent for at most `limit`: then it ends with [`Dropped::Idle`].
+struct Idle {
+    body: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    limit: Option<Duration>,
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl Stream for Idle {
+    type Item = Result<Bytes, Dropped>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        match this.body.as_mut().poll_next(cx) {
+            Poll::Ready(item) => {
+                if let (Some(timer), Some(limit)) = (&mut this.timer, this.limit) {
+                    timer.as_mut().reset(Instant::now() + limit);
+                }
+                Poll::Ready(item.map(|chunk| chunk.map_err(Dropped::Body)))
+            }
+            Poll::Pending => {
+                let expired = this
+                    .timer
+                    .as_mut()
+                    .is_some_and(|timer| timer.as_mut().poll(cx).is_ready());
+                match this.limit {
+                    Some(limit) if expired => {
+                        this.timer = None;
+                        Poll::Ready(Some(Err(Dropped::Idle(limit))))
+                    }
+                    _ => Poll::Pending,
+                }
+            }
+        }
+    }
+}
