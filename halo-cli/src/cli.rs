@@ -4,14 +4,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Discover, describe, call, export and pin HALO APIs.
+/// Discover, describe, call, stream, export and pin HALO APIs.
 ///
 /// HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
 /// application/llm+json` lists their tools, and `OPTIONS` on a path returns the schema of
 /// each operation there.
 ///
 /// Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
-/// what was asked (or `diff` found a change), 2 for usage, network and other errors.
+/// what was asked (or `diff` found a change, or a stream ended with `tool_error`), 2 for
+/// usage, network and other errors.
 #[derive(Debug, Parser)]
 #[command(name = "halo", version, propagate_version = true, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -66,7 +67,8 @@ pub(crate) struct Global {
     /// Print JSON instead of readable text.
     #[arg(long, global = true)]
     pub(crate) json: bool,
-    /// Give up on a request after this many seconds (30 by default).
+    /// Give up on a request after this many seconds (30 by default); `stream` gives up on
+    /// the answer's head after that long, and resumes a stream silent for that long.
     #[arg(long, global = true, value_name = "SECS", value_parser = seconds)]
     pub(crate) timeout: Option<f64>,
 }
@@ -93,18 +95,18 @@ pub(crate) enum Command {
         method: Option<String>,
     },
     /// Call an operation, placing each argument where its schema says.
-    Call {
-        /// The API's base URL.
-        url: String,
-        /// A path template (filled from the arguments) or a concrete path.
-        path: String,
-        /// The method (default: the only one the path describes).
-        #[arg(long, short = 'X', value_name = "METHOD")]
-        method: Option<String>,
-        /// The arguments: a JSON object, `@FILE` to read it from a file, or `@-` for stdin.
-        #[arg(long, short = 'd', value_name = "JSON|@FILE")]
-        data: Option<String>,
-    },
+    Call(CallArgs),
+    /// Call an operation and print its events as they arrive (Server-Sent Events).
+    ///
+    /// Asks for `text/event-stream` and prints one line per event: `tool_start`, each
+    /// `tool_progress`, then the result of `tool_end` (or the problem of `tool_error`); with
+    /// `--json`, one JSON object per line, `{"id": ..., "type": ..., "data": ...}`. A dropped
+    /// connection is resumed where it stopped, without running the operation again. A server
+    /// that does not stream prints its answer as a single `tool_end`.
+    ///
+    /// Exit status: 0 when the stream ends with `tool_end` and a 2xx status, 1 on
+    /// `tool_error` or a 4xx/5xx answer, 2 for usage and network errors.
+    Stream(CallArgs),
     /// Print the tools as tool definitions for an LLM API (JSON).
     Export {
         /// The API's base URL.
@@ -134,6 +136,21 @@ pub(crate) enum Command {
         /// A pin written by `halo pin`.
         pin: PathBuf,
     },
+}
+
+/// Which operation to call, and with what (`call` and `stream`).
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The API's base URL.
+    pub(crate) url: String,
+    /// A path template (filled from the arguments) or a concrete path.
+    pub(crate) path: String,
+    /// The method (default: the only one the path describes).
+    #[arg(long, short = 'X', value_name = "METHOD")]
+    pub(crate) method: Option<String>,
+    /// The arguments: a JSON object, `@FILE` to read it from a file, or `@-` for stdin.
+    #[arg(long, short = 'd', value_name = "JSON|@FILE")]
+    pub(crate) data: Option<String>,
 }
 
 /// Tool definition formats.
@@ -199,6 +216,19 @@ mod tests {
         assert_eq!(cli.global.bearer.as_deref(), Some("t"));
         match cli.command {
             Command::Discover { tags, .. } => assert_eq!(tags, ["a", "b"]),
+            other => panic!("{other:?}"),
+        }
+        let stream = Cli::try_parse_from([
+            "halo", "stream", "http://h", "/jobs", "-X", "post", "-d", "{}", "--json",
+        ])
+        .unwrap();
+        assert!(stream.global.json);
+        match stream.command {
+            Command::Stream(call) => {
+                assert_eq!(call.path, "/jobs");
+                assert_eq!(call.method.as_deref(), Some("post"));
+                assert_eq!(call.data.as_deref(), Some("{}"));
+            }
             other => panic!("{other:?}"),
         }
         let both = Cli::try_parse_from([

@@ -2,20 +2,23 @@
 //!
 //! HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
 //! application/llm+json` lists their tools, and `OPTIONS` on a path gives each operation's
-//! schema. `halo` reads both, calls operations with arguments placed where their schemas say,
-//! exports the tools for LLM APIs, and pins them so that changes can be reviewed.
+//! schema. `halo` reads both, calls operations with arguments placed where their schemas say
+//! (and streams their events), exports the tools for LLM APIs, and pins them so that changes
+//! can be reviewed.
 //!
 //! ```text
 //! halo discover http://127.0.0.1:3000 --tags books
 //! halo describe http://127.0.0.1:3000 /api/books/1
 //! halo --bearer demo-admin call http://127.0.0.1:3000 /api/books -X POST --data @book.json
+//! halo stream http://127.0.0.1:3000 /api/books/{id}/summary -X POST --data '{"id": 1}'
 //! halo export http://127.0.0.1:3000 --format anthropic
 //! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
 //! halo diff http://127.0.0.1:3000 bookstore.pin.json
 //! ```
 //!
 //! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
-//! what was asked (or `diff` found a change), 2 for usage, network and other errors.
+//! what was asked (or `diff` found a change, or a stream ended with `tool_error`), 2 for
+//! usage, network and other errors.
 
 mod cli;
 mod output;

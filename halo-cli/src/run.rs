@@ -5,13 +5,14 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use halo_client::protocol::{Call, Manifest, ToolEntry, ToolSchema};
+use futures_util::StreamExt as _;
+use halo_client::protocol::{Call, Manifest, ToolEntry, ToolEvent, ToolSchema};
 use halo_client::{
     Client, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse, export_tools,
 };
 use serde_json::Value;
 
-use crate::cli::{Cli, Command, Format, Global};
+use crate::cli::{CallArgs, Cli, Command, Format, Global};
 use crate::output;
 
 /// Why a command failed.
@@ -128,27 +129,18 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             };
             print_out(&text);
         }
-        Command::Call {
-            url,
-            path,
-            method,
-            data,
-        } => {
-            let args = match data {
-                Some(data) => read_data(&data)?,
-                None => Value::Null,
-            };
-            let client = client(&global, &url)?;
-            let method = match method {
-                Some(method) => parse_method(&method)?,
-                None => only_method(&client, &path).await?,
-            };
-            let response = client.invoke(&path, method, args).await?;
+        Command::Call(call) => {
+            let (client, method, args) = target(&global, &call).await?;
+            let response = client.invoke(&call.path, method, args).await?;
             print_out(&if json {
                 output::json(&response.to_value())
             } else {
                 output::response(&response)
             });
+        }
+        Command::Stream(call) => {
+            let (client, method, args) = target(&global, &call).await?;
+            return stream(&client, &call.path, method, args, json).await;
         }
         Command::Export { url, format, tags } => {
             let client = client(&global, &url)?;
@@ -209,6 +201,49 @@ fn client(global: &Global, url: &str) -> Result<Client, Failure> {
         builder = builder.timeout(Some(Duration::from_secs_f64(seconds)));
     }
     Ok(builder.build()?)
+}
+
+/// Prints a call's events as they arrive; exit 1 unless it ends with a 2xx `tool_end`.
+async fn stream(
+    client: &Client,
+    path: &str,
+    method: Method,
+    args: Value,
+    json: bool,
+) -> Result<ExitCode, Failure> {
+    let mut events = client.invoke_stream(path, method, args).await?;
+    let mut code = ExitCode::SUCCESS;
+    while let Some(event) = events.next().await {
+        let event = event?;
+        print_out(&if json {
+            output::event_line(event.id(), event.event())
+        } else {
+            output::event(event.id(), event.event())
+        });
+        let failed = match event.event() {
+            ToolEvent::ToolEnd(end) => !(200..300).contains(&end.status),
+            ToolEvent::ToolError(_) => true,
+            _ => false,
+        };
+        if failed {
+            code = ExitCode::from(1);
+        }
+    }
+    Ok(code)
+}
+
+/// The client, method and arguments of `call` and `stream`.
+async fn target(global: &Global, call: &CallArgs) -> Result<(Client, Method, Value), Failure> {
+    let args = match &call.data {
+        Some(data) => read_data(data)?,
+        None => Value::Null,
+    };
+    let client = client(global, &call.url)?;
+    let method = match &call.method {
+        Some(method) => parse_method(method)?,
+        None => only_method(&client, &call.path).await?,
+    };
+    Ok((client, method, args))
 }
 
 fn strs(items: &[String]) -> Vec<&str> {
