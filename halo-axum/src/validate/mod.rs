@@ -24,9 +24,17 @@ const MAX_MESSAGE: usize = 300;
 
 /// The compiled checks of one operation.
 pub(crate) struct Validator {
-    /// Each parameter, whether it is required, and its schema.
-    params: Vec<(Param, bool, jsonschema::Validator)>,
+    params: Vec<ParamCheck>,
     body: Option<BodyCheck>,
+}
+
+/// How a parameter is checked.
+struct ParamCheck {
+    param: Param,
+    required: bool,
+    schema: jsonschema::Validator,
+    /// Where its errors point: `/<name>`.
+    pointer: String,
 }
 
 /// How a request body is checked.
@@ -59,11 +67,12 @@ impl Validator {
                 continue;
             };
             let compiled = compile(&Value::Object(field.schema.clone()))?;
-            params.push((
-                Param::new(name, location, &field.schema),
-                field.required,
-                compiled,
-            ));
+            params.push(ParamCheck {
+                param: Param::new(name, location, &field.schema),
+                required: field.required,
+                schema: compiled,
+                pointer: format!("/{}", escape(name)),
+            });
         }
         let body = body
             .map(|spec| -> Result<BodyCheck, String> {
@@ -95,12 +104,16 @@ impl Validator {
         if self.params.is_empty() {
             return Ok(());
         }
-        let query = params::parse_query(query.unwrap_or_default())?;
-        for (param, required, schema) in &self.params {
-            let pointer = format!("/{}", escape(param.name()));
-            match param.read(path, &query, headers, errors)? {
-                Some(value) => collect(schema, &value, &pointer, errors),
-                None if *required => errors.push(FieldError::new(pointer, "is required")),
+        let query = match query {
+            Some(query) if !query.is_empty() => params::parse_query(query)?,
+            _ => Vec::new(),
+        };
+        for check in &self.params {
+            match check.param.read(path, &query, headers, errors)? {
+                Some(value) => collect(&check.schema, &value, &check.pointer, errors),
+                None if check.required => {
+                    errors.push(FieldError::new(check.pointer.clone(), "is required"));
+                }
                 None => {}
             }
         }

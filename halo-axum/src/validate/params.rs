@@ -96,10 +96,6 @@ impl Param {
         }
     }
 
-    pub(super) fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The parameter's value in the request, `None` when absent. Text that cannot be read
     /// (bad percent-encoding, a header that is not visible ASCII) is a `400`; a scalar given
     /// several times is an error in `errors`.
