@@ -356,6 +356,11 @@ impl Client {
         Ok(ToolStream::new(self.clone(), request, opened))
     }
 
+    /// The client's retry policy (also what stream resumptions follow).
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        self.inner.retry
+    }
+
     /// The schemas of a path, from the cache while fresh, revalidated after.
     async fn schemas(&self, url: &str) -> Result<Arc<Vec<ToolSchema>>> {
         // Keyed by the text asked for, so a fresh hit costs no URL parsing.

@@ -16,7 +16,7 @@ use tokio::time::{Instant, Sleep};
 use crate::client::{Opened, Prepared};
 use crate::retry::{Failure, Schedule};
 use crate::sse::{self, Broken, MAX_EVENT};
-use crate::{Client, Error, Result, ToolResponse};
+use crate::{Client, Error, Result, RetryPolicy, ToolResponse};
 
 /// The header that names the last event a reconnecting client received.
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -61,10 +61,11 @@ impl StreamEvent {
 /// Each event is yielded once and in order, however often the connection drops: the client
 /// reconnects with `Last-Event-ID` and `Halo-Call-Id`, the server sends what was missed, and
 /// events seen before are dropped. Reconnections follow the client's [`RetryPolicy`]
-/// (attempts and delays, counted afresh once a new event arrives; none for a tool whose
-/// schema says `resilience.retry: false`). Before `tool_start` has
-/// named the call, a dropped request is sent again only when that is safe (as
-/// [`Client::invoke`] retries); otherwise the drop is an error item. A server that refuses
+/// (attempts and delays, counted afresh once a new event arrives). Resuming never runs the
+/// tool again, so it happens even for a tool whose schema says `resilience.retry: false`.
+/// Before `tool_start` has named the call, a dropped request is sent again only when that is
+/// safe (as [`Client::invoke`] retries, and never for `retry: false`); otherwise the drop is
+/// an error item. A server that refuses
 /// the resumption (`404`, `410`, any error) ends the stream with an [`Error::is_status`]
 /// item.
 ///
@@ -102,7 +103,7 @@ impl ToolStream {
                 Box::pin(futures_util::stream::iter([Ok(event)]))
             }
             Opened::Events(response) => {
-                let schedule = request.policy.schedule();
+                let schedule = client.retry_policy().schedule();
                 let mut call = Call {
                     client,
                     request,
@@ -272,7 +273,7 @@ impl Call {
     /// request again before that only when it is safe.
     async fn reconnect(&mut self, mut lost: Error) -> Result<Events> {
         if std::mem::take(&mut self.progressed) {
-            self.schedule = self.request.policy.schedule();
+            self.schedule = self.client.retry_policy().schedule();
         }
         let mut request = self.request.clone();
         match &self.call_id {
@@ -281,8 +282,8 @@ impl Call {
                 headers.insert(CALL_ID_HEADER, call_id.clone());
                 headers.insert(LAST_EVENT_ID, HeaderValue::from(self.last_id));
             }
-            // Sending it again could run a side effect twice.
-            None if !request.safe => return Err(lost),
+            // Sending it again could run a side effect twice, or the tool refuses retries.
+            None if !request.safe || request.policy == RetryPolicy::none() => return Err(lost),
             None => {}
         }
         loop {
