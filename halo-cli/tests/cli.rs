@@ -63,6 +63,21 @@ fn halo(args: &[&str]) -> Run {
     halo_with_env(args, &[])
 }
 
+/// `halo --bearer demo-admin ARGS`: the bookstore's admin, who may see and call every tool.
+fn halo_as_admin(args: &[&str]) -> Run {
+    let mut all = vec!["--bearer", "demo-admin"];
+    all.extend_from_slice(args);
+    halo(&all)
+}
+
+/// The tools the bookstore shows to callers without credentials.
+const PUBLIC: [&str; 4] = [
+    "get_book",
+    "get_weather",
+    "legacy_search_books",
+    "search_books",
+];
+
 fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_halo"))
         .args(args)
@@ -95,7 +110,7 @@ fn names(tools: &Value) -> Vec<String> {
 
 #[test]
 fn discover_prints_a_table_of_every_tool() {
-    let run = halo(&["discover", server()]).expect(0);
+    let run = halo_as_admin(&["discover", server()]).expect(0);
     let mut lines = run.stdout.lines();
     assert!(
         lines
@@ -119,20 +134,47 @@ fn discover_prints_a_table_of_every_tool() {
         ["GET", "/api/books/{id}", "get_book", "books,read"]
     );
     assert!(run.stderr.is_empty(), "{run:#?}");
+
+    // Without credentials, only the public tools are listed.
+    let anonymous = halo(&["discover", server()]).expect(0);
+    let mut listed: Vec<&str> = anonymous
+        .stdout
+        .lines()
+        .skip(2)
+        .map(|row| row.split_whitespace().nth(2).expect("a NAME cell"))
+        .collect();
+    listed.sort_unstable();
+    assert_eq!(listed, PUBLIC, "{anonymous:#?}");
 }
 
 #[test]
 fn discover_filters_by_tags_and_prints_json() {
-    let all = halo(&["discover", server(), "--json"]).expect(0).json();
+    let all = halo_as_admin(&["discover", server(), "--json"])
+        .expect(0)
+        .json();
     assert_eq!(all["api"], "Bookstore");
     assert_eq!(names(&all).len(), 15);
 
-    let payments = halo(&["--json", "discover", server(), "--tags", "payments"])
+    let payments = halo_as_admin(&["--json", "discover", server(), "--tags", "payments"])
         .expect(0)
         .json();
     assert_eq!(names(&payments), ["charge_payment", "refund_payment"]);
+    // Tags filter what the caller may see: no payment tool is public.
+    let no_payments = halo(&["--json", "discover", server(), "--tags", "payments"])
+        .expect(0)
+        .json();
+    assert_eq!(no_payments["tools"], json!([]), "{no_payments}");
+    let reader = halo(&["--bearer", "demo-reader", "discover", server(), "--json"])
+        .expect(0)
+        .json();
+    let mut readable = names(&reader);
+    readable.sort_unstable();
+    let mut expected: Vec<&str> = PUBLIC.to_vec();
+    expected.extend(["get_order", "summarize_book"]);
+    expected.sort_unstable();
+    assert_eq!(readable, expected);
 
-    let either = halo(&[
+    let either = halo_as_admin(&[
         "discover",
         server(),
         "--tags",
@@ -157,7 +199,7 @@ fn discover_filters_by_tags_and_prints_json() {
 
 #[test]
 fn describe_a_concrete_path_of_a_template() {
-    let run = halo(&["describe", server(), "/api/books/1"]).expect(0);
+    let run = halo_as_admin(&["describe", server(), "/api/books/1"]).expect(0);
     for method in [
         "GET /api/books/{id}",
         "PUT /api/books/{id}",
@@ -179,18 +221,34 @@ fn describe_a_concrete_path_of_a_template() {
     let cells: Vec<&str> = id_row.split_whitespace().collect();
     assert_eq!(cells[..4], ["id", "path", "integer", "yes"]);
 
-    let all = halo(&["describe", server(), "/api/books/1", "--json"])
+    let methods = |schemas: &Value| -> Vec<String> {
+        schemas
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["call"]["method"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = halo_as_admin(&["describe", server(), "/api/books/1", "--json"])
         .expect(0)
         .json();
-    let methods: Vec<&str> = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["call"]["method"].as_str().unwrap())
-        .collect();
-    assert_eq!(methods, ["GET", "PUT", "DELETE"]);
+    assert_eq!(methods(&all), ["GET", "PUT", "DELETE"]);
 
-    let one = halo(&[
+    // Without credentials the path describes only what the caller may call.
+    let public = halo(&["describe", server(), "/api/books/1", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(methods(&public), ["GET"]);
+    let hidden = halo(&["describe", server(), "/api/books/{id}", "-X", "DELETE"]).expect(1);
+    assert!(
+        hidden
+            .stderr
+            .contains("not described: /api/books/{id} describes GET but not DELETE"),
+        "{hidden:#?}"
+    );
+    assert!(hidden.stdout.is_empty(), "{hidden:#?}");
+
+    let one = halo_as_admin(&[
         "describe",
         server(),
         "/api/books/{id}",
@@ -272,11 +330,16 @@ fn call_a_get_with_a_path_parameter() {
     );
 
     // Several methods: the choice is the caller's.
-    let ambiguous = halo(&["call", server(), "/api/books/1"]).expect(2);
+    let ambiguous = halo_as_admin(&["call", server(), "/api/books/1"]).expect(2);
     assert!(
         ambiguous.stderr.contains("GET, PUT, DELETE") && ambiguous.stderr.contains("--method"),
         "{ambiguous:#?}"
     );
+    // Without credentials only GET is described there, so it needs no --method.
+    let only_get = halo(&["call", server(), "/api/books/1", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(only_get["title"], "Dune");
 
     let missing = halo(&["call", server(), "/api/books/999999", "-X", "GET"]).expect(1);
     assert!(missing.stderr.contains("404 Not Found"), "{missing:#?}");
@@ -296,7 +359,9 @@ fn call_a_post_with_and_without_credentials() {
     let file = write(dir.path(), "book.json", &book.to_string());
     let data = format!("@{file}");
 
-    let refused = halo(&[
+    // Without credentials, or with read-only ones, creating a book is not described to the
+    // caller at all: the call stops at its description, before anything is sent.
+    let post = [
         "call",
         server(),
         "/api/books",
@@ -304,31 +369,17 @@ fn call_a_post_with_and_without_credentials() {
         "POST",
         "--data",
         &data,
-    ])
-    .expect(1);
-    assert!(refused.stderr.contains("401 Unauthorized"), "{refused:#?}");
-    assert!(
-        refused
-            .stderr
-            .contains("send `Authorization: Bearer <token>`"),
-        "{refused:#?}"
-    );
-    assert!(refused.stdout.is_empty(), "{refused:#?}");
-
-    let refused_json = halo(&[
-        "call",
-        server(),
-        "/api/books",
-        "-X",
-        "POST",
-        "--data",
-        &data,
-        "--json",
-    ])
-    .expect(1)
-    .json();
-    assert_eq!(refused_json["status"], 401);
-    assert_eq!(refused_json["title"], "Unauthorized");
+    ];
+    for credentials in [&[][..], &["--bearer", "demo-reader"]] {
+        for json in [&[][..], &["--json"]] {
+            let refused = halo(&[credentials, &post[..], json].concat()).expect(1);
+            assert_eq!(
+                refused.stderr, "halo: not described: /api/books describes GET but not POST\n",
+                "{refused:#?}"
+            );
+            assert!(refused.stdout.is_empty(), "{refused:#?}");
+        }
+    }
 
     let wrong_token = "not-the-token-s3cret";
     let rejected = halo(&[
@@ -351,6 +402,40 @@ fn call_a_post_with_and_without_credentials() {
         !rejected.stderr.contains(wrong_token) && !rejected.stdout.contains(wrong_token),
         "{rejected:#?}"
     );
+
+    // Invalid values are refused before the handler, with the fields in error.
+    let mut blank = book;
+    blank["title"] = json!("   ");
+    let blank = blank.to_string();
+    let invalid =
+        halo_as_admin(&["call", server(), "/api/books", "-X", "POST", "-d", &blank]).expect(1);
+    assert!(
+        invalid
+            .stderr
+            .starts_with("halo: 422 Unprocessable Entity\n"),
+        "{invalid:#?}"
+    );
+    assert!(invalid.stderr.contains("\n    /title: "), "{invalid:#?}");
+    let invalid_json = halo_as_admin(&[
+        "call",
+        server(),
+        "/api/books",
+        "-X",
+        "POST",
+        "-d",
+        &blank,
+        "--json",
+    ])
+    .expect(1)
+    .json();
+    assert_eq!(invalid_json["status"], 422);
+    let pointers: Vec<&Value> = invalid_json["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|error| &error["pointer"])
+        .collect();
+    assert_eq!(pointers, [&json!("/title")], "{invalid_json}");
 
     let created = halo(&[
         "call",
@@ -377,7 +462,7 @@ fn call_a_post_with_and_without_credentials() {
     );
     assert!(!created.stdout.contains("demo-admin"));
 
-    // Invalid values: the problem's field errors are listed.
+    // Invalid values of a public tool: the problem's field errors are listed.
     let invalid = halo(&[
         "call",
         server(),
@@ -389,7 +474,15 @@ fn call_a_post_with_and_without_credentials() {
     ])
     .expect(1);
     assert!(
-        invalid.stderr.contains("/limit: must be between 1 and 100"),
+        invalid
+            .stderr
+            .starts_with("halo: 422 Unprocessable Entity\n"),
+        "{invalid:#?}"
+    );
+    assert!(
+        invalid
+            .stderr
+            .contains("/limit: 0 is less than the minimum of 1"),
         "{invalid:#?}"
     );
 }
@@ -397,8 +490,16 @@ fn call_a_post_with_and_without_credentials() {
 #[test]
 fn credentials_from_flags_files_and_the_environment() {
     let sku = r#"{"sku": "9780441172719"}"#;
+    // Without the key, the stock tools are hidden: not described, and nothing is called.
     let refused = halo(&["call", server(), "/api/inventory/{sku}", "-d", sku]).expect(1);
-    assert!(refused.stderr.contains("401"), "{refused:#?}");
+    assert!(
+        refused
+            .stderr
+            .starts_with("halo: not described: /api/inventory/")
+            && refused.stderr.ends_with(" is not described (404)\n"),
+        "{refused:#?}"
+    );
+    assert!(refused.stdout.is_empty(), "{refused:#?}");
 
     let stock = halo(&[
         "call",
@@ -426,7 +527,11 @@ fn credentials_from_flags_files_and_the_environment() {
         "X-Other-Key",
     ])
     .expect(1);
-    assert!(renamed.stderr.contains("401"), "{renamed:#?}");
+    // The server reads no key from that header: the caller is anonymous.
+    assert!(
+        renamed.stderr.contains(" is not described (404)"),
+        "{renamed:#?}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let credentials = json!({
@@ -449,13 +554,29 @@ fn credentials_from_flags_files_and_the_environment() {
     let unset = halo(&["--credentials", &file, "discover", server()]).expect(2);
     assert!(unset.stderr.contains("HALO_CLI_TEST_KEY"), "{unset:#?}");
 
-    let from_env = halo_with_env(
-        &["call", server(), "/api/orders/1", "-X", "GET"],
-        &[("HALO_BEARER", "demo-reader")],
+    let order = ["call", server(), "/api/orders/1", "-X", "GET"];
+    let hidden = halo(&order).expect(1);
+    assert!(
+        hidden
+            .stderr
+            .contains("/api/orders/1 is not described (404)"),
+        "{hidden:#?}"
     );
-    // Authenticated: the order may not exist, but the token was accepted.
-    assert_ne!(from_env.code, 2, "{from_env:#?}");
-    assert!(!from_env.stderr.contains("401"), "{from_env:#?}");
+    // The reader's token from the environment: the order is described and the call reaches
+    // the handler, which has no order 1.
+    let from_env = halo_with_env(&order, &[("HALO_BEARER", "demo-reader")]).expect(1);
+    assert!(
+        from_env.stderr.starts_with("halo: 404 Not Found\n")
+            && from_env.stderr.contains("no order has the id 1"),
+        "{from_env:#?}"
+    );
+    let discovered = halo_with_env(
+        &["discover", server(), "--json"],
+        &[("HALO_BEARER", "demo-admin")],
+    )
+    .expect(0)
+    .json();
+    assert_eq!(names(&discovered).len(), 15);
 
     let both = halo(&["--bearer", "t", "--api-key", "k", "discover", server()]).expect(2);
     assert!(both.stderr.contains("cannot be used with"), "{both:#?}");
@@ -463,7 +584,7 @@ fn credentials_from_flags_files_and_the_environment() {
 
 #[test]
 fn export_both_formats() {
-    let openai = halo(&["export", server(), "--format", "openai"])
+    let openai = halo_as_admin(&["export", server(), "--format", "openai"])
         .expect(0)
         .json();
     let openai = openai.as_array().expect("an array");
@@ -498,7 +619,7 @@ fn export_both_formats() {
         "{description}"
     );
 
-    let anthropic = halo(&[
+    let anthropic = halo_as_admin(&[
         "export",
         server(),
         "--format",
@@ -522,6 +643,33 @@ fn export_both_formats() {
     assert_eq!(order["required"], json!(["customer_email", "items"]));
     assert_eq!(order["properties"]["items"]["type"], "array");
 
+    // Each caller exports the tools it may call.
+    let public = halo(&["export", server(), "--format", "openai"])
+        .expect(0)
+        .json();
+    let mut exported: Vec<&str> = public
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    exported.sort_unstable();
+    assert_eq!(exported, PUBLIC);
+    let reader = halo(&[
+        "--bearer",
+        "demo-reader",
+        "export",
+        server(),
+        "--format",
+        "anthropic",
+        "--tags",
+        "orders",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(reader.as_array().unwrap().len(), 1, "{reader}");
+    assert_eq!(reader[0]["name"], "get_order");
+
     let unknown = halo(&["export", server(), "--format", "gemini"]).expect(2);
     assert!(unknown.stderr.contains("openai"), "{unknown:#?}");
 }
@@ -539,7 +687,7 @@ fn pin_then_diff() {
     let path = dir.path().join("bookstore.pin.json");
     let out = path.to_str().unwrap();
 
-    let printed = halo(&["pin", server()]).expect(0).json();
+    let printed = halo_as_admin(&["pin", server()]).expect(0).json();
     assert_eq!(printed["api"], "Bookstore");
     assert_eq!(printed["version"], "1.2.0");
     let tools = printed["tools"].as_object().unwrap();
@@ -549,17 +697,32 @@ fn pin_then_diff() {
     assert_eq!(hash.len(), 64);
     assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()));
 
-    let written = halo(&["pin", server(), "--out", out]).expect(0);
+    let written = halo_as_admin(&["pin", server(), "--out", out]).expect(0);
     assert!(written.stdout.contains("pinned 15 tools"), "{written:#?}");
     let pin: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(pin, printed, "pins of an unchanged API are identical");
 
-    let same = halo(&["diff", server(), out]).expect(0);
+    let same = halo_as_admin(&["diff", server(), out]).expect(0);
     assert!(same.stdout.contains("no change from the pin"), "{same:#?}");
-    let same_json = halo(&["diff", server(), out, "--json"]).expect(0).json();
+    let same_json = halo_as_admin(&["diff", server(), out, "--json"])
+        .expect(0)
+        .json();
     assert_eq!(
         same_json,
         json!({"added": [], "removed": [], "changed": []})
+    );
+
+    // Compared by a caller who sees less, the hidden tools look removed; the public ones
+    // are unchanged.
+    let anonymous = halo(&["diff", server(), out, "--json"]).expect(1).json();
+    assert_eq!(anonymous["added"], json!([]), "{anonymous}");
+    assert_eq!(anonymous["changed"], json!([]), "{anonymous}");
+    let removed = anonymous["removed"].as_array().unwrap();
+    assert_eq!(removed.len(), 15 - PUBLIC.len(), "{anonymous}");
+    assert!(removed.contains(&json!("POST /api/books")), "{anonymous}");
+    assert!(
+        !removed.contains(&json!("GET /api/books/{id}")),
+        "{anonymous}"
     );
 
     // Someone reviewed a different API: one tool unknown to it, one gone, one changed.
@@ -573,7 +736,7 @@ fn pin_then_diff() {
     tools["GET /api/books/{id}"]["hash"] = json!("f".repeat(64));
     let doctored_path = write(dir.path(), "doctored.json", &doctored.to_string());
 
-    let changed = halo(&["diff", server(), &doctored_path]).expect(1);
+    let changed = halo_as_admin(&["diff", server(), &doctored_path]).expect(1);
     let lines: Vec<&str> = changed.stdout.lines().collect();
     let row = |sign: &str| -> Vec<&str> {
         lines
@@ -608,7 +771,7 @@ fn pin_then_diff() {
         ["~", "GET", "/api/books/{id}", "get_book", "changed"]
     );
 
-    let changed_json = halo(&["diff", server(), &doctored_path, "--json"])
+    let changed_json = halo_as_admin(&["diff", server(), &doctored_path, "--json"])
         .expect(1)
         .json();
     assert_eq!(
