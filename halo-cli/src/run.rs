@@ -91,7 +91,19 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::other(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(execute(cli))
+    let anonymous = cli.global.bearer.is_none()
+        && cli.global.api_key.is_none()
+        && cli.global.credentials.is_none();
+    runtime
+        .block_on(execute(cli))
+        .map_err(|failure| match failure {
+            // Servers describe an operation only to callers that may call it.
+            Failure::NotDescribed(message) if anonymous => Failure::NotDescribed(format!(
+                "{message}; no credentials were sent, and an API may describe an operation only to \
+             callers allowed to call it (try --bearer, --api-key or --credentials)"
+            )),
+            other => other,
+        })
 }
 
 async fn execute(cli: Cli) -> Result<ExitCode, Failure> {

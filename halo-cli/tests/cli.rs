@@ -373,8 +373,16 @@ fn call_a_post_with_and_without_credentials() {
     for credentials in [&[][..], &["--bearer", "demo-reader"]] {
         for json in [&[][..], &["--json"]] {
             let refused = halo(&[credentials, &post[..], json].concat()).expect(1);
+            // Without credentials, the message says that some might help.
+            let hint = if credentials.is_empty() {
+                "; no credentials were sent, and an API may describe an operation only to \
+                 callers allowed to call it (try --bearer, --api-key or --credentials)"
+            } else {
+                ""
+            };
             assert_eq!(
-                refused.stderr, "halo: not described: /api/books describes GET but not POST\n",
+                refused.stderr,
+                format!("halo: not described: /api/books describes GET but not POST{hint}\n"),
                 "{refused:#?}"
             );
             assert!(refused.stdout.is_empty(), "{refused:#?}");
@@ -493,10 +501,9 @@ fn credentials_from_flags_files_and_the_environment() {
     // Without the key, the stock tools are hidden: not described, and nothing is called.
     let refused = halo(&["call", server(), "/api/inventory/{sku}", "-d", sku]).expect(1);
     assert!(
-        refused
-            .stderr
-            .starts_with("halo: not described: /api/inventory/")
-            && refused.stderr.ends_with(" is not described (404)\n"),
+        refused.stderr.starts_with(
+            "halo: not described: /api/inventory/{sku} (404); no credentials were sent"
+        ),
         "{refused:#?}"
     );
     assert!(refused.stdout.is_empty(), "{refused:#?}");
@@ -529,7 +536,9 @@ fn credentials_from_flags_files_and_the_environment() {
     .expect(1);
     // The server reads no key from that header: the caller is anonymous.
     assert!(
-        renamed.stderr.contains(" is not described (404)"),
+        renamed
+            .stderr
+            .contains("not described: /api/inventory/{sku} (404)"),
         "{renamed:#?}"
     );
 
@@ -557,9 +566,7 @@ fn credentials_from_flags_files_and_the_environment() {
     let order = ["call", server(), "/api/orders/1", "-X", "GET"];
     let hidden = halo(&order).expect(1);
     assert!(
-        hidden
-            .stderr
-            .contains("/api/orders/1 is not described (404)"),
+        hidden.stderr.contains("not described: /api/orders/1 (404)"),
         "{hidden:#?}"
     );
     // The reader's token from the environment: the order is described and the call reaches

@@ -379,9 +379,7 @@ impl Client {
         let path = url.path().to_owned();
         let response = match self.discovery_request(url, etag).await {
             Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => {
-                return Err(Error::not_described(format!(
-                    "{path} is not described (404)"
-                )));
+                return Err(Error::not_described(format!("{key} (404)")));
             }
             other => other?,
         };
@@ -532,10 +530,9 @@ impl Client {
                 *outgoing.body_mut() = Some(body.bytes.clone().into());
             }
             *outgoing.headers_mut() = headers;
-            let response = self
-                .inner
-                .http
-                .execute(outgoing)
+            // Boxed: reqwest's future is large, and every future around it would otherwise
+            // carry (and move) it.
+            let response = Box::pin(self.inner.http.execute(outgoing))
                 .await
                 .map_err(Failure::Transport)?;
             let status = response.status();
