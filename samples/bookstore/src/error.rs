@@ -9,8 +9,8 @@
 //! handler runs. What is left here is what only the handlers know: an unknown id (`404`), a
 //! conflict with the store (`409`), a value the schema allows but the store rejects (`422`).
 
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::FromRequestParts;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
@@ -118,19 +118,6 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<JsonRejection> for ApiError {
-    /// Malformed JSON → 400, well-formed JSON of the wrong shape → 422, wrong content type → 415.
-    fn from(rejection: JsonRejection) -> Self {
-        let status = match &rejection {
-            JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            JsonRejection::JsonSyntaxError(_) => StatusCode::BAD_REQUEST,
-            JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            other => other.status(),
-        };
-        Self::new(status, rejection.body_text())
-    }
-}
-
 impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> Self {
         Self::new(rejection.status(), rejection.body_text())
@@ -140,23 +127,6 @@ impl From<PathRejection> for ApiError {
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
         Self::new(rejection.status(), rejection.body_text())
-    }
-}
-
-/// A JSON request body whose rejections are problem details (axum's `Json` otherwise).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ApiJson<T>(pub T);
-
-impl<T, S> FromRequest<S> for ApiJson<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::Json(value) = axum::Json::<T>::from_request(req, state).await?;
-        Ok(Self(value))
     }
 }
 

@@ -7,10 +7,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::IntoResponse;
-use halo_axum::{Principal, Progress, ToolResult, halo};
+use halo_axum::{Principal, Progress, ToolResult, ValidJson, halo};
 use serde_json::json;
 
-use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, Problem};
+use crate::error::{ApiError, ApiPath, ApiQuery, ApiResult, Problem};
 use crate::model::{
     Book, BookInput, BookPage, BookSummary, ChapterSummary, LegacySearchQuery, SearchQuery,
     SummarizeRequest, SummaryStyle,
@@ -205,7 +205,7 @@ fn no_book(id: u64) -> ApiError {
 )]
 pub(crate) async fn create_book(
     State(state): State<AppState>,
-    ApiJson(input): ApiJson<BookInput>,
+    ValidJson(input): ValidJson<BookInput>,
 ) -> ApiResult<impl IntoResponse> {
     let mut store = state.write();
     ensure_unique_isbn(&store, &input.isbn, None)?;
@@ -256,7 +256,7 @@ pub(crate) async fn create_book(
 pub(crate) async fn update_book(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<u64>,
-    ApiJson(input): ApiJson<BookInput>,
+    ValidJson(input): ValidJson<BookInput>,
 ) -> ApiResult<Json<Book>> {
     let mut store = state.write();
     let old_isbn = store
@@ -347,7 +347,7 @@ pub(crate) async fn summarize_book(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<u64>,
     progress: Progress,
-    ApiJson(request): ApiJson<SummarizeRequest>,
+    ValidJson(request): ValidJson<SummarizeRequest>,
 ) -> ApiResult<ToolResult<BookSummary>> {
     let started = Instant::now();
     let chapters = request.chapters.unwrap_or(DEFAULT_CHAPTERS);

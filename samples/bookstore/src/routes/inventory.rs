@@ -4,9 +4,9 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use halo_axum::halo;
+use halo_axum::{ValidJson, halo};
 
-use crate::error::{ApiError, ApiJson, ApiPath, ApiResult, Problem};
+use crate::error::{ApiError, ApiPath, ApiResult, Problem};
 use crate::model::{ReleaseRequest, Reservation, ReservationStatus, ReserveRequest, StockLevel};
 use crate::store::{AppState, Stock};
 
@@ -96,7 +96,7 @@ pub(crate) async fn get_stock(
 pub(crate) async fn reserve_stock(
     State(state): State<AppState>,
     ApiPath(sku): ApiPath<String>,
-    ApiJson(request): ApiJson<ReserveRequest>,
+    ValidJson(request): ValidJson<ReserveRequest>,
 ) -> ApiResult<(StatusCode, Json<Reservation>)> {
     let mut store = state.write();
     let stock = store.stock.get(&sku).copied().ok_or_else(|| no_sku(&sku))?;
@@ -156,7 +156,7 @@ pub(crate) async fn reserve_stock(
 pub(crate) async fn release_stock(
     State(state): State<AppState>,
     ApiPath(sku): ApiPath<String>,
-    ApiJson(request): ApiJson<ReleaseRequest>,
+    ValidJson(request): ValidJson<ReleaseRequest>,
 ) -> ApiResult<Json<Reservation>> {
     let mut store = state.write();
     let reservation = store

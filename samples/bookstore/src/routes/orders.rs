@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::IntoResponse;
-use halo_axum::halo;
+use halo_axum::{ValidJson, halo};
 
-use crate::error::{ApiError, ApiJson, ApiPath, ApiResult, FieldError, Problem};
+use crate::error::{ApiError, ApiPath, ApiResult, FieldError, Problem};
 use crate::model::{NewOrder, Order, OrderItem, OrderStatus};
 use crate::store::AppState;
 
@@ -53,7 +53,7 @@ pub(crate) fn cents(amount: f64) -> f64 {
 )]
 pub(crate) async fn create_order(
     State(state): State<AppState>,
-    ApiJson(request): ApiJson<NewOrder>,
+    ValidJson(request): ValidJson<NewOrder>,
 ) -> ApiResult<impl IntoResponse> {
     let mut errors = Vec::new();
     let email = request.customer_email.trim();

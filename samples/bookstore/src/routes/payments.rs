@@ -3,9 +3,9 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use halo_axum::{Principal, halo};
+use halo_axum::{Principal, ValidJson, halo};
 
-use crate::error::{ApiError, ApiJson, ApiPath, ApiResult, Problem};
+use crate::error::{ApiError, ApiPath, ApiResult, Problem};
 use crate::model::{Charge, ChargeRequest, ChargeStatus, OrderStatus, Refund, RefundRequest};
 use crate::routes::orders::cents;
 use crate::store::AppState;
@@ -47,7 +47,7 @@ use crate::store::AppState;
 )]
 pub(crate) async fn charge_payment(
     State(state): State<AppState>,
-    ApiJson(request): ApiJson<ChargeRequest>,
+    ValidJson(request): ValidJson<ChargeRequest>,
 ) -> ApiResult<(StatusCode, Json<Charge>)> {
     let mut store = state.write();
     let order = store
@@ -119,7 +119,7 @@ pub(crate) async fn refund_payment(
     caller: Principal,
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(request): ApiJson<RefundRequest>,
+    ValidJson(request): ValidJson<RefundRequest>,
 ) -> ApiResult<Json<Refund>> {
     let reason = request.reason.trim();
     let mut store = state.write();
