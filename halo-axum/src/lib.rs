@@ -56,7 +56,7 @@ mod validate;
 pub use halo_macros::halo;
 pub use halo_protocol as protocol;
 
-pub use crate::auth::{Authenticator, Principal, StaticAuthenticator, Unauthenticated};
+pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Unauthenticated};
 pub use crate::error::BuildError;
 pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};

@@ -37,6 +37,31 @@ use crate::problem;
 pub struct Principal {
     id: String,
     scopes: BTreeSet<String>,
+    scheme: Option<Scheme>,
+}
+
+/// How a caller proved who it is. An operation whose OpenAPI `security` names particular
+/// schemes admits a principal only through one of them (a principal without a scheme passes
+/// any).
+///
+/// ```
+/// use halo_axum::{Principal, Scheme};
+/// use http::HeaderName;
+///
+/// let service = Principal::new("billing")
+///     .authenticated_by(Scheme::ApiKey(HeaderName::from_static("x-api-key")));
+/// assert_eq!(service.scheme(), Some(&Scheme::ApiKey(HeaderName::from_static("x-api-key"))));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scheme {
+    /// `Authorization: Bearer` (OpenAPI `http`/`bearer`, and OAuth 2 or OpenID Connect
+    /// access tokens).
+    Bearer,
+    /// `Authorization: Basic` (OpenAPI `http`/`basic`).
+    Basic,
+    /// A key in this request header (OpenAPI `apiKey` in `header`).
+    ApiKey(http::HeaderName),
 }
 
 impl Principal {
@@ -46,7 +71,21 @@ impl Principal {
         Self {
             id: id.into(),
             scopes: BTreeSet::new(),
+            scheme: None,
         }
+    }
+
+    /// The same caller, marked as authenticated by `scheme`.
+    #[must_use]
+    pub fn authenticated_by(mut self, scheme: Scheme) -> Self {
+        self.scheme = Some(scheme);
+        self
+    }
+
+    /// How the caller authenticated, when the authenticator said.
+    #[must_use]
+    pub fn scheme(&self) -> Option<&Scheme> {
+        self.scheme.as_ref()
     }
 
     /// The same caller, granted `scopes` as well.

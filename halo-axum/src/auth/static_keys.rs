@@ -8,7 +8,7 @@ use http::header::AUTHORIZATION;
 use http::request::Parts;
 use sha2::{Digest, Sha256};
 
-use super::{Authenticator, Principal, Unauthenticated};
+use super::{Authenticator, Principal, Scheme, Unauthenticated};
 
 /// The SHA-256 of a secret: secrets are looked up by digest, so the time a lookup takes says
 /// nothing about how much of a guess was right, and the plain secrets are not kept.
@@ -22,7 +22,8 @@ fn digest(secret: &str) -> Digested {
 /// [`Principal`] it stands for: demos, tests, and services with a few machine callers.
 ///
 /// `Authorization: Bearer <token>` is looked up among the bearer tokens, and each API-key
-/// header among its keys. A request with neither is anonymous; one with an unknown token
+/// header among its keys; the principal found is marked with that [`Scheme`], so an
+/// operation that accepts only an API key is not opened by a bearer token. A request with neither is anonymous; one with an unknown token
 /// or key, or with another `Authorization` scheme, is rejected.
 ///
 /// ```
@@ -96,7 +97,7 @@ impl StaticAuthenticator {
         Some(
             self.bearer
                 .get(&digest(token.trim()))
-                .cloned()
+                .map(|principal| principal.clone().authenticated_by(Scheme::Bearer))
                 .ok_or_else(|| Unauthenticated::new("the bearer token is not valid")),
         )
     }
@@ -109,7 +110,11 @@ impl StaticAuthenticator {
                     .to_str()
                     .ok()
                     .and_then(|key| keys.get(&digest(key.trim())))
-                    .cloned()
+                    .map(|principal| {
+                        principal
+                            .clone()
+                            .authenticated_by(Scheme::ApiKey(header.clone()))
+                    })
                     .ok_or_else(|| Unauthenticated::new(format!("the {header} key is not valid"))),
             )
         })

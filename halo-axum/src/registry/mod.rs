@@ -188,16 +188,17 @@ impl Registry {
                 let name = names.assign(source.operation_id(), method, template);
                 let built =
                     operation::build(&source, name, meta, resolver, schemes, default_security)?;
-                let class = match Access::derive(operation.get("security").or(default_security)) {
-                    Access::Anyone => None,
-                    access => Some(match classes.iter().position(|known| *known == access) {
-                        Some(index) => index,
-                        None => {
-                            classes.push(access);
-                            classes.len() - 1
-                        }
-                    }),
-                };
+                let class =
+                    match Access::derive(operation.get("security").or(default_security), schemes) {
+                        Access::Anyone => None,
+                        access => Some(match classes.iter().position(|known| *known == access) {
+                            Some(index) => index,
+                            None => {
+                                classes.push(access);
+                                classes.len() - 1
+                            }
+                        }),
+                    };
                 let validator = validate
                     .then(|| Validator::compile(&built.schema, built.body.as_ref()))
                     .transpose()

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `Authorization: Bearer demo-admin` | `admin` | every scope the operations require, and the read scopes |
 //! | `Authorization: Bearer demo-reader` | `reader` | the read scopes: `books:read`, `orders:read`, `payments:read` |
-//! | `X-API-Key: demo-key` | `inventory` | `inventory`, the role the inventory operations require |
+//! | `X-API-Key: demo-key` | `inventory` | none: the inventory operations accept the key itself, or a bearer token with the scope `inventory` |
 //!
 //! The bookstore does not check credentials itself: [`authenticator`] hands them to
 //! [`halo_axum::HaloLayer`], which enforces each operation's OpenAPI `security`
@@ -71,8 +71,9 @@ impl Modify for SecuritySchemes {
 /// - [`ADMIN_TOKEN`] holds every scope any requirement names, and [`READ_SCOPES`];
 /// - [`READER_TOKEN`] holds [`READ_SCOPES`];
 /// - [`API_KEY`], sent in [`API_KEY_HEADER`], holds the scopes required under the
-///   [`API_KEY_SCHEME`] (the inventory operations ask for the role `inventory`, so that a
-///   bearer token that is not the admin's cannot touch stock).
+///   [`API_KEY_SCHEME`] (none today). The layer tells the key from a bearer token, so the
+///   reader's token cannot touch stock, while the admin's can through the inventory
+///   operations' second alternative, a bearer token with the scope `inventory`.
 ///
 /// ```
 /// let auth = bookstore::auth::authenticator(&bookstore::openapi());

@@ -9,14 +9,15 @@ use support::{ADMIN, KEY, READER, Server, expect_problem, expect_unauthorized, p
 const DUNE: &str = "9780441172719";
 
 #[tokio::test]
-async fn inventory_needs_the_inventory_role() {
+async fn inventory_needs_the_key_or_the_inventory_scope() {
     let server = Server::start().await;
     let path = format!("/api/inventory/{DUNE}");
 
     let challenge = expect_unauthorized(server.get(&path)).await;
     assert!(challenge.contains("X-API-Key"), "{challenge}");
     expect_unauthorized(server.get(&path).header("x-api-key", "wrong")).await;
-    // A reader's bearer token is not the inventory key; the admin holds every role.
+    // A reader's bearer token is not the inventory key and lacks the `inventory` scope; the
+    // admin's token holds it.
     expect_problem(server.get(&path).bearer_auth(READER), 403).await;
     let (status, _, _) = send(server.get(&path).bearer_auth(ADMIN)).await;
     assert_eq!(status, StatusCode::OK);

@@ -48,7 +48,7 @@ fn no_sku(sku: &str) -> ApiError {
         (status = 403, description = "The credentials lack the `inventory` role", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Unknown SKU", body = Problem, content_type = "application/problem+json"),
     ),
-    security(("api_key" = ["inventory"]))
+    security(("api_key" = []), ("bearer" = ["inventory"]))
 )]
 pub(crate) async fn get_stock(
     State(state): State<AppState>,
@@ -91,7 +91,7 @@ pub(crate) async fn get_stock(
         (status = 409, description = "Not enough copies available", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The quantity is out of range", body = Problem, content_type = "application/problem+json"),
     ),
-    security(("api_key" = ["inventory"]))
+    security(("api_key" = []), ("bearer" = ["inventory"]))
 )]
 pub(crate) async fn reserve_stock(
     State(state): State<AppState>,
@@ -151,7 +151,7 @@ pub(crate) async fn reserve_stock(
         (status = 404, description = "No such reservation for this SKU", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The reservation was already released", body = Problem, content_type = "application/problem+json"),
     ),
-    security(("api_key" = ["inventory"]))
+    security(("api_key" = []), ("bearer" = ["inventory"]))
 )]
 pub(crate) async fn release_stock(
     State(state): State<AppState>,
