@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use reqwest::StatusCode;
 use reqwest::header::CONTENT_TYPE;
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::{Caller, Server, send};
 
 const TOOLS: &[(&str, &str, &str)] = &[
