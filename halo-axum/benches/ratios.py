@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Prints the ratios of the `discovery` benchmarks from criterion's estimates.
+"""Prints the ratios of the `discovery` and `execution` benchmarks from criterion's estimates.
 
-Run after `cargo bench -p halo-axum --bench discovery` (any filter; missing results are
+Run after `cargo bench -p halo-axum` (either bench, any filter; missing results are
 skipped):
 
     python3 halo-axum/benches/ratios.py [CRITERION_DIR]
@@ -30,6 +30,8 @@ RATIOS = [
      "manifest/halo_outer", None),
     ("(d) OPTIONS /?tags=x / OPTIONS /, 1,000 tools", "tags_1000/unfiltered",
      "tags_1000/filtered_x", None),
+    ("(f) 10,002 SSE events, HALO tool stream / axum Sse", "sse_10k/axum_sse",
+     "sse_10k/halo_tool", None),
 ]
 
 # (label, paired benchmark, highest acceptable ratio): measured alternating, reported as µs.
@@ -44,6 +46,19 @@ PAIRED = [
      "paired/manifest_halo_layer_vs_static_get", 1.10),
     ("    OPTIONS /, halo.layer(router) / static GET",
      "paired/manifest_halo_outer_vs_static_get", 1.10),
+    ("    control: POST, validation off / off, in process", "validate_paired/off_vs_off", None),
+    ("(e) POST 1 KiB, validation on / off, in process", "validate_paired/post_1k_on_vs_off",
+     None),
+    ("    control: POST over HTTP, validation off / off", "validate_paired/http_off_vs_off",
+     None),
+    ("(e) POST 1 KiB over HTTP, validation on / off", "validate_paired/http_post_1k_on_vs_off",
+     1.10),
+]
+
+# (label, benchmark, events per iteration): throughput from the mean time.
+RATES = [
+    ("(f) SSE events per second, HALO tool stream", "sse_10k/halo_tool", 10_002),
+    ("    SSE events per second, axum Sse", "sse_10k/axum_sse", 10_002),
 ]
 
 # (label, benchmark, highest acceptable milliseconds)
@@ -122,6 +137,12 @@ def main():
             missed.append(label.strip())
         print(f"{label:58} mean {mean:8.2f} ms, median {median:8.2f} ms  "
               f"< {limit:.0f} ms {'ok' if ok else 'MISSED'}")
+    for label, bench, events in RATES:
+        e = estimates(root, bench)
+        if e is None:
+            print(f"{label:58} (not measured)")
+            continue
+        print(f"{label:58} {events / (e['mean'] / 1e9):>14,.0f} events/s")
     print("(targets are judged on the median)")
     if missed:
         print("missed: " + "; ".join(missed))
