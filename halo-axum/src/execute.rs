@@ -20,7 +20,7 @@ use crate::discovery::{Discovery, Viewer};
 use crate::problem;
 use crate::stream::{self, Calls, Progress};
 use crate::valid_json::ParsedBody;
-use crate::validate;
+use crate::validate::{self, Validator};
 
 /// Everything a layer shares between its services.
 pub(crate) struct Shared {
@@ -136,38 +136,10 @@ where
     }
     let body = match described.validator.as_ref().filter(|_| shared.validate) {
         None => body,
-        Some(validator) => {
-            let mut errors: Vec<FieldError> = Vec::new();
-            let pairs: Vec<(&str, &str)> = registry
-                .path(parts.uri.path())
-                .map(|(_, _, params)| params.iter().collect())
-                .unwrap_or_default();
-            let checked =
-                validator.check_params(&pairs, parts.uri.query(), &parts.headers, &mut errors);
-            if let Err(problem) = checked {
-                return Ok(problem::from_problem(&problem));
-            }
-            let body = if validator.takes_body() {
-                let bytes = match read_body(&parts, body, shared.body_limit).await {
-                    Ok(bytes) => bytes,
-                    Err(problem) => return Ok(problem::from_problem(&problem)),
-                };
-                match validator.check_body(&parts.headers, &bytes, &mut errors) {
-                    Err(problem) => return Ok(problem::from_problem(&problem)),
-                    Ok(Some(parsed)) => {
-                        parts.extensions.insert(ParsedBody(parsed));
-                    }
-                    Ok(None) => {}
-                }
-                Body::from(bytes)
-            } else {
-                body
-            };
-            if !errors.is_empty() {
-                return Ok(problem::from_problem(&validate::invalid(errors)));
-            }
-            body
-        }
+        Some(validator) => match validated(&shared, validator, &mut parts, body).await {
+            Ok(body) => body,
+            Err(refused) => return Ok(refused),
+        },
     };
     let caller_id = caller.as_ref().map(|c| c.id().to_owned());
     if let Some(caller) = caller {
@@ -197,6 +169,47 @@ where
         0,
         shared.calls.config().keep_alive,
     ))
+}
+
+/// Checks a call's parameters and body against `validator`: the body to hand on (read, when
+/// the operation takes one; its parsed JSON goes into the extensions for `ValidJson`), or the
+/// problem response that refuses the call.
+async fn validated(
+    shared: &Shared,
+    validator: &Validator,
+    parts: &mut Parts,
+    body: Body,
+) -> Result<Body, Response> {
+    let refuse = |problem: Box<Problem>| problem::from_problem(&problem);
+    let mut errors: Vec<FieldError> = Vec::new();
+    let pairs: Vec<(&str, &str)> = shared
+        .discovery
+        .registry
+        .path(parts.uri.path())
+        .map(|(_, _, params)| params.iter().collect())
+        .unwrap_or_default();
+    validator
+        .check_params(&pairs, parts.uri.query(), &parts.headers, &mut errors)
+        .map_err(refuse)?;
+    let body = if validator.takes_body() {
+        let bytes = read_body(parts, body, shared.body_limit)
+            .await
+            .map_err(refuse)?;
+        if let Some(parsed) = validator
+            .check_body(&parts.headers, &bytes, &mut errors)
+            .map_err(refuse)?
+        {
+            parts.extensions.insert(ParsedBody(parsed));
+        }
+        Body::from(bytes)
+    } else {
+        body
+    };
+    if errors.is_empty() {
+        Ok(body)
+    } else {
+        Err(problem::from_problem(&validate::invalid(errors)))
+    }
 }
 
 /// `403` naming the scopes that are missing, in the body and (RFC 6750 §3.1) in
