@@ -3,20 +3,24 @@
 //! caller.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, FieldError, Problem, ToolEvent, ToolStart};
-use http::header::{CONTENT_LENGTH, WWW_AUTHENTICATE};
+use http::header::{CONTENT_LENGTH, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::request::Parts;
-use http::{HeaderValue, Request, StatusCode};
+use http::{HeaderName, HeaderValue, Request, StatusCode};
 use http_body_util::BodyExt;
 use tower_service::Service;
 
 use crate::Principal;
 use crate::auth::DynAuthenticator;
 use crate::discovery::{Discovery, Viewer};
+use crate::govern::{
+    Claim, Decision, Governance, Idempotency, Stored, caller_key, fingerprint, seconds_up,
+};
 use crate::problem;
 use crate::stream::{self, Calls, Progress};
 use crate::valid_json::ParsedBody;
@@ -32,6 +36,7 @@ pub(crate) struct Shared {
     pub(crate) body_limit: usize,
     pub(crate) calls: Calls,
     pub(crate) challenge: HeaderValue,
+    pub(crate) governance: Governance,
 }
 
 impl std::fmt::Debug for Shared {
@@ -43,6 +48,9 @@ impl std::fmt::Debug for Shared {
             .finish_non_exhaustive()
     }
 }
+
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
 /// Whether a request asks for an event stream.
 pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
@@ -58,8 +66,17 @@ pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
 
 impl Shared {
     /// Whether a request that is not discovery may need the layer: checks are on, or it
-    /// asks for a stream.
+    /// asks for a stream, or some tool has rules.
     pub(crate) fn intercepts<B>(&self, request: &Request<B>) -> bool {
+        self.checks(request) || self.governance.any()
+    }
+
+    /// Whether a call of the tool at `tool` needs the layer.
+    pub(crate) fn executes<B>(&self, request: &Request<B>, tool: usize) -> bool {
+        self.checks(request) || self.governance.governs(tool)
+    }
+
+    fn checks<B>(&self, request: &Request<B>) -> bool {
         self.authenticator.is_some() || self.validate || wants_stream(request.headers())
     }
 
@@ -134,19 +151,109 @@ where
             Some(caller) => forbidden(&registry.missing_scopes(described, &caller)),
         });
     }
-    let body = match described.validator.as_ref().filter(|_| shared.validate) {
-        None => body,
+    let (body, mut read) = match described.validator.as_ref().filter(|_| shared.validate) {
+        None => (body, None),
         Some(validator) => match validated(&shared, validator, &mut parts, body).await {
-            Ok(body) => body,
+            Ok(checked) => checked,
             Err(refused) => return Ok(refused),
         },
+    };
+    let rules = shared.governance.rules(tool);
+    let mut limited = None;
+    if let Some(rate) = &rules.rate {
+        let decision = rate.check(&caller_key(caller.as_ref(), &parts));
+        let headers = [
+            (RATELIMIT_POLICY, rate.policy()),
+            (RATELIMIT, rate.state(&decision)),
+        ];
+        if let Decision::Limited { retry_after } = decision {
+            let seconds = seconds_up(retry_after);
+            let mut response = problem::response(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("this operation's rate is used up; try again in {seconds} s"),
+            );
+            response.headers_mut().extend(headers);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(seconds));
+            return Ok(response);
+        }
+        limited = Some(headers);
+    }
+    let key_value = rules
+        .key_header
+        .as_ref()
+        .filter(|_| !streaming)
+        .and_then(|header| parts.headers.get(header))
+        .cloned();
+    let body = match (&key_value, read.is_some()) {
+        (Some(_), false) => match read_body(&parts, body, shared.body_limit).await {
+            Ok(bytes) => {
+                read = Some(bytes.clone());
+                Body::from(bytes)
+            }
+            Err(problem) => return Ok(problem::from_problem(&problem)),
+        },
+        _ => body,
+    };
+    let claim = match key_value {
+        None => None,
+        Some(value) => {
+            let caller_id = caller.as_ref().map_or("", Principal::id);
+            let target = parts.uri.path_and_query().map_or("", |t| t.as_str());
+            let print = fingerprint(
+                parts.method.as_str(),
+                target,
+                caller_id,
+                read.as_deref().unwrap_or_default(),
+            );
+            let key = format!(
+                "{tool}\n{caller_id}\n{}",
+                String::from_utf8_lossy(value.as_bytes())
+            );
+            match shared.governance.idempotency.claim(&key, print) {
+                Claim::First => Some(key),
+                Claim::Replay(stored) => return Ok(with_headers(replay(stored), limited)),
+                Claim::InFlight => {
+                    return Ok(problem::response(
+                        StatusCode::CONFLICT,
+                        "a request with this idempotency key is still running",
+                    ));
+                }
+                Claim::Mismatch => {
+                    return Ok(problem::response(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "this idempotency key was used for a different request",
+                    ));
+                }
+            }
+        }
     };
     let caller_id = caller.as_ref().map(|c| c.id().to_owned());
     if let Some(caller) = caller {
         parts.extensions.insert(caller);
     }
+    let deadline = rules.timeout;
     if !streaming {
-        return inner.call(Request::from_parts(parts, body)).await;
+        let running = inner.call(Request::from_parts(parts, body));
+        let response = match deadline {
+            None => running.await,
+            Some(limit) => match tokio::time::timeout(limit, running).await {
+                Ok(answer) => answer,
+                Err(_) => Ok(timed_out(limit)),
+            },
+        };
+        let response = match (claim, response) {
+            (Some(key), Ok(response)) => {
+                Ok(keep(&shared.governance.idempotency, &key, response).await)
+            }
+            (Some(key), Err(error)) => {
+                shared.governance.idempotency.abandon(&key);
+                Err(error)
+            }
+            (None, response) => response,
+        };
+        return response.map(|response| with_headers(response, limited));
     }
     let call = match shared.calls.start(tool, caller_id) {
         Ok(call) => call,
@@ -161,25 +268,100 @@ where
         .insert(Progress::attached(Arc::clone(&call)));
     let running = inner.call(Request::from_parts(parts, body));
     let finished = Arc::clone(&call);
-    let task = tokio::spawn(async move { stream::finish(finished, running.await).await });
+    let task = tokio::spawn(async move {
+        let outcome = match deadline {
+            None => running.await,
+            Some(limit) => match tokio::time::timeout(limit, running).await {
+                Ok(answer) => answer,
+                Err(_) => Ok(timed_out(limit)),
+            },
+        };
+        stream::finish(finished, outcome).await;
+    });
     call.set_task(task.abort_handle());
     let subscription = call.subscribe();
-    Ok(stream::respond(
-        subscription,
-        0,
-        shared.calls.config().keep_alive,
+    Ok(with_headers(
+        stream::respond(subscription, 0, shared.calls.config().keep_alive),
+        limited,
     ))
 }
 
-/// Checks a call's parameters and body against `validator`: the body to hand on (read, when
-/// the operation takes one; its parsed JSON goes into the extensions for `ValidJson`), or the
-/// problem response that refuses the call.
+/// The `RateLimit` headers of an allowed call, added to its answer.
+fn with_headers(
+    mut response: Response,
+    limited: Option<[(HeaderName, HeaderValue); 2]>,
+) -> Response {
+    if let Some(headers) = limited {
+        response.headers_mut().extend(headers);
+    }
+    response
+}
+
+/// `504` for a handler that did not answer within `limit`.
+fn timed_out(limit: Duration) -> Response {
+    problem::response(
+        StatusCode::GATEWAY_TIMEOUT,
+        format!(
+            "the operation did not answer within its deadline of {} ms",
+            limit.as_millis()
+        ),
+    )
+}
+
+/// The most of a response body kept for replay.
+const MAX_KEPT: usize = 4 * 1024 * 1024;
+
+/// Keeps the response of a keyed call for replay, and gives it back. Answers that say the
+/// request was not handled and may be sent again (`408`, `429`, `502`, `503`) are not kept:
+/// the key stays free for that retry.
+async fn keep(store: &Idempotency, key: &str, response: Response) -> Response {
+    if matches!(response.status().as_u16(), 408 | 429 | 502 | 503) {
+        store.abandon(key);
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_KEPT).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            tracing::warn!(
+                target: "halo_axum::idempotency",
+                "a keyed response is larger than {MAX_KEPT} bytes (or failed); its status and headers are kept without the body"
+            );
+            Bytes::new()
+        }
+    };
+    store.finish(
+        key,
+        Stored {
+            status: parts.status,
+            headers: parts.headers.clone(),
+            body: bytes.clone(),
+        },
+    );
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// A kept response, marked as a replay.
+fn replay(stored: Stored) -> Response {
+    let mut response = Response::new(Body::from(stored.body));
+    *response.status_mut() = stored.status;
+    *response.headers_mut() = stored.headers;
+    response.headers_mut().insert(
+        HeaderName::from_static("idempotent-replayed"),
+        HeaderValue::from_static("true"),
+    );
+    response
+}
+
+/// Checks a call's parameters and body against `validator`: the body to hand on and, when the
+/// operation takes one, its bytes (its parsed JSON goes into the extensions for
+/// `ValidJson`), or the problem response that refuses the call.
 async fn validated(
     shared: &Shared,
     validator: &Validator,
     parts: &mut Parts,
     body: Body,
-) -> Result<Body, Response> {
+) -> Result<(Body, Option<Bytes>), Response> {
     let refuse = |problem: Box<Problem>| problem::from_problem(&problem);
     let mut errors: Vec<FieldError> = Vec::new();
     let pairs: Vec<(&str, &str)> = shared
@@ -191,7 +373,7 @@ async fn validated(
     validator
         .check_params(&pairs, parts.uri.query(), &parts.headers, &mut errors)
         .map_err(refuse)?;
-    let body = if validator.takes_body() {
+    let checked = if validator.takes_body() {
         let bytes = read_body(parts, body, shared.body_limit)
             .await
             .map_err(refuse)?;
@@ -201,12 +383,12 @@ async fn validated(
         {
             parts.extensions.insert(ParsedBody(parsed));
         }
-        Body::from(bytes)
+        (Body::from(bytes.clone()), Some(bytes))
     } else {
-        body
+        (body, None)
     };
     if errors.is_empty() {
-        Ok(body)
+        Ok(checked)
     } else {
         Err(problem::from_problem(&validate::invalid(errors)))
     }

@@ -5,6 +5,7 @@ mod auth;
 mod discovery;
 mod error;
 mod execute;
+mod govern;
 mod layer;
 mod problem;
 mod registry;

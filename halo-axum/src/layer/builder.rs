@@ -14,6 +14,7 @@ use crate::BuildError;
 use crate::auth::{Authenticator, DynAuthenticator};
 use crate::discovery::Discovery;
 use crate::execute::Shared;
+use crate::govern::Governance;
 use crate::registry::Registry;
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
 
@@ -47,6 +48,8 @@ pub struct HaloBuilder {
     validate: Option<bool>,
     body_limit: usize,
     stream: StreamConfig,
+    timeout: Option<Duration>,
+    idempotency_ttl: Duration,
 }
 
 impl std::fmt::Debug for dyn DynAuthenticator {
@@ -90,6 +93,8 @@ impl HaloBuilder {
             validate: None,
             body_limit: 2 * 1024 * 1024,
             stream: StreamConfig::default(),
+            timeout: None,
+            idempotency_ttl: Duration::from_secs(24 * 60 * 60),
         }
     }
 
@@ -181,6 +186,21 @@ impl HaloBuilder {
         self
     }
 
+    /// The deadline of a described operation's handler, for operations whose schema declares
+    /// no `resilience.timeout_ms` (none by default). Past it the handler is dropped and the
+    /// caller gets `504` (a streamed call ends with a `504` `tool_error`).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// How long the response to a request with an `Idempotency-Key` is kept for replay (24
+    /// hours by default).
+    pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
+        self.idempotency_ttl = ttl;
+        self
+    }
+
     /// What happens to a streamed call when its client goes away
     /// ([`OnDisconnect::Continue`] by default).
     pub fn on_disconnect(mut self, policy: OnDisconnect) -> Self {
@@ -204,6 +224,7 @@ impl HaloBuilder {
         let validate = self.validate.unwrap_or(self.authenticator.is_some());
         let registry = Registry::build(&document, described, validate)?;
         let challenge = registry.challenge();
+        let governance = Governance::new(&registry, self.timeout, self.idempotency_ttl);
         Ok(HaloLayer {
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
@@ -213,6 +234,7 @@ impl HaloBuilder {
                 body_limit: self.body_limit,
                 calls: Calls::new(self.stream),
                 challenge,
+                governance,
             }),
         })
     }

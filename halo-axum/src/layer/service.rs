@@ -90,7 +90,7 @@ where
             .path(request.uri().path())
             .and_then(|(_, entry, _)| registry.tool(entry, request.method()))
             .map(|(index, _)| index);
-        let Some(tool) = tool else {
+        let Some(tool) = tool.filter(|&tool| shared.executes(&request, tool)) else {
             return ResponseFuture::inner(self.inner.call(request));
         };
         // The ready service serves this call; a clone takes its place for the next one.

@@ -282,6 +282,11 @@ impl Registry {
         &self.tools[index]
     }
 
+    /// Every tool, in index order.
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter()
+    }
+
     /// `WWW-Authenticate` for a `401`.
     pub(crate) fn challenge(&self) -> HeaderValue {
         self.challenge.clone()

@@ -1,0 +1,136 @@
+//! `limits.rate`, enforced per caller and tool with GCRA (governor).
+
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+use halo_protocol::Rate;
+use http::HeaderValue;
+
+type Limiter =
+    RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+
+/// Checks between two sweeps of idle keys.
+const SWEEP_EVERY: u64 = 4096;
+
+/// The rate limit of one tool.
+pub(crate) struct ToolRate {
+    limiter: Limiter,
+    count: NonZeroU32,
+    window: Duration,
+    /// `"<tool>";q=<count>;w=<seconds>` (IETF RateLimit-Policy).
+    policy: HeaderValue,
+    /// The tool's name, as the policy names it.
+    name: String,
+    checks: AtomicU64,
+}
+
+impl std::fmt::Debug for ToolRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRate")
+            .field("count", &self.count)
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a check decided.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// Let through, with this many calls left in the burst.
+    Allowed { remaining: u32 },
+    /// Refused until this much time has passed.
+    Limited { retry_after: Duration },
+}
+
+impl ToolRate {
+    /// The limit `rate` (`N` per period: a burst of `N`, one more every period / `N`).
+    pub(crate) fn new(tool: &str, rate: Rate) -> Self {
+        let count = rate.count();
+        let window = rate.period().duration();
+        let quota = Quota::with_period(window / count.get())
+            .expect("a period divided by a count of at most u32::MAX is not zero")
+            .allow_burst(count);
+        let name = tool.replace(['"', '\\'], "_");
+        let policy = HeaderValue::try_from(format!("\"{name}\";q={count};w={}", window.as_secs()))
+            .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""));
+        Self {
+            limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+            count,
+            window,
+            policy,
+            name,
+            checks: AtomicU64::new(0),
+        }
+    }
+
+    /// One call by `caller` (a principal or client key).
+    pub(crate) fn check(&self, caller: &str) -> Decision {
+        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.limiter.retain_recent();
+        }
+        match self.limiter.check_key(&caller.to_owned()) {
+            Ok(snapshot) => Decision::Allowed {
+                remaining: snapshot.remaining_burst_capacity(),
+            },
+            Err(not_until) => Decision::Limited {
+                retry_after: not_until.wait_time_from(self.limiter.clock().now()),
+            },
+        }
+    }
+
+    /// `RateLimit-Policy`.
+    pub(crate) fn policy(&self) -> HeaderValue {
+        self.policy.clone()
+    }
+
+    /// `RateLimit` for a decision: what is left and when the window resets (whole seconds,
+    /// rounded up).
+    pub(crate) fn state(&self, decision: &Decision) -> HeaderValue {
+        let (remaining, reset) = match decision {
+            Decision::Allowed { remaining } => (*remaining, 0),
+            Decision::Limited { retry_after } => (0, seconds_up(*retry_after)),
+        };
+        HeaderValue::try_from(format!("\"{}\";r={remaining};t={reset}", self.name))
+            .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
+    }
+}
+
+/// Whole seconds, rounded up (a `Retry-After` of 0 would invite an immediate retry).
+pub(crate) fn seconds_up(duration: Duration) -> u64 {
+    duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_of_the_count_then_refusals_per_caller() {
+        let rate = ToolRate::new("charge", "3/minute".parse().unwrap());
+        for left in [2, 1, 0] {
+            assert!(
+                matches!(rate.check("a"), Decision::Allowed { remaining } if remaining == left)
+            );
+        }
+        let Decision::Limited { retry_after } = rate.check("a") else {
+            panic!("the fourth call in a minute is refused");
+        };
+        assert!(retry_after > Duration::from_secs(15) && retry_after <= Duration::from_secs(20));
+        assert!(
+            matches!(rate.check("b"), Decision::Allowed { .. }),
+            "another caller has its own budget"
+        );
+        assert_eq!(rate.policy(), "\"charge\";q=3;w=60");
+        assert_eq!(
+            rate.state(&Decision::Limited {
+                retry_after: Duration::from_millis(19_500)
+            }),
+            "\"charge\";r=0;t=20"
+        );
+    }
+}
