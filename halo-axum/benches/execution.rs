@@ -15,6 +15,10 @@
 //!   with start and end) against a plain axum `Sse` handler sending 10,002 events of the same
 //!   size (`axum_sse`). Events per second = 10,002 / time.
 //!
+//! - `govern_paired/http_get_on_vs_off`: a GET tool whose schema declares a rate and a
+//!   deadline (both enforced in memory, never reached) against the same tool declaring
+//!   neither, over loopback HTTP. Target: ≤ 1.10.
+//!
 //! Run `cargo bench -p halo-axum --bench execution`, then `python3 halo-axum/benches/ratios.py`.
 
 use std::convert::Infallible;
@@ -29,7 +33,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, criterion_main};
 use futures_util::stream;
-use halo_axum::{HaloLayer, Progress, ValidJson};
+use halo_axum::{HaloLayer, Progress, ValidJson, halo};
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde::{Deserialize, Serialize};
@@ -70,6 +74,21 @@ async fn work(progress: Progress) -> Json<serde_json::Value> {
         progress.step(step, Some(EVENTS), "working");
     }
     Json(json!({"done": true}))
+}
+
+/// Read a book (no declared limits).
+#[utoipa::path(get, path = "/plain/{id}", params(("id" = u64, Path)), responses((status = 200)))]
+async fn plain_book(axum::extract::Path(id): axum::extract::Path<u64>) -> Json<serde_json::Value> {
+    Json(json!({"id": id, "title": "Dune"}))
+}
+
+/// Read a book (a rate and a deadline, both far from reached).
+#[halo(rate = "1000000/second", timeout_ms = 5000)]
+#[utoipa::path(get, path = "/governed/{id}", params(("id" = u64, Path)), responses((status = 200)))]
+async fn governed_book(
+    axum::extract::Path(id): axum::extract::Path<u64>,
+) -> Json<serde_json::Value> {
+    Json(json!({"id": id, "title": "Dune"}))
 }
 
 #[derive(OpenApi)]
@@ -124,6 +143,8 @@ fn app(validate: bool) -> Router {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(post_review))
         .routes(routes!(work))
+        .routes(routes!(plain_book))
+        .routes(routes!(governed_book))
         .split_for_parts();
     let layer = HaloLayer::builder(api)
         .validate(validate)
@@ -358,12 +379,58 @@ fn streaming(c: &mut Criterion) {
     group.finish();
 }
 
+async fn get_once(client: &reqwest::Client, url: &str) -> StatusCode {
+    let response = client.get(url).send().await.expect("an answer");
+    let status = response.status();
+    black_box(response.bytes().await.expect("a body"));
+    status
+}
+
+fn time_get(rt: &Runtime, client: &reqwest::Client, url: &str, n: u64) -> Duration {
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..n {
+            black_box(get_once(client, url).await);
+        }
+        started.elapsed()
+    })
+}
+
+/// A GET tool whose schema declares a rate and a deadline (enforced: a GCRA check and a
+/// timer per call) against the same tool declaring neither, over loopback HTTP.
+fn governance(c: &mut Criterion) {
+    let rt = runtime();
+    let client = reqwest::Client::new();
+    let base = rt.block_on(serve(app(false)));
+    let (plain, governed) = (format!("{base}/plain/7"), format!("{base}/governed/7"));
+    assert_eq!(rt.block_on(get_once(&client, &plain)), StatusCode::OK);
+    let response = rt
+        .block_on(client.get(&governed).send())
+        .expect("an answer");
+    assert!(
+        response.headers().contains_key("ratelimit"),
+        "the rate is enforced"
+    );
+
+    let mut group = c.benchmark_group("govern_paired");
+    group.bench_function("http_get_on_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_get(&rt, &client, &plain, n),
+                |n| time_get(&rt, &client, &governed, n),
+            )
+        });
+    });
+    group.finish();
+}
+
 // `criterion_group!` writes an undocumented `pub fn benches`.
 #[allow(missing_docs)]
 mod group {
-    use super::{streaming, validation};
+    use super::{governance, streaming, validation};
 
-    criterion::criterion_group!(benches, validation, streaming);
+    criterion::criterion_group!(benches, validation, streaming, governance);
 }
 
 criterion_main!(group::benches);
