@@ -3,7 +3,7 @@
 mod support;
 
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{ADMIN, KEY, READER, Server, expect_problem, expect_unauthorized, pointers, send};
 
 const DUNE: &str = "9780441172719";
@@ -340,4 +340,58 @@ async fn cors_preflight_still_works_under_halo() {
             .headers()
             .contains_key("access-control-allow-methods")
     );
+}
+
+#[tokio::test]
+async fn an_order_placed_twice_with_one_key_is_placed_once() {
+    let server = Server::start().await;
+    let order =
+        json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 1}]});
+    let place = |key: &'static str, order: &Value| {
+        server
+            .post("/api/orders")
+            .bearer_auth(ADMIN)
+            .header("Idempotency-Key", key)
+            .json(order)
+    };
+    let (status, _, first) = send(place("twice", &order)).await;
+    assert_eq!(status, StatusCode::CREATED, "{first}");
+    let (status, headers, again) = send(place("twice", &order)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(headers["idempotent-replayed"], "true");
+    assert_eq!(again, first, "the same order, not a second one");
+    // Another order under the same key is refused; a new key places a new order.
+    let other =
+        json!({"customer_email": "ada@example.com", "items": [{"book_id": 2, "quantity": 1}]});
+    expect_problem(place("twice", &other), 422).await;
+    let (_, _, second) = send(place("another", &order)).await;
+    assert_eq!(second["id"].as_u64(), first["id"].as_u64().map(|id| id + 1));
+}
+
+#[tokio::test]
+async fn the_sixth_charge_in_a_minute_is_refused() {
+    let server = Server::start().await;
+    // Charges of orders that do not exist: valid requests, so each one spends the caller's
+    // rate even though the handler refuses it.
+    let charge = |order_id: u64| {
+        server.post("/api/payments/charge").bearer_auth(ADMIN).json(
+            &json!({"order_id": order_id, "amount": 1.0, "currency": "EUR", "payment_method": "pm_card_visa"}),
+        )
+    };
+    for order_id in 1000..1005 {
+        let (status, headers, _) = send(charge(order_id)).await;
+        // The handler ran (and refused an order that does not exist), spending the rate.
+        assert_ne!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(headers.contains_key("ratelimit"));
+    }
+    let (headers, problem) = expect_problem(charge(1005), 429).await;
+    let retry_after: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=12).contains(&retry_after), "{retry_after}");
+    assert!(
+        headers["ratelimit-policy"]
+            .to_str()
+            .unwrap()
+            .ends_with("q=5;w=60")
+    );
+    assert!(problem["detail"].as_str().unwrap().contains("rate"));
 }
