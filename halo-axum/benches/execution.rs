@@ -22,6 +22,7 @@
 //! Run `cargo bench -p halo-axum --bench execution`, then `python3 halo-axum/benches/ratios.py`.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -200,8 +201,8 @@ fn validation(c: &mut Criterion) {
         b.iter_custom(|iters| {
             paired(
                 iters,
-                |n| time_oneshot(&rt, &off, &body, n),
-                |n| time_oneshot(&rt, &on, &body, n),
+                |n| time(&rt, n, || call(&off, post(&body))),
+                |n| time(&rt, n, || call(&on, post(&body))),
             )
         });
     });
@@ -209,8 +210,8 @@ fn validation(c: &mut Criterion) {
         b.iter_custom(|iters| {
             paired(
                 iters,
-                |n| time_oneshot(&rt, &off, &body, n),
-                |n| time_oneshot(&rt, &off, &body, n),
+                |n| time(&rt, n, || call(&off, post(&body))),
+                |n| time(&rt, n, || call(&off, post(&body))),
             )
         });
     });
@@ -237,8 +238,8 @@ fn validation(c: &mut Criterion) {
         b.iter_custom(|iters| {
             paired(
                 iters,
-                |n| time_http(&rt, &client, &off_url, &body, n),
-                |n| time_http(&rt, &client, &on_url, &body, n),
+                |n| time(&rt, n, || send(&client, &off_url, &body)),
+                |n| time(&rt, n, || send(&client, &on_url, &body)),
             )
         });
     });
@@ -246,8 +247,8 @@ fn validation(c: &mut Criterion) {
         b.iter_custom(|iters| {
             paired(
                 iters,
-                |n| time_http(&rt, &client, &off_url, &body, n),
-                |n| time_http(&rt, &client, &off_url, &body, n),
+                |n| time(&rt, n, || send(&client, &off_url, &body)),
+                |n| time(&rt, n, || send(&client, &off_url, &body)),
             )
         });
     });
@@ -267,21 +268,16 @@ async fn send(client: &reqwest::Client, url: &str, body: &Bytes) -> StatusCode {
     status
 }
 
-fn time_http(rt: &Runtime, client: &reqwest::Client, url: &str, body: &Bytes, n: u64) -> Duration {
+/// The time `n` calls of `call` take, one after another.
+fn time<F, Fut>(rt: &Runtime, n: u64, call: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future,
+{
     rt.block_on(async {
         let started = Instant::now();
         for _ in 0..n {
-            black_box(send(client, url, body).await);
-        }
-        started.elapsed()
-    })
-}
-
-fn time_oneshot(rt: &Runtime, service: &Router, body: &Bytes, n: u64) -> Duration {
-    rt.block_on(async {
-        let started = Instant::now();
-        for _ in 0..n {
-            black_box(call(service, post(body)).await);
+            black_box(call().await);
         }
         started.elapsed()
     })
@@ -386,16 +382,6 @@ async fn get_once(client: &reqwest::Client, url: &str) -> StatusCode {
     status
 }
 
-fn time_get(rt: &Runtime, client: &reqwest::Client, url: &str, n: u64) -> Duration {
-    rt.block_on(async {
-        let started = Instant::now();
-        for _ in 0..n {
-            black_box(get_once(client, url).await);
-        }
-        started.elapsed()
-    })
-}
-
 /// A GET tool whose schema declares a rate and a deadline (enforced: a GCRA check and a
 /// timer per call) against the same tool declaring neither, over loopback HTTP.
 fn governance(c: &mut Criterion) {
@@ -417,8 +403,8 @@ fn governance(c: &mut Criterion) {
         b.iter_custom(|iters| {
             paired(
                 iters,
-                |n| time_get(&rt, &client, &plain, n),
-                |n| time_get(&rt, &client, &governed, n),
+                |n| time(&rt, n, || get_once(&client, &plain)),
+                |n| time(&rt, n, || get_once(&client, &governed)),
             )
         });
     });
