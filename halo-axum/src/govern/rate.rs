@@ -69,11 +69,11 @@ impl ToolRate {
     }
 
     /// One call by `caller` (a principal or client key).
-    pub(crate) fn check(&self, caller: &str) -> Decision {
+    pub(crate) fn check(&self, caller: &String) -> Decision {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             self.limiter.retain_recent();
         }
-        match self.limiter.check_key(&caller.to_owned()) {
+        match self.limiter.check_key(caller) {
             Ok(snapshot) => Decision::Allowed {
                 remaining: snapshot.remaining_burst_capacity(),
             },
@@ -112,17 +112,16 @@ mod tests {
     #[test]
     fn a_burst_of_the_count_then_refusals_per_caller() {
         let rate = ToolRate::new("charge", "3/minute".parse().unwrap());
+        let (a, b) = ("a".to_owned(), "b".to_owned());
         for left in [2, 1, 0] {
-            assert!(
-                matches!(rate.check("a"), Decision::Allowed { remaining } if remaining == left)
-            );
+            assert!(matches!(rate.check(&a), Decision::Allowed { remaining } if remaining == left));
         }
-        let Decision::Limited { retry_after } = rate.check("a") else {
+        let Decision::Limited { retry_after } = rate.check(&a) else {
             panic!("the fourth call in a minute is refused");
         };
         assert!(retry_after > Duration::from_secs(15) && retry_after <= Duration::from_secs(20));
         assert!(
-            matches!(rate.check("b"), Decision::Allowed { .. }),
+            matches!(rate.check(&b), Decision::Allowed { .. }),
             "another caller has its own budget"
         );
         assert_eq!(rate.policy(), "\"charge\";q=3;w=60");
