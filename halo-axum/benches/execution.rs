@@ -8,7 +8,8 @@
 //!   value, with validation off it parses the bytes. Baseline and candidate alternate in
 //!   rounds within every sample; criterion prints the ratio as a time (`1.0300 µs` = 1.030).
 //! - `validate_paired/http_post_1k_on_vs_off`: the same through a loopback server and a
-//!   reqwest client, as callers see it. Target: ≤ 1.10.
+//!   reqwest client, as callers see it. Target: ≤ 1.10. `http_post_1k_formats_as_annotations_vs_off`:
+//!   the same with `validate_formats(false)`.
 //! - `validate_paired/off_vs_off`: the method's control (reads 1.000 when sound).
 //! - `sse_10k/*`: one call of a tool that emits 10,000 progress events, read by a reqwest
 //!   client over loopback in the same process: the HALO stream (`halo_tool`, 10,002 events
@@ -141,6 +142,11 @@ where
 }
 
 fn app(validate: bool) -> Router {
+    app_with(validate, true)
+}
+
+/// The bench API, validating (`validate`) and asserting formats (`formats`) or not.
+fn app_with(validate: bool, formats: bool) -> Router {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(post_review))
         .routes(routes!(work))
@@ -149,6 +155,7 @@ fn app(validate: bool) -> Router {
         .split_for_parts();
     let layer = HaloLayer::builder(api)
         .validate(validate)
+        .validate_formats(formats)
         .build()
         .expect("a layer");
     router.layer(layer)
@@ -218,12 +225,14 @@ fn validation(c: &mut Criterion) {
 
     // The same over loopback HTTP: what a client of the server sees.
     let client = reqwest::Client::new();
-    let (on_url, off_url) = rt.block_on(async {
+    let (on_url, off_url, annotations_url) = rt.block_on(async {
         let on = serve(app(true)).await;
         let off = serve(app(false)).await;
+        let annotations = serve(app_with(true, false)).await;
         (
             format!("{on}/books/7/reviews"),
             format!("{off}/books/7/reviews"),
+            format!("{annotations}/books/7/reviews"),
         )
     });
     assert_eq!(
@@ -240,6 +249,15 @@ fn validation(c: &mut Criterion) {
                 iters,
                 |n| time(&rt, n, || send(&client, &off_url, &body)),
                 |n| time(&rt, n, || send(&client, &on_url, &body)),
+            )
+        });
+    });
+    group.bench_function("http_post_1k_formats_as_annotations_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || send(&client, &off_url, &body)),
+                |n| time(&rt, n, || send(&client, &annotations_url, &body)),
             )
         });
     });

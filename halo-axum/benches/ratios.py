@@ -53,6 +53,8 @@ PAIRED = [
      None),
     ("(e) POST 1 KiB over HTTP, validation on / off", "validate_paired/http_post_1k_on_vs_off",
      1.10),
+    ("    the same with formats as annotations (validate_formats(false))",
+     "validate_paired/http_post_1k_formats_as_annotations_vs_off", None),
     ("(g) GET tool over HTTP, rate + deadline enforced / none declared",
      "govern_paired/http_get_on_vs_off", 1.10),
 ]

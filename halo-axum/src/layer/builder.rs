@@ -15,7 +15,7 @@ use crate::auth::{Authenticator, DynAuthenticator};
 use crate::discovery::Discovery;
 use crate::execute::Shared;
 use crate::govern::Governance;
-use crate::registry::Registry;
+use crate::registry::{Formats, Registry};
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
 
 /// Builds a [`HaloLayer`] with settings beyond the defaults.
@@ -46,6 +46,7 @@ pub struct HaloBuilder {
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
     validate: Option<bool>,
+    formats: bool,
     body_limit: usize,
     stream: StreamConfig,
     timeout: Option<Duration>,
@@ -91,6 +92,7 @@ impl HaloBuilder {
             authenticator: None,
             require_credentials: false,
             validate: None,
+            formats: true,
             body_limit: 2 * 1024 * 1024,
             stream: StreamConfig::default(),
             timeout: None,
@@ -160,6 +162,16 @@ impl HaloBuilder {
         self
     }
 
+    /// Whether validation asserts JSON Schema `format` keywords (`date-time`, `email`, `uuid`,
+    /// ...; on by default), or treats them as annotations, as JSON Schema 2020-12 does unless
+    /// told otherwise. Off saves the format checks' time (about a quarter of a 1 KiB body's
+    /// validation with an `email`), and the handler's typed fields still reject what they
+    /// cannot hold.
+    pub fn validate_formats(mut self, assert: bool) -> Self {
+        self.formats = assert;
+        self
+    }
+
     /// The largest request body read for validation (2 MiB by default, like axum's `Json`).
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
@@ -222,7 +234,11 @@ impl HaloBuilder {
             described.entry(operation_id).or_default().merge(meta);
         }
         let validate = self.validate.unwrap_or(self.authenticator.is_some());
-        let registry = Registry::build(&document, described, validate)?;
+        let registry = Registry::build(
+            &document,
+            described,
+            validate.then_some(Formats(self.formats)),
+        )?;
         let challenge = registry.challenge();
         let governance = Governance::new(&registry, self.timeout, self.idempotency_ttl);
         Ok(HaloLayer {

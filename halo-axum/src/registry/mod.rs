@@ -36,6 +36,10 @@ const METHODS: [(&str, &str); 8] = [
     ("query", "QUERY"),
 ];
 
+/// Whether validation asserts `format` keywords.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Formats(pub(crate) bool);
+
 /// Bytes served as they are, with their entity tag.
 #[derive(Debug, Clone)]
 pub(crate) struct Cached {
@@ -145,11 +149,12 @@ impl Registry {
     /// Walks the document (OpenAPI 3.x as JSON) and pre-serialises every response.
     ///
     /// `described` attaches metadata by `operationId`, over what the operation's own
-    /// extensions say. With `validate`, each operation's checks are compiled.
+    /// extensions say. With `validate`, each operation's checks are compiled (asserting
+    /// `format` keywords when it says so).
     pub(crate) fn build(
         document: &Value,
         mut described: HashMap<String, Metadata>,
-        validate: bool,
+        validate: Option<Formats>,
     ) -> Result<Self, BuildError> {
         let memo = refs::Memo::default();
         let resolver = Resolver::new(document, &memo);
@@ -200,7 +205,9 @@ impl Registry {
                         }),
                     };
                 let validator = validate
-                    .then(|| Validator::compile(&built.schema, built.body.as_ref()))
+                    .map(|formats| {
+                        Validator::compile(&built.schema, built.body.as_ref(), formats.0)
+                    })
                     .transpose()
                     .map_err(|message| BuildError::invalid_schema(&source.label(), message))?;
                 methods.push((method, tools.len()));

@@ -58,7 +58,13 @@ impl std::fmt::Debug for Validator {
 
 impl Validator {
     /// Compiles the checks of `schema` (and of the operation's request body).
-    pub(crate) fn compile(schema: &ToolSchema, body: Option<&BodySpec>) -> Result<Self, String> {
+    /// With `formats`, `format` keywords are asserted (a `date-time` must be one), not just
+    /// annotations.
+    pub(crate) fn compile(
+        schema: &ToolSchema,
+        body: Option<&BodySpec>,
+        formats: bool,
+    ) -> Result<Self, String> {
         let mut params = Vec::new();
         for (name, field) in &schema.input {
             let Some(location @ (Location::Path | Location::Query | Location::Header)) =
@@ -66,7 +72,7 @@ impl Validator {
             else {
                 continue;
             };
-            let compiled = compile(&Value::Object(field.schema.clone()))?;
+            let compiled = compile(&Value::Object(field.schema.clone()), formats)?;
             params.push(ParamCheck {
                 param: Param::new(name, location, &field.schema),
                 required: field.required,
@@ -77,7 +83,10 @@ impl Validator {
         let body = body
             .map(|spec| -> Result<BodyCheck, String> {
                 Ok(BodyCheck {
-                    schema: spec.is_json().then(|| compile(&spec.schema)).transpose()?,
+                    schema: spec
+                        .is_json()
+                        .then(|| compile(&spec.schema, formats))
+                        .transpose()?,
                     media_type: spec.media_type.clone(),
                     required: spec.required,
                     entry: spec.entry.clone(),
@@ -182,9 +191,9 @@ pub(crate) fn invalid(errors: Vec<FieldError>) -> Problem {
     problem
 }
 
-fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+fn compile(schema: &Value, formats: bool) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
-        .should_validate_formats(true)
+        .should_validate_formats(formats)
         .build(schema)
         .map_err(|error| error.to_string())
 }
@@ -232,4 +241,33 @@ fn truncate(mut message: String) -> String {
         message.push('…');
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(formats: bool, email: &str) -> Vec<FieldError> {
+        let schema: ToolSchema = serde_json::from_value(json!({
+            "call": {"method": "GET", "url": "/people"},
+            "input": {"email": {"type": "string", "format": "email", "in": "query"}}
+        }))
+        .unwrap();
+        let validator = Validator::compile(&schema, None, formats).unwrap();
+        let mut errors = Vec::new();
+        let query = format!("email={email}");
+        validator
+            .check_params(&[], Some(&query), &HeaderMap::new(), &mut errors)
+            .unwrap();
+        errors
+    }
+
+    #[test]
+    fn formats_are_asserted_or_only_annotations() {
+        assert!(check(true, "ada%40example.com").is_empty());
+        let errors = check(true, "not-an-address");
+        assert_eq!(errors[0].pointer, "/email");
+        assert!(check(false, "not-an-address").is_empty());
+    }
 }
