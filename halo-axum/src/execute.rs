@@ -2,6 +2,7 @@
 //! then run the handler, plainly or as a stream. Also discovery when it depends on the
 //! caller.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -200,32 +201,10 @@ where
         None => None,
         Some(value) => {
             let caller_id = caller.as_ref().map_or("", Principal::id);
-            let target = parts.uri.path_and_query().map_or("", |t| t.as_str());
-            let print = fingerprint(
-                parts.method.as_str(),
-                target,
-                caller_id,
-                read.as_deref().unwrap_or_default(),
-            );
-            let key = format!(
-                "{tool}\n{caller_id}\n{}",
-                String::from_utf8_lossy(value.as_bytes())
-            );
-            match shared.governance.idempotency.claim(&key, print) {
-                Claim::First => Some(key),
-                Claim::Replay(stored) => return Ok(with_headers(replay(stored), limited)),
-                Claim::InFlight => {
-                    return Ok(problem::response(
-                        StatusCode::CONFLICT,
-                        "a request with this idempotency key is still running",
-                    ));
-                }
-                Claim::Mismatch => {
-                    return Ok(problem::response(
-                        StatusCode::UNPROCESSABLE_ENTITY,
-                        "this idempotency key was used for a different request",
-                    ));
-                }
+            let body = read.as_deref().unwrap_or_default();
+            match claim_key(&shared, tool, &parts, caller_id, &value, body) {
+                Ok(key) => Some(key),
+                Err(refused) => return Ok(with_headers(*refused, limited)),
             }
         }
     };
@@ -235,14 +214,7 @@ where
     }
     let deadline = rules.timeout;
     if !streaming {
-        let running = inner.call(Request::from_parts(parts, body));
-        let response = match deadline {
-            None => running.await,
-            Some(limit) => match tokio::time::timeout(limit, running).await {
-                Ok(answer) => answer,
-                Err(_) => Ok(timed_out(limit)),
-            },
-        };
+        let response = within(deadline, inner.call(Request::from_parts(parts, body))).await;
         let response = match (claim, response) {
             (Some(key), Ok(response)) => {
                 Ok(keep(&shared.governance.idempotency, &key, response).await)
@@ -269,14 +241,7 @@ where
     let running = inner.call(Request::from_parts(parts, body));
     let finished = Arc::clone(&call);
     let task = tokio::spawn(async move {
-        let outcome = match deadline {
-            None => running.await,
-            Some(limit) => match tokio::time::timeout(limit, running).await {
-                Ok(answer) => answer,
-                Err(_) => Ok(timed_out(limit)),
-            },
-        };
-        stream::finish(finished, outcome).await;
+        stream::finish(finished, within(deadline, running).await).await;
     });
     call.set_task(task.abort_handle());
     let subscription = call.subscribe();
@@ -295,6 +260,51 @@ fn with_headers(
         response.headers_mut().extend(headers);
     }
     response
+}
+
+/// Claims an idempotency key for this call: the key to keep its response under, or the
+/// answer instead of running it (the kept response, `409` while the first still runs, `422`
+/// for a key used with another request).
+fn claim_key(
+    shared: &Shared,
+    tool: usize,
+    parts: &Parts,
+    caller_id: &str,
+    value: &HeaderValue,
+    body: &[u8],
+) -> Result<String, Box<Response>> {
+    let target = parts.uri.path_and_query().map_or("", |t| t.as_str());
+    let print = fingerprint(parts.method.as_str(), target, caller_id, body);
+    let key = format!(
+        "{tool}\n{caller_id}\n{}",
+        String::from_utf8_lossy(value.as_bytes())
+    );
+    let answer = match shared.governance.idempotency.claim(&key, print) {
+        Claim::First => return Ok(key),
+        Claim::Replay(stored) => replay(stored),
+        Claim::InFlight => problem::response(
+            StatusCode::CONFLICT,
+            "a request with this idempotency key is still running",
+        ),
+        Claim::Mismatch => problem::response(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "this idempotency key was used for a different request",
+        ),
+    };
+    Err(Box::new(answer))
+}
+
+/// The handler's answer, or `504` when `deadline` passes first (the handler is dropped).
+async fn within<F, E>(deadline: Option<Duration>, running: F) -> Result<Response, E>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    match deadline {
+        None => running.await,
+        Some(limit) => tokio::time::timeout(limit, running)
+            .await
+            .unwrap_or_else(|_| Ok(timed_out(limit))),
+    }
 }
 
 /// `504` for a handler that did not answer within `limit`.
