@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::response::Response;
@@ -17,6 +17,7 @@ use http_body_util::BodyExt;
 use tower_service::Service;
 
 use crate::Principal;
+use crate::audit::{AuditRecord, AuditSink, Outcome, redact, sensitive};
 use crate::auth::DynAuthenticator;
 use crate::discovery::{Discovery, Viewer};
 use crate::govern::{
@@ -38,6 +39,9 @@ pub(crate) struct Shared {
     pub(crate) calls: Calls,
     pub(crate) challenge: HeaderValue,
     pub(crate) governance: Governance,
+    pub(crate) audit: Option<Box<dyn AuditSink>>,
+    /// Whether audit records carry the (redacted) arguments.
+    pub(crate) audit_arguments: bool,
 }
 
 impl std::fmt::Debug for Shared {
@@ -78,7 +82,10 @@ impl Shared {
     }
 
     fn checks<B>(&self, request: &Request<B>) -> bool {
-        self.authenticator.is_some() || self.validate || wants_stream(request.headers())
+        self.authenticator.is_some()
+            || self.validate
+            || self.audit.is_some()
+            || wants_stream(request.headers())
     }
 
     /// Who sent the request: `Ok(None)` for anonymous (or when no authenticator is set),
@@ -123,10 +130,10 @@ impl Shared {
 }
 
 /// Runs a call of the described operation `tool` through the checks, then `inner` (which
-/// must be ready).
+/// must be ready), and writes it to the audit trail when there is one.
 pub(crate) async fn execute<S>(
     shared: Arc<Shared>,
-    mut inner: S,
+    inner: S,
     request: Request<Body>,
     tool: usize,
 ) -> Result<Response, S::Error>
@@ -135,30 +142,74 @@ where
     S::Future: Send + 'static,
     S::Error: Send + 'static,
 {
+    let started = Instant::now();
+    let mut trail = shared.audit.as_ref().map(|_| {
+        AuditRecord::new(
+            request.headers(),
+            shared.discovery.registry.tool_at(tool).name(),
+            request.method(),
+            request.uri().path(),
+        )
+    });
+    let (response, outcome) = run(&shared, inner, request, tool, trail.as_mut()).await?;
+    if let (Some(sink), Some(mut record)) = (&shared.audit, trail) {
+        record.finish(response.status(), outcome, started.elapsed());
+        sink.record(record);
+    }
+    Ok(response)
+}
+
+/// The checks, then the handler: the answer and what happened, with the caller, key and
+/// arguments noted in `trail`.
+async fn run<S>(
+    shared: &Arc<Shared>,
+    mut inner: S,
+    request: Request<Body>,
+    tool: usize,
+    mut trail: Option<&mut AuditRecord>,
+) -> Result<(Response, Outcome), S::Error>
+where
+    S: Service<Request<Body>, Response = Response> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
     let (mut parts, body) = request.into_parts();
     let caller = match shared.identify(&parts).await {
         Ok(caller) => caller,
-        Err(response) => return Ok(response),
+        Err(response) => return Ok((response, Outcome::Denied)),
     };
+    if let Some(record) = trail.as_deref_mut() {
+        record.caller = caller.as_ref().map(|c| c.id().to_owned());
+    }
     let streaming = wants_stream(&parts.headers);
     if streaming && let Some(call_id) = parts.headers.get(CALL_ID_HEADER) {
-        return Ok(resume(&shared, &parts, call_id, tool, caller.as_ref()));
+        let response = resume(shared, &parts, call_id, tool, caller.as_ref());
+        return Ok((response, Outcome::Replayed));
     }
     let registry = &shared.discovery.registry;
     let described = registry.tool_at(tool);
     if shared.authenticator.is_some() && !registry.admits(described, caller.as_ref()) {
-        return Ok(match caller {
+        let refused = match caller {
             None => shared.unauthorized("this operation needs credentials"),
             Some(caller) => forbidden(&registry.missing_scopes(described, &caller)),
-        });
+        };
+        return Ok((refused, Outcome::Denied));
     }
     let (body, mut read) = match described.validator.as_ref().filter(|_| shared.validate) {
         None => (body, None),
-        Some(validator) => match validated(&shared, validator, &mut parts, body).await {
+        Some(validator) => match validated(shared, validator, &mut parts, body).await {
             Ok(checked) => checked,
-            Err(refused) => return Ok(refused),
+            Err(refused) => return Ok((refused, Outcome::Invalid)),
         },
     };
+    if shared.audit_arguments
+        && let Some(record) = trail.as_deref_mut()
+        && let Some(ParsedBody(arguments)) = parts.extensions.get::<ParsedBody>()
+    {
+        let mut arguments = arguments.clone();
+        redact(&mut arguments, &sensitive(&described.schema.input));
+        record.arguments = Some(arguments);
+    }
     let rules = shared.governance.rules(tool);
     let mut limited = None;
     if let Some(rate) = &rules.rate {
@@ -177,7 +228,7 @@ where
             response
                 .headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(seconds));
-            return Ok(response);
+            return Ok((response, Outcome::RateLimited));
         }
         limited = Some(headers);
     }
@@ -193,18 +244,24 @@ where
                 read = Some(bytes.clone());
                 Body::from(bytes)
             }
-            Err(problem) => return Ok(problem::from_problem(&problem)),
+            Err(problem) => return Ok((problem::from_problem(&problem), Outcome::Invalid)),
         },
         _ => body,
     };
     let claim = match key_value {
         None => None,
         Some(value) => {
+            if let Some(record) = trail {
+                record.idempotency_key = Some(String::from_utf8_lossy(value.as_bytes()).into());
+            }
             let caller_id = caller.as_ref().map_or("", Principal::id);
             let body = read.as_deref().unwrap_or_default();
-            match claim_key(&shared, tool, &parts, caller_id, &value, body) {
+            match claim_key(shared, tool, &parts, caller_id, &value, body) {
                 Ok(key) => Some(key),
-                Err(refused) => return Ok(with_headers(*refused, limited)),
+                Err(refused) => {
+                    let (refused, outcome) = *refused;
+                    return Ok((with_headers(refused, limited), outcome));
+                }
             }
         }
     };
@@ -215,6 +272,12 @@ where
     let deadline = rules.timeout;
     if !streaming {
         let response = within(deadline, inner.call(Request::from_parts(parts, body))).await;
+        let outcome = match &response {
+            Ok(answer) if answer.extensions().get::<DeadlinePassed>().is_some() => {
+                Outcome::TimedOut
+            }
+            _ => Outcome::Executed,
+        };
         let response = match (claim, response) {
             (Some(key), Ok(response)) => {
                 Ok(keep(&shared.governance.idempotency, &key, response).await)
@@ -225,11 +288,11 @@ where
             }
             (None, response) => response,
         };
-        return response.map(|response| with_headers(response, limited));
+        return response.map(|response| (with_headers(response, limited), outcome));
     }
     let call = match shared.calls.start(tool, caller_id) {
         Ok(call) => call,
-        Err(problem) => return Ok(problem::from_problem(&problem)),
+        Err(problem) => return Ok((problem::from_problem(&problem), Outcome::Denied)),
     };
     call.push(&ToolEvent::ToolStart(ToolStart::new(
         call.id.clone(),
@@ -245,10 +308,11 @@ where
     });
     call.set_task(task.abort_handle());
     let subscription = call.subscribe();
-    Ok(with_headers(
+    let response = with_headers(
         stream::respond(subscription, 0, shared.calls.config().keep_alive),
         limited,
-    ))
+    );
+    Ok((response, Outcome::Executed))
 }
 
 /// The `RateLimit` headers of an allowed call, added to its answer.
@@ -272,7 +336,7 @@ fn claim_key(
     caller_id: &str,
     value: &HeaderValue,
     body: &[u8],
-) -> Result<String, Box<Response>> {
+) -> Result<String, Box<(Response, Outcome)>> {
     let target = parts.uri.path_and_query().map_or("", |t| t.as_str());
     let print = fingerprint(parts.method.as_str(), target, caller_id, body);
     let key = format!(
@@ -281,14 +345,20 @@ fn claim_key(
     );
     let answer = match shared.governance.idempotency.claim(&key, print) {
         Claim::First => return Ok(key),
-        Claim::Replay(stored) => replay(stored),
-        Claim::InFlight => problem::response(
-            StatusCode::CONFLICT,
-            "a request with this idempotency key is still running",
+        Claim::Replay(stored) => (replay(stored), Outcome::Replayed),
+        Claim::InFlight => (
+            problem::response(
+                StatusCode::CONFLICT,
+                "a request with this idempotency key is still running",
+            ),
+            Outcome::Invalid,
         ),
-        Claim::Mismatch => problem::response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "this idempotency key was used for a different request",
+        Claim::Mismatch => (
+            problem::response(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "this idempotency key was used for a different request",
+            ),
+            Outcome::Invalid,
         ),
     };
     Err(Box::new(answer))
@@ -307,15 +377,21 @@ where
     }
 }
 
+/// Marks the layer's own `504`, for the audit trail.
+#[derive(Debug, Clone, Copy)]
+struct DeadlinePassed;
+
 /// `504` for a handler that did not answer within `limit`.
 fn timed_out(limit: Duration) -> Response {
-    problem::response(
+    let mut response = problem::response(
         StatusCode::GATEWAY_TIMEOUT,
         format!(
             "the operation did not answer within its deadline of {} ms",
             limit.as_millis()
         ),
-    )
+    );
+    response.extensions_mut().insert(DeadlinePassed);
+    response
 }
 
 /// The most of a response body kept for replay.

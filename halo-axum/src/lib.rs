@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod audit;
 mod auth;
 mod discovery;
 mod error;
@@ -57,6 +58,9 @@ mod validate;
 pub use halo_macros::halo;
 pub use halo_protocol as protocol;
 
+pub use crate::audit::{
+    AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
+};
 pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Unauthenticated};
 pub use crate::error::BuildError;
 pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};

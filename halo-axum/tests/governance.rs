@@ -340,3 +340,78 @@ async fn an_answer_that_invites_a_retry_is_not_kept() {
     );
     assert_eq!(counter.count(), 2);
 }
+
+#[tokio::test]
+async fn the_audit_trail_has_one_line_per_call() {
+    let path = std::env::temp_dir().join(format!("halo-audit-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let sink = halo_axum::JsonLinesSink::open(&path).unwrap();
+    let counter = Counter::default();
+    let base = serve(&counter, {
+        let sink = sink.clone();
+        move |b| b.audit(sink).audit_arguments(true)
+    })
+    .await;
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0736ad-00f067aa0ba902b7-01";
+    let charge =
+        |token: &str, amount: u32| post(&base, "/charge", Some(token), json!({"amount": amount}));
+    charge("mallory", 5).send().await.unwrap(); // denied
+    charge("alice", 0).send().await.unwrap(); // invalid
+    for _ in 0..4 {
+        charge("alice", 5)
+            .header("traceparent", traceparent)
+            .header("x-request-id", "req-1")
+            .send()
+            .await
+            .unwrap(); // executed ×3, then rate-limited
+    }
+    let keyed =
+        || post(&base, "/orders", None, json!({"amount": 7})).header("idempotency-key", "k");
+    keyed().send().await.unwrap(); // executed
+    keyed().send().await.unwrap(); // replayed
+    reqwest::get(format!("{base}/slow")).await.unwrap(); // timed out
+    // Not described: no record.
+    reqwest::get(format!("{base}/nowhere")).await.unwrap();
+    sink.flush();
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let outcomes: Vec<&str> = records
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "denied",
+            "invalid",
+            "executed",
+            "executed",
+            "executed",
+            "rate_limited",
+            "executed",
+            "replayed",
+            "timed_out"
+        ]
+    );
+    let executed = &records[2];
+    assert_eq!(executed["tool"], "charge");
+    assert_eq!(executed["method"], "POST");
+    assert_eq!(executed["path"], "/charge");
+    assert_eq!(executed["status"], 200);
+    assert_eq!(executed["caller"], "alice");
+    assert_eq!(executed["request_id"], "req-1");
+    assert_eq!(executed["trace_id"], "4bf92f3577b34da6a3ce929d0e0736ad");
+    assert_eq!(executed["arguments"], json!({"amount": 5}));
+    assert!(executed["latency_ms"].as_f64().unwrap() >= 0.0);
+    assert!(executed["time"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(records[0]["status"], 401);
+    assert_eq!(records[0]["caller"], Value::Null);
+    assert_eq!(records[5]["status"], 429);
+    assert_eq!(records[7]["idempotency_key"], "k");
+    assert_eq!(records[8]["status"], 504);
+    let _ = std::fs::remove_file(&path);
+}

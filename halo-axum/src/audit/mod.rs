@@ -14,9 +14,8 @@ use std::sync::Arc;
 
 pub use self::jsonl::{JsonLinesSink, JsonLinesSinkBuilder};
 pub use self::record::{AuditRecord, Outcome};
-#[allow(unused_imports)] // used by the layer's execution path
-pub(crate) use self::record::{REDACTED, redact, request_id, sensitive, trace_id};
 use self::record::{Rfc3339, round_millis};
+pub(crate) use self::record::{redact, sensitive};
 
 /// Where audit records go.
 ///

@@ -117,7 +117,6 @@ impl AuditRecord {
     /// A record of a call of `tool` reaching the layer now, with the request id and trace id
     /// of `headers`. The layer fills in the caller, key and arguments as it learns them, and
     /// ends it with [`AuditRecord::finish`].
-    #[allow(dead_code)] // used by the layer's execution path
     pub(crate) fn new(
         headers: &HeaderMap,
         tool: impl Into<String>,
@@ -141,7 +140,6 @@ impl AuditRecord {
     }
 
     /// Records how the call ended: its answer's status, its outcome, and how long it took.
-    #[allow(dead_code)] // used by the layer's execution path
     pub(crate) fn finish(&mut self, status: StatusCode, outcome: Outcome, elapsed: Duration) {
         self.status = status.as_u16();
         self.outcome = outcome;
@@ -284,7 +282,6 @@ pub(crate) const REDACTED: &str = "[redacted]";
 
 /// The input entries whose value must not be audited: those whose schema says
 /// `"writeOnly": true` or `"format": "password"`.
-#[allow(dead_code)] // used by the layer's execution path
 pub(crate) fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
     input
         .iter()
@@ -298,7 +295,6 @@ pub(crate) fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
 
 /// Replaces the value of each top-level key of `arguments` listed in `sensitive` by
 /// `"[redacted]"`.
-#[allow(dead_code)] // used by the layer's execution path
 pub(crate) fn redact(arguments: &mut Value, sensitive: &[String]) {
     let Some(object) = arguments.as_object_mut() else {
         return;

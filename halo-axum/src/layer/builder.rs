@@ -11,6 +11,7 @@ use utoipa::openapi::OpenApi;
 
 use super::HaloLayer;
 use crate::BuildError;
+use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
 use crate::discovery::Discovery;
 use crate::execute::Shared;
@@ -51,6 +52,14 @@ pub struct HaloBuilder {
     stream: StreamConfig,
     timeout: Option<Duration>,
     idempotency_ttl: Duration,
+    audit: Option<Box<dyn AuditSink>>,
+    audit_arguments: bool,
+}
+
+impl std::fmt::Debug for dyn AuditSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditSink")
+    }
 }
 
 impl std::fmt::Debug for dyn DynAuthenticator {
@@ -97,6 +106,8 @@ impl HaloBuilder {
             stream: StreamConfig::default(),
             timeout: None,
             idempotency_ttl: Duration::from_secs(24 * 60 * 60),
+            audit: None,
+            audit_arguments: false,
         }
     }
 
@@ -206,6 +217,24 @@ impl HaloBuilder {
         self
     }
 
+    /// Writes one [`AuditRecord`](crate::AuditRecord) per call of a described operation that
+    /// reaches the layer's checks (executed, replayed, rate-limited, denied, invalid or timed
+    /// out) to `sink`: [`TracingSink`](crate::TracingSink), a
+    /// [`JsonLinesSink`](crate::JsonLinesSink) file, or your own. Records never block a
+    /// request.
+    pub fn audit(mut self, sink: impl AuditSink) -> Self {
+        self.audit = Some(Box::new(sink));
+        self
+    }
+
+    /// Whether audit records carry the call's JSON body as `arguments` (off by default),
+    /// with the values of `writeOnly` and `format: password` inputs replaced by
+    /// `"[redacted]"`. Needs validation, which parses the body.
+    pub fn audit_arguments(mut self, include: bool) -> Self {
+        self.audit_arguments = include;
+        self
+    }
+
     /// How long the response to a request with an `Idempotency-Key` is kept for replay (24
     /// hours by default).
     pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
@@ -251,6 +280,8 @@ impl HaloBuilder {
                 calls: Calls::new(self.stream),
                 challenge,
                 governance,
+                audit: self.audit,
+                audit_arguments: self.audit_arguments,
             }),
         })
     }
