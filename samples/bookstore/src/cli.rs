@@ -12,6 +12,9 @@ pub struct Cli {
     /// Address to listen on, as HOST:PORT (port 0 picks a free port).
     #[arg(long, env = "HALO_ADDR", default_value = DEFAULT_ADDR, value_parser = parse_addr)]
     pub addr: String,
+    /// Append the audit trail (one JSON line per call of an operation) to FILE.
+    #[arg(long, env = "HALO_AUDIT", value_name = "FILE")]
+    pub audit: Option<std::path::PathBuf>,
 }
 
 impl Cli {

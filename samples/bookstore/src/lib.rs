@@ -26,7 +26,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
-use halo_axum::HaloLayer;
+use halo_axum::{HaloLayer, JsonLinesSink};
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
@@ -117,11 +117,46 @@ pub fn app() -> Router {
 /// When the HALO metadata of the operations is invalid (a bad rate, a link to a path the API
 /// does not have): a programming error, found at start-up.
 pub fn app_with_state(state: AppState) -> Router {
+    app_with(state, Options::default())
+}
+
+/// Settings of the application beyond its state.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// Where the audit trail goes: one JSON line per call of an operation.
+    pub audit: Option<JsonLinesSink>,
+}
+
+impl Options {
+    /// Writes the audit trail to `sink`.
+    #[must_use]
+    pub fn audit(mut self, sink: JsonLinesSink) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+}
+
+/// The complete application over the given state, with `options` (see [`app`]).
+///
+/// ```no_run
+/// let audit = halo_axum::JsonLinesSink::open("audit.jsonl")?;
+/// let app = bookstore::app_with(bookstore::AppState::seeded(), bookstore::Options::default().audit(audit));
+/// # let _ = app;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # Panics
+/// As [`app_with_state`].
+pub fn app_with(state: AppState, options: Options) -> Router {
     let (router, api) = api_router().with_state(state).split_for_parts();
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
     let authenticator = auth::authenticator(&api);
-    let halo = HaloLayer::builder(api)
-        .authenticator(authenticator)
+    let mut halo = HaloLayer::builder(api).authenticator(authenticator);
+    if let Some(sink) = options.audit {
+        halo = halo.audit(sink);
+    }
+    let halo = halo
         .build()
         .unwrap_or_else(|error| panic!("bookstore: invalid HALO metadata: {error}"));
     router

@@ -1,7 +1,7 @@
 //! `bookstore`: serves the sample bookstore API with HALO discovery.
 //!
 //! ```text
-//! bookstore --addr 127.0.0.1:3000
+//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
 
@@ -9,7 +9,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use bookstore::cli::Cli;
+use bookstore::{AppState, Options};
 use clap::Parser;
+use halo_axum::JsonLinesSink;
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -50,9 +52,27 @@ async fn main() -> ExitCode {
     let _ = out.flush();
     drop(out);
 
-    let served = axum::serve(listener, bookstore::app())
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let mut options = Options::default();
+    if let Some(path) = &cli.audit {
+        match JsonLinesSink::open(path) {
+            Ok(sink) => options = options.audit(sink),
+            Err(error) => {
+                eprintln!(
+                    "bookstore: cannot open the audit file {}: {error}",
+                    path.display()
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let app = bookstore::app_with(AppState::seeded(), options);
+    // With the client's address known, anonymous callers get rate budgets of their own.
+    let served = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await;
     match served {
         Ok(()) => {
             tracing::info!("bookstore stopped");

@@ -104,3 +104,15 @@ async fn main_binary_serves_and_shuts_down_gracefully() {
         .expect("wait");
     assert!(status.success(), "graceful shutdown exits 0, got {status}");
 }
+
+#[test]
+fn audit_names_a_file() {
+    let cli = Cli::parse_from_args(["bookstore", "--audit", "trail.jsonl"]).unwrap();
+    assert_eq!(
+        cli.audit.as_deref(),
+        Some(std::path::Path::new("trail.jsonl"))
+    );
+    if std::env::var_os("HALO_AUDIT").is_none() {
+        assert_eq!(Cli::parse_from_args(["bookstore"]).unwrap().audit, None);
+    }
+}
