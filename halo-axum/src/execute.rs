@@ -70,22 +70,19 @@ pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
 }
 
 impl Shared {
-    /// Whether a request that is not discovery may need the layer: checks are on, or it
-    /// asks for a stream, or some tool has rules.
-    pub(crate) fn intercepts<B>(&self, request: &Request<B>) -> bool {
-        self.checks(request) || self.governance.any()
+    /// Whether a request that is not discovery may need the layer: checks are on, it asks for
+    /// a stream (`streaming`), or some tool has rules.
+    pub(crate) fn intercepts(&self, streaming: bool) -> bool {
+        self.checks(streaming) || self.governance.any()
     }
 
     /// Whether a call of the tool at `tool` needs the layer.
-    pub(crate) fn executes<B>(&self, request: &Request<B>, tool: usize) -> bool {
-        self.checks(request) || self.governance.governs(tool)
+    pub(crate) fn executes(&self, streaming: bool, tool: usize) -> bool {
+        self.checks(streaming) || self.governance.governs(tool)
     }
 
-    fn checks<B>(&self, request: &Request<B>) -> bool {
-        self.authenticator.is_some()
-            || self.validate
-            || self.audit.is_some()
-            || wants_stream(request.headers())
+    fn checks(&self, streaming: bool) -> bool {
+        self.authenticator.is_some() || self.validate || self.audit.is_some() || streaming
     }
 
     /// Who sent the request: `Ok(None)` for anonymous (or when no authenticator is set),
@@ -130,12 +127,14 @@ impl Shared {
 }
 
 /// Runs a call of the described operation `tool` through the checks, then `inner` (which
-/// must be ready), and writes it to the audit trail when there is one.
+/// must be ready), and writes it to the audit trail when there is one. `streaming`: the
+/// request asks for an event stream.
 pub(crate) async fn execute<S>(
     shared: Arc<Shared>,
     inner: S,
     request: Request<Body>,
     tool: usize,
+    streaming: bool,
 ) -> Result<Response, S::Error>
 where
     S: Service<Request<Body>, Response = Response> + Send + 'static,
@@ -151,7 +150,7 @@ where
             request.uri().path(),
         )
     });
-    let (response, outcome) = run(&shared, inner, request, tool, trail.as_mut()).await?;
+    let (response, outcome) = run(&shared, inner, request, tool, streaming, trail.as_mut()).await?;
     if let (Some(sink), Some(mut record)) = (&shared.audit, trail) {
         record.finish(response.status(), outcome, started.elapsed());
         sink.record(record);
@@ -166,6 +165,7 @@ async fn run<S>(
     mut inner: S,
     request: Request<Body>,
     tool: usize,
+    streaming: bool,
     mut trail: Option<&mut AuditRecord>,
 ) -> Result<(Response, Outcome), S::Error>
 where
@@ -181,7 +181,6 @@ where
     if let Some(record) = trail.as_deref_mut() {
         record.caller = caller.as_ref().map(|c| c.id().to_owned());
     }
-    let streaming = wants_stream(&parts.headers);
     if streaming && let Some(call_id) = parts.headers.get(CALL_ID_HEADER) {
         let response = resume(shared, &parts, call_id, tool, caller.as_ref());
         return Ok((response, Outcome::Replayed));

@@ -591,8 +591,7 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(EVENT_STREAM))
+        .is_some_and(|v| halo_protocol::essence(v).eq_ignore_ascii_case(EVENT_STREAM))
 }
 
 /// What one attempt at a streamed call got.

@@ -46,7 +46,7 @@ pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
-pub use negotiate::{accepts, accepts_halo, is_json, negotiate_language};
+pub use negotiate::{accepts, accepts_halo, essence, is_json, negotiate_language};
 pub use problem::{FieldError, Problem};
 pub use rate::{Period, Rate, RateParseError};
 pub use refs::{is_data_keyword, is_self_contained};

@@ -61,6 +61,17 @@ pub fn accepts(accept: &str, media_type: &str) -> bool {
     accepted
 }
 
+/// The essence of a media type: a `Content-Type` value without its parameters
+/// (`application/json; charset=utf-8` → `application/json`). Compare it case-insensitively.
+///
+/// ```
+/// assert_eq!(halo_protocol::essence(" Text/Event-Stream ; charset=utf-8"), "Text/Event-Stream");
+/// ```
+#[must_use]
+pub fn essence(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or_default().trim()
+}
+
 /// Whether a media type (`Content-Type` value, parameters allowed) is JSON:
 /// `application/json` or any `+json` type, case-insensitively.
 ///
@@ -73,7 +84,7 @@ pub fn accepts(accept: &str, media_type: &str) -> bool {
 /// ```
 #[must_use]
 pub fn is_json(media_type: &str) -> bool {
-    let essence = media_type.split(';').next().unwrap_or_default().trim();
+    let essence = essence(media_type);
     essence.eq_ignore_ascii_case("application/json")
         || essence
             .len()

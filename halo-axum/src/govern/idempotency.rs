@@ -2,6 +2,7 @@
 //! gets that response again and never runs the handler a second time.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -61,13 +62,19 @@ pub(crate) enum Claim {
 pub(crate) struct Idempotency {
     records: Mutex<HashMap<String, (Instant, Entry)>>,
     ttl: Duration,
+    /// Claims made, to sweep expired records every [`SWEEP_EVERY`] claims.
+    claims: AtomicUsize,
 }
+
+/// Claims between two sweeps of expired records.
+const SWEEP_EVERY: usize = 256;
 
 impl Idempotency {
     pub(crate) fn new(ttl: Duration) -> Self {
         Self {
             records: Mutex::new(HashMap::new()),
             ttl,
+            claims: AtomicUsize::new(0),
         }
     }
 
@@ -79,7 +86,7 @@ impl Idempotency {
     pub(crate) fn claim(&self, key: &str, fingerprint: Fingerprint) -> Claim {
         let now = Instant::now();
         let mut records = self.records();
-        if records.len() % 256 == 255 {
+        if self.claims.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             records.retain(|_, (since, _)| now.duration_since(*since) < self.ttl);
         }
         match records.get(key) {

@@ -82,7 +82,8 @@ where
                 async move { Ok(shared.discover(parts).await) },
             ));
         }
-        if !shared.intercepts(&request) {
+        let streaming = execute::wants_stream(request.headers());
+        if !shared.intercepts(streaming) {
             return ResponseFuture::inner(self.inner.call(request));
         }
         let registry = &shared.discovery.registry;
@@ -90,7 +91,7 @@ where
             .path(request.uri().path())
             .and_then(|(_, entry, _)| registry.tool(entry, request.method()))
             .map(|(index, _)| index);
-        let Some(tool) = tool.filter(|&tool| shared.executes(&request, tool)) else {
+        let Some(tool) = tool.filter(|&tool| shared.executes(streaming, tool)) else {
             return ResponseFuture::inner(self.inner.call(request));
         };
         // The ready service serves this call; a clone takes its place for the next one.
@@ -101,6 +102,7 @@ where
             ready,
             request,
             tool,
+            streaming,
         )))
     }
 }

@@ -26,12 +26,16 @@ pub(crate) struct Alternative {
 }
 
 impl Alternative {
-    fn admits(&self, caller: &Principal) -> bool {
-        let scheme_fits = match (&self.schemes, caller.scheme()) {
+    /// Whether the way `caller` authenticated is one of the alternative's schemes.
+    fn fits(&self, caller: &Principal) -> bool {
+        match (&self.schemes, caller.scheme()) {
             (Some(schemes), Some(scheme)) => schemes.contains(scheme),
             _ => true,
-        };
-        scheme_fits && self.scopes.iter().all(|scope| caller.has_scope(scope))
+        }
+    }
+
+    fn admits(&self, caller: &Principal) -> bool {
+        self.fits(caller) && self.scopes.iter().all(|scope| caller.has_scope(scope))
     }
 }
 
@@ -81,14 +85,7 @@ impl Access {
         };
         alternatives
             .iter()
-            .filter(|alternative| {
-                let everything = Principal::new("").with_scopes(alternative.scopes.iter().cloned());
-                let everything = match caller.scheme() {
-                    Some(scheme) => everything.authenticated_by(scheme.clone()),
-                    None => everything,
-                };
-                alternative.admits(&everything)
-            })
+            .filter(|alternative| alternative.fits(caller))
             .map(|alternative| {
                 alternative
                     .scopes

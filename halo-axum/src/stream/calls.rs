@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -178,13 +179,19 @@ impl Drop for Subscription {
 pub(crate) struct Calls {
     calls: Mutex<HashMap<String, Arc<Call>>>,
     config: StreamConfig,
+    /// Calls started, to sweep expired ones every [`SWEEP_EVERY`] starts.
+    started: AtomicUsize,
 }
+
+/// Starts between two sweeps of calls past their retention.
+const SWEEP_EVERY: usize = 64;
 
 impl Calls {
     pub(crate) fn new(config: StreamConfig) -> Self {
         Self {
             calls: Mutex::new(HashMap::new()),
             config,
+            started: AtomicUsize::new(0),
         }
     }
 
@@ -192,9 +199,10 @@ impl Calls {
         &self.config
     }
 
-    /// A new call of `tool` by `caller`. Calls past their retention are forgotten first; when
-    /// the store is still full, the call that finished first goes, and with every call still
-    /// running the new one is refused (`503`).
+    /// A new call of `tool` by `caller`. Calls past their retention are forgotten every
+    /// [`SWEEP_EVERY`] starts and whenever the store is full; when it is still full, the call
+    /// that finished first goes, and with every call still running the new one is refused
+    /// (`503`).
     pub(crate) fn start(
         &self,
         tool: usize,
@@ -202,7 +210,13 @@ impl Calls {
     ) -> Result<Arc<Call>, Box<Problem>> {
         let now = Instant::now();
         let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        calls.retain(|_, call| !call.expired(now, self.config.retention));
+        let sweep = self
+            .started
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(SWEEP_EVERY);
+        if sweep || calls.len() >= self.config.max_calls {
+            calls.retain(|_, call| !call.expired(now, self.config.retention));
+        }
         if calls.len() >= self.config.max_calls {
             let oldest = calls
                 .iter()

@@ -10,7 +10,7 @@
 
 mod params;
 
-use halo_protocol::{FieldError, Location, Problem, ToolSchema, is_json};
+use halo_protocol::{FieldError, Location, Problem, ToolSchema, essence, is_json};
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 use serde_json::Value;
@@ -219,11 +219,6 @@ fn collect(
         }
         errors.push(FieldError::new(pointer, truncate(error.to_string())));
     }
-}
-
-/// `application/json; charset=utf-8` → `application/json`.
-fn essence(content_type: &str) -> &str {
-    content_type.split(';').next().unwrap_or_default().trim()
 }
 
 /// A JSON pointer token (RFC 6901): `~` → `~0`, `/` → `~1`.
