@@ -203,9 +203,12 @@ where
     };
     if shared.audit_arguments
         && let Some(record) = trail.as_deref_mut()
-        && let Some(ParsedBody(arguments)) = parts.extensions.get::<ParsedBody>()
+        && let Some(mut arguments) = match parts.extensions.get::<ParsedBody>() {
+            Some(ParsedBody(parsed)) => Some(parsed.clone()),
+            // The fast check vouched for the body without parsing it.
+            None => read.as_deref().and_then(|bytes| serde_json::from_slice(bytes).ok()),
+        }
     {
-        let mut arguments = arguments.clone();
         redact(&mut arguments, &sensitive(&described.schema.input));
         record.arguments = Some(arguments);
     }

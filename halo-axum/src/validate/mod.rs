@@ -8,6 +8,7 @@
 //! address the tool's arguments as its `input` map names them: `/id` for a parameter,
 //! `/amount` for a property of a flattened body, `/body/0` inside a body passed whole.
 
+mod fast;
 mod params;
 
 use halo_protocol::{FieldError, Location, Problem, ToolSchema, essence, is_json};
@@ -15,6 +16,7 @@ use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 use serde_json::Value;
 
+use self::fast::Fast;
 use self::params::Param;
 use crate::registry::BodySpec;
 
@@ -41,6 +43,9 @@ struct ParamCheck {
 struct BodyCheck {
     /// The schema of a JSON body; `None` for other media types.
     schema: Option<jsonschema::Validator>,
+    /// The same schema for the check that reads the bytes without building a value, when
+    /// it supports the schema's root.
+    fast: Option<Fast>,
     media_type: String,
     required: bool,
     /// The input entry that stands for the whole body, when it was not flattened.
@@ -82,11 +87,14 @@ impl Validator {
         }
         let body = body
             .map(|spec| -> Result<BodyCheck, String> {
+                let json = spec.is_json();
                 Ok(BodyCheck {
-                    schema: spec
-                        .is_json()
+                    schema: json
                         .then(|| compile(&spec.schema, formats))
                         .transpose()?,
+                    fast: json
+                        .then(|| Fast::compile(&spec.schema, formats))
+                        .flatten(),
                     media_type: spec.media_type.clone(),
                     required: spec.required,
                     entry: spec.entry.clone(),
@@ -129,9 +137,10 @@ impl Validator {
         Ok(())
     }
 
-    /// Checks a request body (`bytes`, already read within the size limit), and gives back
-    /// a JSON body parsed, for [`ValidJson`](crate::ValidJson) to use without parsing it
-    /// again.
+    /// Checks a request body (`bytes`, already read within the size limit). When the body
+    /// had to be parsed to be checked, gives it back parsed, for
+    /// [`ValidJson`](crate::ValidJson) to use without parsing it again; a body the fast
+    /// check vouches for is never parsed here.
     pub(crate) fn check_body(
         &self,
         headers: &HeaderMap,
@@ -170,6 +179,9 @@ impl Validator {
         let Some(schema) = &body.schema else {
             return Ok(None);
         };
+        if body.fast.as_ref().is_some_and(|fast| fast.accepts(bytes)) {
+            return Ok(None);
+        }
         let value: Value = serde_json::from_slice(bytes).map_err(|error| {
             Problem::new(400).with_detail(format!("the body is not valid JSON: {error}"))
         })?;
