@@ -1,7 +1,7 @@
 //! Exporting HALO tools as the tool definitions of LLM APIs (OpenAI function calling,
 //! Anthropic tool use).
 
-use halo_protocol::{ToolEntry, ToolSchema, UniqueNames, is_data_keyword};
+use halo_protocol::{ToolEntry, ToolSchema, tool_definitions};
 use serde_json::{Map, Value, json};
 
 /// A tool definition format of an LLM API.
@@ -22,12 +22,17 @@ pub enum ToolFormat {
 ///   A model's call comes back under this name, so keep the pairing with the tool by
 ///   position.
 /// - **description**: the schema's `why` (when to choose the tool), a blank line, then its
-///   `description` (the manifest's when the schema has none); left out when both are empty.
-///   Both come from the server: they are data, not instructions.
+///   `description` (the manifest's when the schema has none), and a note for a deprecated
+///   tool ([`tool_description`](halo_protocol::tool_description)); left out when empty.
+///   These texts come from the server: they are data, not instructions.
 /// - **parameters** / **input_schema**: a JSON Schema object with one property per input
 ///   entry (its schema without HALO's `required` and `in` markers), `required` listing the
 ///   required entries, and `additionalProperties: false`. `$defs` of the entries are moved to
-///   the root, where their `#/$defs/...` references resolve, and renamed on a clash.
+///   the root, where their `#/$defs/...` references resolve, and renamed on a clash
+///   ([`input_schema`](halo_protocol::input_schema)).
+///
+/// The same definitions feed the MCP bridges (`halo mcp`, halo-axum's `/mcp`), through
+/// [`tool_definitions`](halo_protocol::tool_definitions).
 ///
 /// The model's arguments can be passed unchanged to [`Client::call`](crate::Client::call),
 /// which puts each one where its entry's `in` says.
@@ -58,18 +63,15 @@ pub enum ToolFormat {
 /// ```
 #[must_use]
 pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Vec<Value> {
-    let mut names = UniqueNames::new();
-    tools
-        .iter()
-        .map(|(entry, schema)| {
-            let name = names.assign(&entry.name);
-            let description = description(entry, schema);
-            let parameters = parameters(schema);
+    tool_definitions(tools)
+        .into_iter()
+        .map(|definition| {
             let mut tool = Map::new();
-            tool.insert("name".into(), Value::String(name));
-            if !description.is_empty() {
-                tool.insert("description".into(), Value::String(description));
+            tool.insert("name".into(), Value::String(definition.name));
+            if !definition.description.is_empty() {
+                tool.insert("description".into(), Value::String(definition.description));
             }
+            let parameters = Value::Object(definition.input_schema);
             match format {
                 ToolFormat::OpenAi => {
                     tool.insert("parameters".into(), parameters);
@@ -82,131 +84,6 @@ pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Ve
             }
         })
         .collect()
-}
-
-/// `why`, a blank line, `description`.
-fn description(entry: &ToolEntry, schema: &ToolSchema) -> String {
-    let why = schema.why.as_deref().map_or("", str::trim);
-    let description = if schema.description.trim().is_empty() {
-        entry.description.trim()
-    } else {
-        schema.description.trim()
-    };
-    match (why.is_empty(), description.is_empty()) {
-        (false, false) => format!("{why}\n\n{description}"),
-        (false, true) => why.to_owned(),
-        (true, _) => description.to_owned(),
-    }
-}
-
-/// The input entries as one JSON Schema object.
-fn parameters(schema: &ToolSchema) -> Value {
-    let mut properties = Map::new();
-    let mut required = Vec::new();
-    let mut defs = Map::new();
-    for (name, field) in &schema.input {
-        let mut property = field.schema.clone();
-        if let Some(Value::Object(own)) = property.remove("$defs") {
-            hoist(own, &mut property, &mut defs);
-        }
-        properties.insert(name.clone(), Value::Object(property));
-        if field.required {
-            required.push(Value::String(name.clone()));
-        }
-    }
-    let mut parameters = Map::new();
-    parameters.insert("type".into(), json!("object"));
-    parameters.insert("properties".into(), Value::Object(properties));
-    parameters.insert("required".into(), Value::Array(required));
-    parameters.insert("additionalProperties".into(), Value::Bool(false));
-    if !defs.is_empty() {
-        parameters.insert("$defs".into(), Value::Object(defs));
-    }
-    Value::Object(parameters)
-}
-
-/// Moves an entry's `$defs` into the root's, renaming a definition whose name is taken by a
-/// different one (and rewriting the references to it) until everything settles.
-fn hoist(
-    own: Map<String, Value>,
-    property: &mut Map<String, Value>,
-    root: &mut Map<String, Value>,
-) {
-    let mut renames: Vec<(String, String)> = Vec::new();
-    loop {
-        let mut changed = false;
-        for (name, definition) in &own {
-            if renames.iter().any(|(from, _)| from == name) {
-                continue;
-            }
-            let mut rewritten = definition.clone();
-            rewrite_refs(&mut rewritten, &renames);
-            if root
-                .get(name)
-                .is_some_and(|existing| *existing != rewritten)
-            {
-                let mut n = 2_u32;
-                let fresh = loop {
-                    let candidate = format!("{name}_{n}");
-                    let clashes = root.contains_key(&candidate)
-                        || own.contains_key(&candidate)
-                        || renames.iter().any(|(_, to)| *to == candidate);
-                    if !clashes {
-                        break candidate;
-                    }
-                    n += 1;
-                };
-                renames.push((name.clone(), fresh));
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    for (name, mut definition) in own {
-        rewrite_refs(&mut definition, &renames);
-        let target = renames
-            .iter()
-            .find(|(from, _)| *from == name)
-            .map_or(name, |(_, to)| to.clone());
-        root.entry(target).or_insert(definition);
-    }
-    if !renames.is_empty() {
-        let mut value = Value::Object(std::mem::take(property));
-        rewrite_refs(&mut value, &renames);
-        if let Value::Object(map) = value {
-            *property = map;
-        }
-    }
-}
-
-/// Rewrites `{"$ref": "#/$defs/from"}` to `#/$defs/to`, outside data keywords.
-fn rewrite_refs(value: &mut Value, renames: &[(String, String)]) {
-    if renames.is_empty() {
-        return;
-    }
-    match value {
-        Value::Object(map) => {
-            if let Some(Value::String(reference)) = map.get_mut("$ref")
-                && let Some(name) = reference.strip_prefix("#/$defs/")
-                && let Some((_, to)) = renames.iter().find(|(from, _)| from == name)
-            {
-                *reference = format!("#/$defs/{to}");
-            }
-            for (keyword, inner) in map.iter_mut() {
-                if !is_data_keyword(keyword) && keyword != "$ref" {
-                    rewrite_refs(inner, renames);
-                }
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                rewrite_refs(item, renames);
-            }
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]
@@ -274,16 +151,28 @@ mod tests {
 
     #[test]
     fn description_is_why_then_description() {
+        let description = |entry: &ToolEntry, schema: &ToolSchema| {
+            let tools = export_tools(&[(entry.clone(), schema.clone())], ToolFormat::Anthropic);
+            tools[0]["description"].as_str().map(str::to_owned)
+        };
         let (entry, mut schema) = tool("a", "GET", "/a");
-        assert_eq!(description(&entry, &schema), "a summary");
+        assert_eq!(description(&entry, &schema).unwrap(), "a summary");
         schema.why = Some("Use first".into());
-        assert_eq!(description(&entry, &schema), "Use first\n\na summary");
+        assert_eq!(
+            description(&entry, &schema).unwrap(),
+            "Use first\n\na summary"
+        );
         schema.description = "Full text.".into();
-        assert_eq!(description(&entry, &schema), "Use first\n\nFull text.");
+        assert_eq!(
+            description(&entry, &schema).unwrap(),
+            "Use first\n\nFull text."
+        );
         let mut bare = entry;
         bare.description = String::new();
         schema.description = String::new();
-        assert_eq!(description(&bare, &schema), "Use first");
+        assert_eq!(description(&bare, &schema).unwrap(), "Use first");
+        schema.why = None;
+        assert_eq!(description(&bare, &schema), None, "left out when empty");
     }
 
     #[test]

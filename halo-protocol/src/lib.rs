@@ -17,6 +17,8 @@
 //! - [`Problem`]: `application/problem+json` bodies (RFC 9457).
 //! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events.
 //! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it.
+//! - [`tool_definitions`]: tools as LLM APIs and MCP see them (name, description, input
+//!   schema, hints), and [`place_arguments`]: a call's arguments back into a request.
 //!
 //! ```
 //! use halo_protocol::{accepts_halo, TagFilter};
@@ -30,11 +32,13 @@
 //! ```
 
 mod date;
+mod definition;
 mod events;
 mod manifest;
 mod metadata;
 mod names;
 mod negotiate;
+mod place;
 mod problem;
 mod rate;
 mod refs;
@@ -42,11 +46,13 @@ mod schema;
 mod tags;
 
 pub use date::check_date;
+pub use definition::{ToolDefinition, ToolHints, input_schema, tool_definitions, tool_description};
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{accepts, accepts_halo, essence, is_json, negotiate_language};
+pub use place::{Payload, PlaceError, Placement, place_arguments};
 pub use problem::{FieldError, Problem};
 pub use rate::{Period, Rate, RateParseError};
 pub use refs::{is_data_keyword, is_self_contained};
