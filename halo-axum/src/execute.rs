@@ -21,7 +21,8 @@ use crate::audit::{AuditRecord, AuditSink, Outcome, redact, sensitive};
 use crate::auth::DynAuthenticator;
 use crate::discovery::{Discovery, Viewer};
 use crate::govern::{
-    Claim, Decision, Governance, Idempotency, Stored, caller_key, fingerprint, seconds_up,
+    Claim, Decision, Governance, IdempotencyStore, Stored, Ticket, caller_key, fingerprint,
+    seconds_up,
 };
 use crate::problem;
 use crate::stream::{self, Calls, Progress};
@@ -206,7 +207,9 @@ where
         && let Some(mut arguments) = match parts.extensions.get::<ParsedBody>() {
             Some(ParsedBody(parsed)) => Some(parsed.clone()),
             // The fast check vouched for the body without parsing it.
-            None => read.as_deref().and_then(|bytes| serde_json::from_slice(bytes).ok()),
+            None => read
+                .as_deref()
+                .and_then(|bytes| serde_json::from_slice(bytes).ok()),
         }
     {
         redact(&mut arguments, &sensitive(&described.schema.input));
@@ -215,7 +218,15 @@ where
     let rules = shared.governance.rules(tool);
     let mut limited = None;
     if let Some(rate) = &rules.rate {
-        let decision = rate.check(&caller_key(caller.as_ref(), &parts));
+        let stores = &shared.governance.stores;
+        let decision = match stores
+            .rates
+            .check(rate, &caller_key(caller.as_ref(), &parts))
+            .await
+        {
+            Ok(decision) => decision,
+            Err(unavailable) => return Ok((unavailable.response("rate budgets"), Outcome::Denied)),
+        };
         let headers = [
             (RATELIMIT_POLICY, rate.policy()),
             (RATELIMIT, rate.state(&decision)),
@@ -258,8 +269,8 @@ where
             }
             let caller_id = caller.as_ref().map_or("", Principal::id);
             let body = read.as_deref().unwrap_or_default();
-            match claim_key(shared, tool, &parts, caller_id, &value, body) {
-                Ok(key) => Some(key),
+            match claim_key(shared, tool, &parts, caller_id, &value, body).await {
+                Ok(ticket) => Some(ticket),
                 Err(refused) => {
                     let (refused, outcome) = *refused;
                     return Ok((with_headers(refused, limited), outcome));
@@ -280,12 +291,11 @@ where
             }
             _ => Outcome::Executed,
         };
+        let records = &*shared.governance.stores.records;
         let response = match (claim, response) {
-            (Some(key), Ok(response)) => {
-                Ok(keep(&shared.governance.idempotency, &key, response).await)
-            }
-            (Some(key), Err(error)) => {
-                shared.governance.idempotency.abandon(&key);
+            (Some(ticket), Ok(response)) => Ok(keep(records, ticket, response).await),
+            (Some(ticket), Err(error)) => {
+                records.abandon(ticket).await;
                 Err(error)
             }
             (None, response) => response,
@@ -328,34 +338,38 @@ fn with_headers(
     response
 }
 
-/// Claims an idempotency key for this call: the key to keep its response under, or the
+/// Claims an idempotency key for this call: the ticket to keep its response with, or the
 /// answer instead of running it (the kept response, `409` while the first still runs, `422`
-/// for a key used with another request).
-fn claim_key(
+/// for a key used with another request, `503` when the shared store cannot be reached).
+async fn claim_key(
     shared: &Shared,
     tool: usize,
     parts: &Parts,
     caller_id: &str,
     value: &HeaderValue,
     body: &[u8],
-) -> Result<String, Box<(Response, Outcome)>> {
+) -> Result<Ticket, Box<(Response, Outcome)>> {
     let target = parts.uri.path_and_query().map_or("", |t| t.as_str());
     let print = fingerprint(parts.method.as_str(), target, caller_id, body);
+    // By tool name, which every instance of the API agrees on.
     let key = format!(
-        "{tool}\n{caller_id}\n{}",
+        "{}\n{caller_id}\n{}",
+        shared.discovery.registry.tool_at(tool).name(),
         String::from_utf8_lossy(value.as_bytes())
     );
-    let answer = match shared.governance.idempotency.claim(&key, print) {
-        Claim::First => return Ok(key),
-        Claim::Replay(stored) => (replay(stored), Outcome::Replayed),
-        Claim::InFlight => (
+    let claim = shared.governance.stores.records.claim(key, print).await;
+    let answer = match claim {
+        Ok(Claim::First(ticket)) => return Ok(ticket),
+        Err(unavailable) => (unavailable.response("idempotency records"), Outcome::Denied),
+        Ok(Claim::Replay(stored)) => (replay(stored), Outcome::Replayed),
+        Ok(Claim::InFlight) => (
             problem::response(
                 StatusCode::CONFLICT,
                 "a request with this idempotency key is still running",
             ),
             Outcome::Invalid,
         ),
-        Claim::Mismatch => (
+        Ok(Claim::Mismatch) => (
             problem::response(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "this idempotency key was used for a different request",
@@ -402,9 +416,9 @@ const MAX_KEPT: usize = 4 * 1024 * 1024;
 /// Keeps the response of a keyed call for replay, and gives it back. Answers that say the
 /// request was not handled and may be sent again (`408`, `429`, `502`, `503`) are not kept:
 /// the key stays free for that retry.
-async fn keep(store: &Idempotency, key: &str, response: Response) -> Response {
+async fn keep(store: &dyn IdempotencyStore, ticket: Ticket, response: Response) -> Response {
     if matches!(response.status().as_u16(), 408 | 429 | 502 | 503) {
-        store.abandon(key);
+        store.abandon(ticket).await;
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -418,14 +432,12 @@ async fn keep(store: &Idempotency, key: &str, response: Response) -> Response {
             Bytes::new()
         }
     };
-    store.finish(
-        key,
-        Stored {
-            status: parts.status,
-            headers: parts.headers.clone(),
-            body: bytes.clone(),
-        },
-    );
+    let stored = Stored {
+        status: parts.status,
+        headers: parts.headers.clone(),
+        body: bytes.clone(),
+    };
+    store.finish(ticket, stored).await;
     Response::from_parts(parts, Body::from(bytes))
 }
 

@@ -63,6 +63,9 @@ pub use crate::audit::{
 };
 pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Unauthenticated};
 pub use crate::error::BuildError;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use crate::govern::{Fallback, RedisStore, RedisStoreError};
 pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::ValidJson;

@@ -2,13 +2,15 @@
 //! gets that response again and never runs the handler a second time.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use sha2::{Digest, Sha256};
+
+use super::store::Ticket;
 
 /// What a request is: a digest of its method, path and query, caller and body. A key reused
 /// for a different request is refused.
@@ -39,16 +41,16 @@ pub(crate) struct Stored {
 
 #[derive(Debug)]
 enum Entry {
-    Running(Fingerprint),
+    /// Claimed by the request holding the ticket with this token.
+    Running(Fingerprint, u64),
     Done(Fingerprint, Stored),
 }
 
 /// What the store says about a request with a key.
 #[derive(Debug)]
 pub(crate) enum Claim {
-    /// The first with this key: run it, then [`Idempotency::finish`] (or
-    /// [`Idempotency::abandon`]).
-    First,
+    /// The first with this key: run it, then finish (or abandon) the ticket.
+    First(Ticket),
     /// The same request ran already: here is its response.
     Replay(Stored),
     /// The same request is still running.
@@ -64,6 +66,8 @@ pub(crate) struct Idempotency {
     ttl: Duration,
     /// Claims made, to sweep expired records every [`SWEEP_EVERY`] claims.
     claims: AtomicUsize,
+    /// The token of the last ticket handed out.
+    tokens: AtomicU64,
 }
 
 /// Claims between two sweeps of expired records.
@@ -75,6 +79,7 @@ impl Idempotency {
             records: Mutex::new(HashMap::new()),
             ttl,
             claims: AtomicUsize::new(0),
+            tokens: AtomicU64::new(0),
         }
     }
 
@@ -83,15 +88,15 @@ impl Idempotency {
     }
 
     /// Claims `key` for a request with `fingerprint`. Expired records are forgotten first.
-    pub(crate) fn claim(&self, key: &str, fingerprint: Fingerprint) -> Claim {
+    pub(crate) fn claim(&self, key: String, fingerprint: Fingerprint) -> Claim {
         let now = Instant::now();
         let mut records = self.records();
         if self.claims.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             records.retain(|_, (since, _)| now.duration_since(*since) < self.ttl);
         }
-        match records.get(key) {
+        match records.get(&key) {
             Some((since, _)) if now.duration_since(*since) >= self.ttl => {}
-            Some((_, Entry::Running(known))) => {
+            Some((_, Entry::Running(known, _))) => {
                 return if *known == fingerprint {
                     Claim::InFlight
                 } else {
@@ -107,24 +112,32 @@ impl Idempotency {
             }
             None => {}
         }
-        records.insert(key.to_owned(), (now, Entry::Running(fingerprint)));
-        Claim::First
+        let token = self.tokens.fetch_add(1, Ordering::Relaxed) + 1;
+        records.insert(key.clone(), (now, Entry::Running(fingerprint, token)));
+        Claim::First(Ticket {
+            key,
+            token,
+            local: true,
+            fingerprint,
+        })
     }
 
-    /// Keeps the response of the request that claimed `key`.
-    pub(crate) fn finish(&self, key: &str, stored: Stored) {
-        if let Some((_, entry)) = self.records().get_mut(key)
-            && let Entry::Running(fingerprint) = entry
+    /// Keeps the response of the request that holds `ticket`.
+    pub(crate) fn finish(&self, ticket: &Ticket, stored: Stored) {
+        if let Some((_, entry)) = self.records().get_mut(&ticket.key)
+            && let Entry::Running(fingerprint, token) = entry
+            && *token == ticket.token
         {
             *entry = Entry::Done(*fingerprint, stored);
         }
     }
 
-    /// Forgets a claim whose request never reached its handler, so the key can be used again.
-    pub(crate) fn abandon(&self, key: &str) {
+    /// Forgets the claim of `ticket`, so the key can be used again.
+    pub(crate) fn abandon(&self, ticket: &Ticket) {
         let mut records = self.records();
-        if matches!(records.get(key), Some((_, Entry::Running(_)))) {
-            records.remove(key);
+        if matches!(records.get(&ticket.key), Some((_, Entry::Running(_, token))) if *token == ticket.token)
+        {
+            records.remove(&ticket.key);
         }
     }
 }
@@ -151,23 +164,32 @@ mod tests {
             fingerprint("POST", "/o", "u", b"x"),
             fingerprint("POST", "/ou", "", b"x")
         );
-        assert!(matches!(store.claim("k", a), Claim::First));
-        assert!(matches!(store.claim("k", a), Claim::InFlight));
-        assert!(matches!(store.claim("k", b), Claim::Mismatch));
-        store.finish("k", stored("done"));
-        assert!(matches!(store.claim("k", a), Claim::Replay(s) if s.body == "done"));
-        assert!(matches!(store.claim("k", b), Claim::Mismatch));
-        assert!(matches!(store.claim("other", b), Claim::First));
-        store.abandon("other");
-        assert!(matches!(store.claim("other", a), Claim::First));
+        let Claim::First(ticket) = store.claim("k".into(), a) else {
+            panic!("the first claim");
+        };
+        assert!(matches!(store.claim("k".into(), a), Claim::InFlight));
+        assert!(matches!(store.claim("k".into(), b), Claim::Mismatch));
+        store.finish(&ticket, stored("done"));
+        assert!(matches!(store.claim("k".into(), a), Claim::Replay(s) if s.body == "done"));
+        assert!(matches!(store.claim("k".into(), b), Claim::Mismatch));
+        let Claim::First(other) = store.claim("other".into(), b) else {
+            panic!("another key");
+        };
+        store.abandon(&other);
+        assert!(matches!(store.claim("other".into(), a), Claim::First(_)));
+        // A stale ticket changes nothing.
+        store.abandon(&other);
+        assert!(matches!(store.claim("other".into(), a), Claim::InFlight));
     }
 
     #[test]
     fn records_expire() {
         let store = Idempotency::new(Duration::ZERO);
         let a = fingerprint("POST", "/orders", "u", b"{}");
-        assert!(matches!(store.claim("k", a), Claim::First));
-        store.finish("k", stored("done"));
-        assert!(matches!(store.claim("k", a), Claim::First));
+        let Claim::First(ticket) = store.claim("k".into(), a) else {
+            panic!("the first claim");
+        };
+        store.finish(&ticket, stored("done"));
+        assert!(matches!(store.claim("k".into(), a), Claim::First(_)));
     }
 }

@@ -1,8 +1,12 @@
 //! What a schema declares, enforced: `limits.rate`, `Idempotency-Key` (from
-//! `limits.idempotency_key`) and `resilience.timeout_ms`, each per tool.
+//! `limits.idempotency_key`) and `resilience.timeout_ms`, each per tool. Rate budgets and
+//! idempotency records live in stores: this process's memory, or Redis.
 
 mod idempotency;
 mod rate;
+#[cfg(feature = "redis")]
+mod redis;
+mod store;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,6 +17,9 @@ use http::request::Parts;
 
 pub(crate) use self::idempotency::{Claim, Idempotency, Stored, fingerprint};
 pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
+#[cfg(feature = "redis")]
+pub use self::redis::{Fallback, RedisStore, RedisStoreError};
+pub(crate) use self::store::{IdempotencyStore, LocalRates, RateStore, Ticket};
 use crate::Principal;
 use crate::registry::Registry;
 
@@ -31,12 +38,36 @@ impl Rules {
     }
 }
 
+/// Where rate budgets and idempotency records are kept.
+#[derive(Debug)]
+pub(crate) struct Stores {
+    pub(crate) rates: Box<dyn RateStore>,
+    pub(crate) records: Box<dyn IdempotencyStore>,
+}
+
+impl Stores {
+    /// This process's memory, with records kept for `ttl`.
+    pub(crate) fn local(ttl: Duration) -> Self {
+        Self {
+            rates: Box::new(LocalRates),
+            records: Box::new(Idempotency::new(ttl)),
+        }
+    }
+
+    /// Redis, with records kept for `ttl`.
+    #[cfg(feature = "redis")]
+    pub(crate) fn redis(store: RedisStore, ttl: Duration) -> Self {
+        let (rates, records) = store.into_stores(ttl);
+        Self { rates, records }
+    }
+}
+
 /// The rules of every tool, and the state they keep.
 #[derive(Debug)]
 pub(crate) struct Governance {
     rules: Vec<Rules>,
     any: bool,
-    pub(crate) idempotency: Idempotency,
+    pub(crate) stores: Stores,
 }
 
 impl Governance {
@@ -45,7 +76,7 @@ impl Governance {
     pub(crate) fn new(
         registry: &Registry,
         default_timeout: Option<Duration>,
-        idempotency_ttl: Duration,
+        stores: Stores,
     ) -> Self {
         let rules: Vec<Rules> = registry
             .tools()
@@ -71,7 +102,7 @@ impl Governance {
         Self {
             any: rules.iter().any(Rules::any),
             rules,
-            idempotency: Idempotency::new(idempotency_ttl),
+            stores,
         }
     }
 

@@ -83,6 +83,24 @@ impl ToolRate {
         }
     }
 
+    /// The tool's name, as the policy names it.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The time one call takes from the budget: the window divided by the count.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn interval(&self) -> Duration {
+        self.window / self.count.get()
+    }
+
+    /// The most calls let through at once: the count.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn burst(&self) -> u32 {
+        self.count.get()
+    }
+
     /// `RateLimit-Policy`.
     pub(crate) fn policy(&self) -> HeaderValue {
         self.policy.clone()

@@ -15,7 +15,7 @@ use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
 use crate::discovery::Discovery;
 use crate::execute::Shared;
-use crate::govern::Governance;
+use crate::govern::{Governance, Stores};
 use crate::registry::{Formats, Registry};
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
 
@@ -52,6 +52,8 @@ pub struct HaloBuilder {
     stream: StreamConfig,
     timeout: Option<Duration>,
     idempotency_ttl: Duration,
+    #[cfg(feature = "redis")]
+    redis: Option<crate::RedisStore>,
     audit: Option<Box<dyn AuditSink>>,
     audit_arguments: bool,
 }
@@ -106,6 +108,8 @@ impl HaloBuilder {
             stream: StreamConfig::default(),
             timeout: None,
             idempotency_ttl: Duration::from_secs(24 * 60 * 60),
+            #[cfg(feature = "redis")]
+            redis: None,
             audit: None,
             audit_arguments: false,
         }
@@ -242,6 +246,32 @@ impl HaloBuilder {
         self
     }
 
+    /// Keeps rate budgets and idempotency records in Redis instead of this process's memory,
+    /// so that every instance of the API that uses the same server and prefix shares them
+    /// (see [`RedisStore`](crate::RedisStore) for what happens when Redis cannot be reached).
+    /// Needs the `redis` feature.
+    ///
+    /// ```
+    /// use halo_axum::{HaloLayer, RedisStore};
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .redis(RedisStore::open("redis://127.0.0.1:6379/").expect("a Redis URL"))
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    #[cfg(feature = "redis")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+    pub fn redis(mut self, store: crate::RedisStore) -> Self {
+        self.redis = Some(store);
+        self
+    }
+
     /// What happens to a streamed call when its client goes away
     /// ([`OnDisconnect::Continue`] by default).
     pub fn on_disconnect(mut self, policy: OnDisconnect) -> Self {
@@ -269,7 +299,13 @@ impl HaloBuilder {
             validate.then_some(Formats(self.formats)),
         )?;
         let challenge = registry.challenge();
-        let governance = Governance::new(&registry, self.timeout, self.idempotency_ttl);
+        let stores = Stores::local(self.idempotency_ttl);
+        #[cfg(feature = "redis")]
+        let stores = match self.redis {
+            Some(store) => Stores::redis(store, self.idempotency_ttl),
+            None => stores,
+        };
+        let governance = Governance::new(&registry, self.timeout, stores);
         Ok(HaloLayer {
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
