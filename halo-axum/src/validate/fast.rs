@@ -422,18 +422,22 @@ impl<'de> DeserializeSeed<'de> for &Node {
 impl Checks {
     fn number<E: de::Error>(&self, number: Num) -> Result<(), E> {
         let above = |limit: &Option<Number>, strict: bool| {
-            limit.as_ref().is_none_or(|limit| match number.compare(limit) {
-                Some(Ordering::Greater) => true,
-                Some(Ordering::Equal) => !strict,
-                _ => false,
-            })
+            limit
+                .as_ref()
+                .is_none_or(|limit| match number.compare(limit) {
+                    Some(Ordering::Greater) => true,
+                    Some(Ordering::Equal) => !strict,
+                    _ => false,
+                })
         };
         let below = |limit: &Option<Number>, strict: bool| {
-            limit.as_ref().is_none_or(|limit| match number.compare(limit) {
-                Some(Ordering::Less) => true,
-                Some(Ordering::Equal) => !strict,
-                _ => false,
-            })
+            limit
+                .as_ref()
+                .is_none_or(|limit| match number.compare(limit) {
+                    Some(Ordering::Less) => true,
+                    Some(Ordering::Equal) => !strict,
+                    _ => false,
+                })
         };
         check(
             above(&self.minimum, false)
@@ -596,7 +600,10 @@ mod tests {
             .map(|instance| {
                 let accepted = fast.accepts(&serde_json::to_vec(instance).unwrap());
                 if accepted {
-                    assert!(full.is_valid(instance), "{instance} accepted against {schema}");
+                    assert!(
+                        full.is_valid(instance),
+                        "{instance} accepted against {schema}"
+                    );
                 }
                 accepted
             })
@@ -687,6 +694,162 @@ mod tests {
         let huge = Fast::compile(&json!({"type": "number", "maximum": 1.5}), true).unwrap();
         assert!(!huge.accepts(b"18446744073709551615"));
         assert!(huge.accepts(b"1"));
+    }
+
+    /// A small deterministic generator (xorshift64*), so failures reproduce.
+    struct Random(u64);
+
+    impl Random {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+        }
+
+        fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+            items[self.below(items.len())].clone()
+        }
+
+        fn number(&mut self) -> Value {
+            self.pick(&[
+                json!(0),
+                json!(1),
+                json!(-3),
+                json!(5),
+                json!(2.5),
+                json!(1.0),
+                json!(-0.0),
+                json!(9_007_199_254_740_993_u64),
+                json!(u64::MAX),
+                json!(i64::MIN),
+                json!(1e300),
+            ])
+        }
+
+        fn schema(&mut self, depth: u32) -> Value {
+            if depth == 0 || self.below(6) == 0 {
+                return self.pick(&[
+                    json!(true),
+                    json!(false),
+                    json!({}),
+                    json!({"type": "string"}),
+                ]);
+            }
+            let mut schema = Map::new();
+            for _ in 0..=self.below(4) {
+                let (keyword, value) = match self.below(16) {
+                    0 => (
+                        "type",
+                        self.pick(&[
+                            json!("object"),
+                            json!("array"),
+                            json!("string"),
+                            json!("integer"),
+                            json!("number"),
+                            json!("boolean"),
+                            json!("null"),
+                            json!(["string", "null"]),
+                            json!(["integer", "string"]),
+                        ]),
+                    ),
+                    1 => ("minLength", json!(self.below(4))),
+                    2 => ("maxLength", json!(self.below(6))),
+                    3 => ("minimum", self.number()),
+                    4 => ("maximum", self.number()),
+                    5 => ("exclusiveMinimum", self.number()),
+                    6 => ("exclusiveMaximum", self.number()),
+                    7 => ("items", self.schema(depth - 1)),
+                    8 => ("minItems", json!(self.below(3))),
+                    9 => ("maxItems", json!(self.below(3))),
+                    10 => {
+                        let mut properties = Map::new();
+                        for name in ["a", "b", "c"] {
+                            if self.below(2) == 0 {
+                                properties.insert(name.into(), self.schema(depth - 1));
+                            }
+                        }
+                        ("properties", Value::Object(properties))
+                    }
+                    11 => (
+                        "required",
+                        self.pick(&[json!(["a"]), json!(["b", "d"]), json!([])]),
+                    ),
+                    12 => ("additionalProperties", self.schema(depth - 1)),
+                    13 => ("enum", self.pick(&[json!(["x", 1]), json!([null, true])])),
+                    14 => (
+                        "format",
+                        self.pick(&[json!("email"), json!("date"), json!("int32")]),
+                    ),
+                    _ => ("pattern", self.pick(&[json!("^a"), json!("[0-9]$")])),
+                };
+                schema.insert(keyword.into(), value);
+            }
+            Value::Object(schema)
+        }
+
+        fn instance(&mut self, depth: u32) -> Value {
+            match self.below(if depth == 0 { 4 } else { 6 }) {
+                0 => self.number(),
+                1 => self.pick(&[
+                    json!(""),
+                    json!("a"),
+                    json!("ab9"),
+                    json!("héllo"),
+                    json!("x"),
+                    json!("ada@example.com"),
+                    json!("2024-02-30"),
+                    json!("2024-02-28"),
+                ]),
+                2 => self.pick(&[json!(null), json!(true), json!(false)]),
+                3 => json!(1),
+                4 => Value::Array(
+                    (0..self.below(4))
+                        .map(|_| self.instance(depth - 1))
+                        .collect(),
+                ),
+                _ => {
+                    let mut object = Map::new();
+                    for name in ["a", "b", "c", "d"] {
+                        if self.below(2) == 0 {
+                            object.insert(name.into(), self.instance(depth - 1));
+                        }
+                    }
+                    Value::Object(object)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn never_accepts_what_json_schema_refuses() {
+        let mut random = Random(0x9e37_79b9_7f4a_7c15);
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..3_000 {
+            let schema = random.schema(3);
+            let Some(fast) = Fast::compile(&schema, true) else {
+                continue;
+            };
+            let full = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .unwrap();
+            for _ in 0..20 {
+                let instance = random.instance(3);
+                let valid = full.is_valid(&instance);
+                if fast.accepts(&serde_json::to_vec(&instance).unwrap()) {
+                    assert!(valid, "{instance} accepted against {schema}");
+                    accepted += 1;
+                } else if valid {
+                    refused += 1;
+                }
+            }
+        }
+        // The fast check answers for most valid instances, not just a few.
+        assert!(
+            accepted > 5 * refused,
+            "accepted {accepted}, left {refused} valid ones"
+        );
     }
 
     #[test]
