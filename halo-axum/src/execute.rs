@@ -24,6 +24,7 @@ use crate::govern::{
     Claim, Decision, Governance, IdempotencyStore, Stored, Ticket, caller_key, fingerprint,
     seconds_up,
 };
+use crate::metrics::Metrics;
 use crate::problem;
 use crate::stream::{self, Calls, Progress};
 use crate::valid_json::ParsedBody;
@@ -43,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) audit: Option<Box<dyn AuditSink>>,
     /// Whether audit records carry the (redacted) arguments.
     pub(crate) audit_arguments: bool,
+    /// Counts and times calls and discovery, when on.
+    pub(crate) metrics: Option<Metrics>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -83,7 +86,11 @@ impl Shared {
     }
 
     fn checks(&self, streaming: bool) -> bool {
-        self.authenticator.is_some() || self.validate || self.audit.is_some() || streaming
+        self.authenticator.is_some()
+            || self.validate
+            || self.audit.is_some()
+            || self.metrics.is_some()
+            || streaming
     }
 
     /// Who sent the request: `Ok(None)` for anonymous (or when no authenticator is set),
@@ -115,15 +122,25 @@ impl Shared {
 
     /// Discovery for a caller, when an authenticator is set.
     pub(crate) async fn discover(&self, parts: Parts) -> Response {
-        let caller = match self.identify(&parts).await {
-            Ok(caller) => caller,
-            Err(response) => return response,
+        let response = match self.identify(&parts).await {
+            Err(refused) => refused,
+            Ok(None) if self.require_credentials => {
+                self.unauthorized("discovery needs credentials")
+            }
+            Ok(caller) => {
+                self.discovery
+                    .respond(&parts.uri, &parts.headers, Viewer::Caller(caller.as_ref()))
+            }
         };
-        if self.require_credentials && caller.is_none() {
-            return self.unauthorized("discovery needs credentials");
+        self.discovered(&parts.uri, &response);
+        response
+    }
+
+    /// Counts a discovery request, when metrics are on.
+    pub(crate) fn discovered(&self, uri: &http::Uri, response: &Response) {
+        if let Some(metrics) = &self.metrics {
+            metrics.discovery(uri.path(), response.status());
         }
-        self.discovery
-            .respond(&parts.uri, &parts.headers, Viewer::Caller(caller.as_ref()))
     }
 }
 
@@ -152,6 +169,9 @@ where
         )
     });
     let (response, outcome) = run(&shared, inner, request, tool, streaming, trail.as_mut()).await?;
+    if let Some(metrics) = &shared.metrics {
+        metrics.call(tool, outcome, response.status(), started.elapsed());
+    }
     if let (Some(sink), Some(mut record)) = (&shared.audit, trail) {
         record.finish(response.status(), outcome, started.elapsed());
         sink.record(record);

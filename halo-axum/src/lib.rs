@@ -8,6 +8,7 @@ mod error;
 mod execute;
 mod govern;
 mod layer;
+mod metrics;
 mod problem;
 mod registry;
 mod stream;
@@ -67,5 +68,8 @@ pub use crate::error::BuildError;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use crate::govern::{Fallback, RedisStore, RedisStoreError};
 pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
+#[cfg(feature = "prometheus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
+pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::ValidJson;

@@ -16,6 +16,7 @@ use crate::auth::{Authenticator, DynAuthenticator};
 use crate::discovery::Discovery;
 use crate::execute::Shared;
 use crate::govern::{Governance, Stores};
+use crate::metrics::Metrics;
 use crate::registry::{Formats, Registry};
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
 
@@ -56,6 +57,7 @@ pub struct HaloBuilder {
     redis: Option<crate::RedisStore>,
     audit: Option<Box<dyn AuditSink>>,
     audit_arguments: bool,
+    metrics: bool,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -112,6 +114,7 @@ impl HaloBuilder {
             redis: None,
             audit: None,
             audit_arguments: false,
+            metrics: false,
         }
     }
 
@@ -239,6 +242,42 @@ impl HaloBuilder {
         self
     }
 
+    /// Whether the layer counts and times every call of a described operation and every
+    /// discovery request through the [`metrics`](https://docs.rs/metrics) facade (off by
+    /// default). Whatever recorder the application installs gets them (with the feature
+    /// `prometheus`, [`Prometheus`](crate::Prometheus) is one); with none installed they cost
+    /// next to nothing, but every described call then passes through the layer's execution
+    /// path, which is why this is a choice.
+    ///
+    /// | metric | kind | labels |
+    /// |---|---|---|
+    /// | `halo_tool_calls_total` | counter | `tool`, `outcome`, `status` |
+    /// | `halo_tool_call_duration_seconds` | histogram (seconds) | `tool`, `outcome` |
+    /// | `halo_discovery_requests_total` | counter | `target`, `status` |
+    ///
+    /// `tool` is the manifest name; `outcome` is the call's [`Outcome`](crate::Outcome)
+    /// (`executed`, `replayed`, `rate_limited`, `denied`, `invalid`, `timed_out`); `status` is
+    /// the answer's class (`2xx`, `4xx`, ...); `target` is `manifest` (`OPTIONS /`) or `path`.
+    /// The duration is the layer's time to the answer's head (for a streamed call, until the
+    /// stream starts). No label ever holds a path, a caller or a key, so the number of series
+    /// is bounded by the number of tools.
+    ///
+    /// ```
+    /// use halo_axum::HaloLayer;
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api).metrics(true).build().expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
+
     /// How long the response to a request with an `Idempotency-Key` is kept for replay (24
     /// hours by default).
     pub fn idempotency_ttl(mut self, ttl: Duration) -> Self {
@@ -306,6 +345,7 @@ impl HaloBuilder {
             None => stores,
         };
         let governance = Governance::new(&registry, self.timeout, stores);
+        let metrics = self.metrics.then(|| Metrics::new(&registry));
         Ok(HaloLayer {
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
@@ -318,6 +358,7 @@ impl HaloBuilder {
                 governance,
                 audit: self.audit,
                 audit_arguments: self.audit_arguments,
+                metrics,
             }),
         })
     }

@@ -70,11 +70,12 @@ where
             }
             if shared.authenticator.is_none() {
                 let (parts, _) = request.into_parts();
-                return ResponseFuture::ready(shared.discovery.respond(
-                    &parts.uri,
-                    &parts.headers,
-                    Viewer::Everyone,
-                ));
+                let response =
+                    shared
+                        .discovery
+                        .respond(&parts.uri, &parts.headers, Viewer::Everyone);
+                shared.discovered(&parts.uri, &response);
+                return ResponseFuture::ready(response);
             }
             let shared = Arc::clone(shared);
             let (parts, _) = request.into_parts();

@@ -1,0 +1,354 @@
+//! The layer's metrics, scraped over real HTTP from the Prometheus endpoint the app mounts:
+//! calls counted by tool, outcome and status class, timed, and discovery counted.
+//!
+//! The recorder is global to the process, so every test here uses tools of its own names
+//! and only one test makes discovery requests.
+#![allow(missing_docs, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::Path;
+use axum::http::StatusCode;
+use halo_axum::{HaloBuilder, HaloLayer, Principal, Prometheus, StaticAuthenticator, halo};
+use reqwest::Method;
+use serde_json::{Value, json};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// Read a book.
+#[utoipa::path(get, path = "/books/{id}", operation_id = "m_read", params(("id" = u64, Path)),
+    responses((status = 200)))]
+async fn read(Path(id): Path<u64>) -> Json<Value> {
+    Json(json!({"id": id}))
+}
+
+/// Charge a card.
+#[halo(rate = "2/minute")]
+#[utoipa::path(post, path = "/charge", operation_id = "m_charge", responses((status = 200)),
+    security(("bearer" = [])))]
+async fn charge() -> Json<Value> {
+    Json(json!({"charged": true}))
+}
+
+/// Think for too long.
+#[halo(timeout_ms = 100)]
+#[utoipa::path(get, path = "/slow", operation_id = "m_slow", responses((status = 200)))]
+async fn slow() -> &'static str {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    "finally"
+}
+
+/// Place an order, once per key.
+#[halo(idempotency_key = "Idempotency-Key")]
+#[utoipa::path(post, path = "/orders", operation_id = "m_order", responses((status = 201)))]
+async fn order() -> (StatusCode, Json<Value>) {
+    (StatusCode::CREATED, Json(json!({"placed": true})))
+}
+
+/// Stay out of the metrics.
+#[utoipa::path(get, path = "/quiet", operation_id = "q_quiet", responses((status = 200)))]
+async fn quiet() -> &'static str {
+    "shh"
+}
+
+/// Be discovered.
+#[utoipa::path(get, path = "/found/{id}", operation_id = "d_found", params(("id" = u64, Path)),
+    responses((status = 200)))]
+async fn found(Path(id): Path<u64>) -> Json<Value> {
+    Json(json!({"id": id}))
+}
+
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Metered", version = "1"), modifiers(&Bearer))]
+struct Doc;
+
+/// The process's one Prometheus recorder.
+fn prometheus() -> Prometheus {
+    static PROMETHEUS: OnceLock<Prometheus> = OnceLock::new();
+    PROMETHEUS
+        .get_or_init(|| Prometheus::install().expect("the first recorder of this process"))
+        .clone()
+}
+
+/// Serves `router` behind the layer `configure` builds, with the Prometheus endpoint at
+/// `/metrics` beside it (not behind the layer).
+async fn serve(
+    router: OpenApiRouter,
+    configure: impl FnOnce(HaloBuilder) -> HaloBuilder,
+) -> String {
+    let (router, api) = router.split_for_parts();
+    let layer = configure(HaloLayer::builder(api)).build().unwrap();
+    let app = router.layer(layer).route_service("/metrics", prometheus());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .unwrap();
+    });
+    format!("http://{addr}")
+}
+
+fn doc() -> OpenApiRouter {
+    OpenApiRouter::with_openapi(Doc::openapi())
+}
+
+async fn send(request: reqwest::RequestBuilder) -> StatusCode {
+    request.send().await.unwrap().status()
+}
+
+/// The text at `/metrics`.
+async fn scrape(base: &str) -> String {
+    let response = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    response.text().await.unwrap()
+}
+
+/// The value of the sample `name{labels}` (labels in any order, and no others), if present.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut wanted: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    wanted.sort();
+    text.lines().find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (metric, rest) = series.split_once('{').unwrap_or((series, "}"));
+        if metric != name {
+            return None;
+        }
+        let mut got: Vec<String> = rest
+            .strip_suffix('}')?
+            .split(',')
+            .filter(|pair| !pair.is_empty())
+            .map(str::to_owned)
+            .collect();
+        got.sort();
+        (got == wanted).then(|| value.parse().unwrap())
+    })
+}
+
+fn calls(text: &str, tool: &str, outcome: &str, status: &str) -> Option<f64> {
+    sample(
+        text,
+        "halo_tool_calls_total",
+        &[("tool", tool), ("outcome", outcome), ("status", status)],
+    )
+}
+
+#[tokio::test]
+async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
+    let base = serve(
+        doc()
+            .routes(routes!(read))
+            .routes(routes!(charge))
+            .routes(routes!(slow))
+            .routes(routes!(order)),
+        |builder| {
+            builder
+                .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
+                .metrics(true)
+        },
+    )
+    .await;
+    let client = reqwest::Client::new();
+    for id in 1..=3 {
+        let status = send(client.get(format!("{base}/books/{id}"))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let status = send(client.get(format!("{base}/books/seven"))).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let status = send(client.post(format!("{base}/charge")).bearer_auth("mallory")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    for expected in [
+        StatusCode::OK,
+        StatusCode::OK,
+        StatusCode::TOO_MANY_REQUESTS,
+    ] {
+        let status = send(client.post(format!("{base}/charge")).bearer_auth("alice")).await;
+        assert_eq!(status, expected);
+    }
+    let status = send(client.get(format!("{base}/slow"))).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT);
+    for _ in 0..2 {
+        let status = send(
+            client
+                .post(format!("{base}/orders"))
+                .header("idempotency-key", "secret-key-1"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+
+    let text = scrape(&base).await;
+    assert_eq!(
+        calls(&text, "m_read", "executed", "2xx"),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(calls(&text, "m_read", "invalid", "4xx"), Some(1.0));
+    assert_eq!(calls(&text, "m_charge", "denied", "4xx"), Some(1.0));
+    assert_eq!(calls(&text, "m_charge", "executed", "2xx"), Some(2.0));
+    assert_eq!(calls(&text, "m_charge", "rate_limited", "4xx"), Some(1.0));
+    assert_eq!(calls(&text, "m_slow", "timed_out", "5xx"), Some(1.0));
+    assert_eq!(calls(&text, "m_order", "executed", "2xx"), Some(1.0));
+    assert_eq!(calls(&text, "m_order", "replayed", "2xx"), Some(1.0));
+    assert_eq!(calls(&text, "m_read", "executed", "4xx"), None);
+
+    // Durations in seconds, with buckets: the timed-out call took its 100 ms deadline.
+    let duration = |tool: &str, outcome: &str, suffix: &str, le: Option<&str>| {
+        let mut labels = vec![("tool", tool), ("outcome", outcome)];
+        labels.extend(le.map(|le| ("le", le)));
+        sample(
+            &text,
+            &format!("halo_tool_call_duration_seconds{suffix}"),
+            &labels,
+        )
+    };
+    assert_eq!(duration("m_read", "executed", "_count", None), Some(3.0));
+    assert_eq!(duration("m_slow", "timed_out", "_count", None), Some(1.0));
+    assert_eq!(
+        duration("m_slow", "timed_out", "_bucket", Some("0.05")),
+        Some(0.0)
+    );
+    assert_eq!(
+        duration("m_slow", "timed_out", "_bucket", Some("0.5")),
+        Some(1.0)
+    );
+    let slow = duration("m_slow", "timed_out", "_sum", None).unwrap();
+    assert!((0.1..1.0).contains(&slow), "{slow}");
+    assert!(text.contains("# TYPE halo_tool_call_duration_seconds histogram"));
+    assert!(text.contains("# HELP halo_tool_calls_total "));
+
+    // Labels are bounded: no caller, path, argument or key ever becomes one.
+    for unbounded in ["alice", "mallory", "/books", "seven", "secret-key-1"] {
+        assert!(!text.contains(unbounded), "{unbounded} in\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_layer_without_metrics_records_nothing() {
+    let base = serve(doc().routes(routes!(quiet)), |builder| builder).await;
+    let status = send(reqwest::Client::new().get(format!("{base}/quiet"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = scrape(&base).await;
+    assert!(!text.contains("q_quiet"), "{text}");
+}
+
+#[tokio::test]
+async fn discovery_is_counted_by_target_and_status() {
+    let client = reqwest::Client::new();
+    let discover = |base: &str, path: &str| {
+        client
+            .request(Method::OPTIONS, format!("{base}{path}"))
+            .header("accept", "application/llm+json")
+    };
+    // Without an authenticator discovery is answered on the spot; with one, per caller.
+    let open = serve(doc().routes(routes!(found)), |builder| {
+        builder.metrics(true)
+    })
+    .await;
+    let guarded = serve(doc().routes(routes!(found)), |builder| {
+        builder
+            .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
+            .require_credentials(true)
+            .metrics(true)
+    })
+    .await;
+    let response = discover(&open, "/").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let etag = response.headers()["etag"].clone();
+    assert_eq!(
+        send(discover(&open, "/").header("if-none-match", etag)).await,
+        StatusCode::NOT_MODIFIED
+    );
+    assert_eq!(send(discover(&open, "/found/1")).await, StatusCode::OK);
+    assert_eq!(send(discover(&open, "/lost")).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        send(discover(&guarded, "/")).await,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        send(discover(&guarded, "/").bearer_auth("mallory")).await,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        send(discover(&guarded, "/").bearer_auth("alice")).await,
+        StatusCode::OK
+    );
+    // A plain OPTIONS (a CORS preflight, say) is not discovery.
+    assert_ne!(
+        client
+            .request(Method::OPTIONS, format!("{open}/found/1"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+
+    let text = scrape(&open).await;
+    let discovered = |target: &str, status: &str| {
+        sample(
+            &text,
+            "halo_discovery_requests_total",
+            &[("target", target), ("status", status)],
+        )
+    };
+    assert_eq!(discovered("manifest", "2xx"), Some(2.0), "{text}");
+    assert_eq!(discovered("manifest", "3xx"), Some(1.0));
+    assert_eq!(discovered("manifest", "4xx"), Some(2.0));
+    assert_eq!(discovered("path", "2xx"), Some(1.0));
+    assert_eq!(discovered("path", "4xx"), Some(1.0));
+    assert!(!text.contains("/lost"), "{text}");
+}
+
+#[tokio::test]
+async fn the_endpoint_answers_get_and_head_only() {
+    let base = serve(doc().routes(routes!(quiet)), |builder| builder).await;
+    let client = reqwest::Client::new();
+    let head = client.head(format!("{base}/metrics")).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    let response = client.post(format!("{base}/metrics")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "GET, HEAD");
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
+    let problem: Value = response.json().await.unwrap();
+    assert_eq!(problem["status"], 405);
+}
+
+#[test]
+fn a_second_recorder_is_refused_with_a_clear_error() {
+    let _installed = prometheus();
+    let error = Prometheus::install().unwrap_err();
+    assert!(
+        error.to_string().contains("another metrics recorder"),
+        "{error}"
+    );
+    assert!(std::error::Error::source(&error).is_some());
+}
