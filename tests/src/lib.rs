@@ -5,6 +5,8 @@
 //! - [`python`] finds the interpreter of the interop virtualenv (the one that has the Python
 //!   reference implementation, `halo-fastapi`, installed); [`interop_script`] finds the scripts
 //!   that drive it.
+//! - [`redis::RedisServer`] runs a throwaway `redis-server` on a loopback port, for the tests
+//!   of the shared stores.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -12,6 +14,8 @@
 //! println!("serving on {}", server.base_url());
 //! # }
 //! ```
+
+pub mod redis;
 
 use std::io;
 use std::net::SocketAddr;

@@ -1,0 +1,373 @@
+//! Rate budgets and idempotency records shared through a real Redis by two instances of one
+//! API, over real HTTP; and what each does while Redis is down. Needs `redis-server` (see
+//! `halo_tests::redis`).
+#![allow(missing_docs, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use halo_axum::{Fallback, HaloLayer, Principal, RedisStore, StaticAuthenticator, ValidJson, halo};
+use halo_tests::redis::RedisServer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// One instance's state: how many orders and charges its handlers took, and a gate that
+/// holds the `amount: 77` orders until the test opens it.
+#[derive(Debug, Clone)]
+struct Instance {
+    runs: Arc<AtomicUsize>,
+    charges: Arc<AtomicUsize>,
+    gate: Arc<Semaphore>,
+}
+
+impl Instance {
+    fn new() -> Self {
+        Self {
+            runs: Arc::default(),
+            charges: Arc::default(),
+            gate: Arc::new(Semaphore::new(0)),
+        }
+    }
+
+    fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+struct Amount {
+    #[schema(minimum = 1)]
+    amount: u32,
+}
+
+/// Charge a card.
+#[halo(rate = "3/minute")]
+#[utoipa::path(post, path = "/charge", request_body = Amount, responses((status = 200)),
+    security(("bearer" = [])))]
+async fn charge(State(instance): State<Instance>, ValidJson(_): ValidJson<Amount>) -> Json<Value> {
+    let run = instance.charges.fetch_add(1, Ordering::SeqCst) + 1;
+    Json(json!({"charged": run}))
+}
+
+/// Place an order, once per key. An order of 77 waits for the test's gate.
+#[halo(idempotency_key = "Idempotency-Key")]
+#[utoipa::path(post, path = "/orders", request_body = Amount, responses((status = 201)),
+    security(("bearer" = [])))]
+async fn order(
+    State(instance): State<Instance>,
+    ValidJson(order): ValidJson<Amount>,
+) -> (StatusCode, [(&'static str, &'static str); 1], Json<Value>) {
+    let run = instance.runs.fetch_add(1, Ordering::SeqCst) + 1;
+    if order.amount == 77 {
+        instance.gate.acquire().await.expect("open gate").forget();
+    }
+    (
+        StatusCode::CREATED,
+        [("x-order", "kept")],
+        Json(json!({"order": run, "amount": order.amount})),
+    )
+}
+
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Shop", version = "1"), modifiers(&Bearer))]
+struct Doc;
+
+/// Serves one instance of the API with `store`; its base URL.
+async fn serve(instance: &Instance, store: RedisStore) -> String {
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(charge))
+        .routes(routes!(order))
+        .split_for_parts();
+    let layer = HaloLayer::builder(api)
+        .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
+        .redis(store)
+        .build()
+        .unwrap();
+    let app = router.with_state(instance.clone()).layer(layer);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// Two instances sharing `redis`, each with its own state.
+async fn two(
+    redis: &RedisServer,
+    configure: impl Fn(RedisStore) -> RedisStore,
+) -> [(String, Instance); 2] {
+    let mut pair = Vec::new();
+    for _ in 0..2 {
+        let instance = Instance::new();
+        let store = configure(RedisStore::open(&redis.url()).unwrap().prefix("shop:"));
+        pair.push((serve(&instance, store).await, instance));
+    }
+    pair.try_into().unwrap()
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .map_or("", |value| value.to_str().unwrap())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+async fn post(base: &str, path: &str, key: Option<&str>, body: Value) -> Answer {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .bearer_auth("alice")
+        .json(&body);
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    let response = request.send().await.unwrap();
+    Answer {
+        status: response.status(),
+        headers: response.headers().clone(),
+        body: response.text().await.unwrap(),
+    }
+}
+
+/// Waits until `check` holds (polling every 50 ms), at most 10 s.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not within 10 s");
+}
+
+/// A 503 for an unreachable store: problem+json, Retry-After, and nothing of the URL.
+fn assert_unavailable(answer: &Answer, redis: &RedisServer) {
+    assert_eq!(
+        answer.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        answer.body
+    );
+    assert_eq!(answer.header("content-type"), "application/problem+json");
+    assert_eq!(answer.header("retry-after"), "1");
+    let problem = answer.json();
+    assert_eq!(problem["status"], 503);
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("cannot be reached"), "{detail}");
+    let port = redis
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    for secret in [redis.password(), "redis://", "127.0.0.1", port.as_str()] {
+        assert!(
+            !answer.body.contains(secret),
+            "{secret} leaked: {}",
+            answer.body
+        );
+        assert!(
+            !answer.headers.values().any(|v| v
+                .as_bytes()
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes())),
+            "{secret} leaked into a header"
+        );
+    }
+}
+
+#[tokio::test]
+async fn two_instances_spend_one_budget_with_the_same_headers() {
+    let redis = RedisServer::start();
+    let [(a, _), (b, _)] = two(&redis, |store| store).await;
+    for (base, left) in [(&a, 2), (&b, 1), (&a, 0)] {
+        let answer = post(base, "/charge", None, json!({"amount": 5})).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        assert_eq!(answer.header("ratelimit-policy"), "\"charge\";q=3;w=60");
+        assert_eq!(
+            answer.header("ratelimit"),
+            format!("\"charge\";r={left};t=0")
+        );
+    }
+    for base in [&b, &a] {
+        let answer = post(base, "/charge", None, json!({"amount": 5})).await;
+        assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+        let retry_after: u64 = answer.header("retry-after").parse().unwrap();
+        // One call frees up every 20 s, timed by Redis's clock.
+        assert!((19..=20).contains(&retry_after), "{retry_after}");
+        assert_eq!(
+            answer.header("ratelimit"),
+            format!("\"charge\";r=0;t={retry_after}")
+        );
+        assert_eq!(answer.header("content-type"), "application/problem+json");
+    }
+    // Invalid input spends nothing, on either instance.
+    let answer = post(&b, "/charge", None, json!({"amount": 0})).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        redis
+            .command(&["EXISTS", "shop:rate:charge:p:alice"])
+            .as_deref(),
+        Some(":1")
+    );
+}
+
+#[tokio::test]
+async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body() {
+    let redis = RedisServer::start();
+    let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
+    let first = tokio::spawn({
+        let a = a.clone();
+        async move { post(&a, "/orders", Some("k-1"), json!({"amount": 77})).await }
+    });
+    eventually("the order runs on A", || async { on_a.runs() == 1 }).await;
+    let running = post(&b, "/orders", Some("k-1"), json!({"amount": 77})).await;
+    assert_eq!(running.status, StatusCode::CONFLICT, "{}", running.body);
+    assert_eq!(running.header("content-type"), "application/problem+json");
+    let other = post(&b, "/orders", Some("k-1"), json!({"amount": 78})).await;
+    assert_eq!(
+        other.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        other.body
+    );
+
+    on_a.gate.add_permits(1);
+    let first = first.await.unwrap();
+    assert_eq!(first.status, StatusCode::CREATED);
+    assert_eq!(first.header("idempotent-replayed"), "");
+    let replayed = post(&b, "/orders", Some("k-1"), json!({"amount": 77})).await;
+    assert_eq!(replayed.status, StatusCode::CREATED);
+    assert_eq!(replayed.header("idempotent-replayed"), "true");
+    assert_eq!(replayed.header("x-order"), "kept");
+    assert_eq!(replayed.body, first.body, "the same bytes");
+    let other = post(&b, "/orders", Some("k-1"), json!({"amount": 78})).await;
+    assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        (on_a.runs(), on_b.runs()),
+        (1, 0),
+        "the order ran once, on A"
+    );
+}
+
+#[tokio::test]
+async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_response_is_kept() {
+    let mut redis = RedisServer::start();
+    let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
+    let kept = post(&a, "/orders", Some("before"), json!({"amount": 5})).await;
+    assert_eq!(kept.status, StatusCode::CREATED);
+    // An order is running on A when Redis goes away.
+    let running = tokio::spawn({
+        let a = a.clone();
+        async move { post(&a, "/orders", Some("during"), json!({"amount": 77})).await }
+    });
+    eventually("the order runs on A", || async { on_a.runs() == 2 }).await;
+    redis.stop();
+
+    // A new key is refused before its handler runs; so is a replay Redis holds.
+    let refused = post(&b, "/orders", Some("new"), json!({"amount": 5})).await;
+    assert_unavailable(&refused, &redis);
+    let refused = post(&b, "/orders", Some("before"), json!({"amount": 5})).await;
+    assert_unavailable(&refused, &redis);
+    assert_eq!(on_b.runs(), 0);
+    // Rates fall back to each instance's own budget.
+    let charged = post(&b, "/charge", None, json!({"amount": 5})).await;
+    assert_eq!(charged.status, StatusCode::OK, "{}", charged.body);
+    assert_eq!(charged.header("ratelimit"), "\"charge\";r=2;t=0");
+
+    // The running order ends while Redis is down: its caller gets the answer, and A keeps it.
+    on_a.gate.add_permits(1);
+    let during = running.await.unwrap();
+    assert_eq!(during.status, StatusCode::CREATED, "{}", during.body);
+    let again = post(&a, "/orders", Some("during"), json!({"amount": 77})).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(again.header("idempotent-replayed"), "true");
+    assert_eq!(again.body, during.body);
+    let other = post(&a, "/orders", Some("during"), json!({"amount": 76})).await;
+    assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    // Back up: the record from before the outage is there, and the one made during it
+    // reaches Redis, so B replays both.
+    redis.start_again();
+    for (key, amount, first) in [("before", 5, &kept), ("during", 77, &during)] {
+        eventually("B replays the kept response", || async {
+            let replay = post(&b, "/orders", Some(key), json!({"amount": amount})).await;
+            if replay.status == StatusCode::CREATED {
+                assert_eq!(replay.header("idempotent-replayed"), "true");
+                assert_eq!(replay.body, first.body);
+                return true;
+            }
+            // Until then: 503 (Redis paused after the failure) or 409 (not written yet).
+            assert!(
+                [StatusCode::SERVICE_UNAVAILABLE, StatusCode::CONFLICT].contains(&replay.status),
+                "{}: {}",
+                replay.status,
+                replay.body
+            );
+            false
+        })
+        .await;
+    }
+    assert_eq!((on_a.runs(), on_b.runs()), (2, 0), "no order ran twice");
+}
+
+#[tokio::test]
+async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
+    let mut redis = RedisServer::start();
+    let [(a, on_a), _] = two(&redis, |store| {
+        store
+            .rate_fallback(Fallback::Refuse)
+            .idempotency_fallback(Fallback::Local)
+            .timeout(Duration::from_millis(300))
+    })
+    .await;
+    redis.stop();
+    let refused = post(&a, "/charge", None, json!({"amount": 5})).await;
+    assert_unavailable(&refused, &redis);
+    assert!(refused.body.contains("rate budgets"), "{}", refused.body);
+    assert_eq!(on_a.charges.load(Ordering::SeqCst), 0);
+    let local = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
+    assert_eq!(local.status, StatusCode::CREATED);
+    let again = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
+    assert_eq!(again.header("idempotent-replayed"), "true");
+    assert_eq!(again.body, local.body);
+    assert_eq!(on_a.runs(), 1);
+}

@@ -1,0 +1,196 @@
+//! A throwaway `redis-server` on a loopback port, for tests of the shared stores.
+//!
+//! Each [`RedisServer`] is a process of its own: bound to `127.0.0.1`, protected by a random
+//! password, with its data in a fresh temporary folder (the append-only file, so that what it
+//! acknowledged survives [`RedisServer::stop`] and [`RedisServer::start_again`]). The folder is
+//! removed when the server is dropped.
+//!
+//! The binary is `HALO_REDIS_SERVER` when set, else `redis-server` on the `PATH` (`bash
+//! .ci/test` installs it). A missing binary fails the test with a message that says so: a
+//! test of the shared stores never passes without Redis.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A `redis-server` process started for a test; shut down (and its folder removed) on drop.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    password: String,
+    dir: PathBuf,
+}
+
+/// The `redis-server` binary: `HALO_REDIS_SERVER`, or `redis-server` on the `PATH`.
+fn binary() -> PathBuf {
+    std::env::var_os("HALO_REDIS_SERVER")
+        .filter(|path| !path.is_empty())
+        .map_or_else(|| PathBuf::from("redis-server"), PathBuf::from)
+}
+
+impl RedisServer {
+    /// Starts a server on a free loopback port and waits until it answers.
+    ///
+    /// # Panics
+    /// When `redis-server` cannot be found or does not start; the message says how to install
+    /// it.
+    #[must_use]
+    pub fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|addr| addr.port())
+            .expect("a free loopback port");
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("halo-redis-{}-{port}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder for redis-server");
+        let mut server = Self {
+            child: None,
+            port,
+            password: format!("pw-{nanos:x}-{port}"),
+            dir,
+        };
+        server.start_again();
+        server
+    }
+
+    /// Starts the server again after [`stop`](Self::stop), on the same port and with the
+    /// same data, and waits until it answers.
+    ///
+    /// # Panics
+    /// As [`start`](Self::start).
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "the Redis server is already running");
+        let binary = binary();
+        let child = Command::new(&binary)
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--requirepass", &self.password])
+            .args([
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ])
+            .args(["--daemonize", "no", "--protected-mode", "yes"])
+            .args(["--logfile", "redis.log"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "cannot start {} ({error}): the Redis tests need redis-server; install it \
+                     (`apt-get install redis-server`, which `bash .ci/test` does) or set \
+                     HALO_REDIS_SERVER to its path",
+                    binary.display()
+                )
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self
+                .command(&["PING"])
+                .is_some_and(|reply| reply == "+PONG")
+            {
+                return;
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!(
+                    "redis-server exited at start ({status}); see {}",
+                    self.dir.join("redis.log").display()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "redis-server on port {} did not answer within 20 s",
+            self.port
+        );
+    }
+
+    /// Shuts the server down (its append-only file written out) and waits until it has
+    /// exited; clients then get connection errors.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let _ = self.command(&["SHUTDOWN"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// `redis://:<password>@127.0.0.1:<port>/`.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("redis://:{}@127.0.0.1:{}/", self.password, self.port)
+    }
+
+    /// The server's password, to check that it never shows up where it must not.
+    #[must_use]
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
+    /// Sends one command (authenticated) and returns the first line of the reply, or `None`
+    /// when the server cannot be reached. For checks like `DBSIZE` (`:3`).
+    #[must_use]
+    pub fn command(&self, args: &[&str]) -> Option<String> {
+        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        let mut request = encode(&["AUTH", &self.password]);
+        request.extend(encode(args));
+        stream.write_all(&request).ok()?;
+        let mut reply = Vec::new();
+        let mut buffer = [0_u8; 512];
+        // The AUTH reply, then the command's first line.
+        while reply.iter().filter(|b| **b == b'\n').count() < 2 {
+            match stream.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => reply.extend_from_slice(&buffer[..read]),
+            }
+        }
+        let text = String::from_utf8_lossy(&reply);
+        let mut lines = text.split("\r\n");
+        match lines.next() {
+            Some("+OK") => lines.next().map(str::to_owned),
+            _ => None,
+        }
+    }
+}
+
+/// A command in RESP.
+fn encode(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend(format!("${}\r\n{arg}\r\n", arg.len()).into_bytes());
+    }
+    out
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
