@@ -19,6 +19,11 @@
 //! - `govern_paired/http_get_on_vs_off`: a GET tool whose schema declares a rate and a
 //!   deadline (both enforced in memory, never reached) against the same tool declaring
 //!   neither, over loopback HTTP. Target: ≤ 1.10.
+//! - `govern_paired/http_get_on_metrics_vs_off`: the same, the governed tool's layer also
+//!   counting and timing it (`metrics(true)`, no recorder installed). Target: ≤ 1.10.
+//!   `http_get_metrics_vs_none`: the governed tool with metrics on / off, so the metrics
+//!   alone. `http_get_plain_metrics_vs_off`: the undeclared tool with metrics on / off, which
+//!   costs the layer's execution path that metrics force on every described call.
 //!
 //! Run `cargo bench -p halo-axum --bench execution`, then `python3 halo-axum/benches/ratios.py`.
 
@@ -142,11 +147,12 @@ where
 }
 
 fn app(validate: bool) -> Router {
-    app_with(validate, true)
+    app_with(validate, true, false)
 }
 
-/// The bench API, validating (`validate`) and asserting formats (`formats`) or not.
-fn app_with(validate: bool, formats: bool) -> Router {
+/// The bench API, validating (`validate`), asserting formats (`formats`) and counting calls
+/// (`metrics`) or not.
+fn app_with(validate: bool, formats: bool, metrics: bool) -> Router {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(post_review))
         .routes(routes!(work))
@@ -156,6 +162,7 @@ fn app_with(validate: bool, formats: bool) -> Router {
     let layer = HaloLayer::builder(api)
         .validate(validate)
         .validate_formats(formats)
+        .metrics(metrics)
         .build()
         .expect("a layer");
     router.layer(layer)
@@ -228,7 +235,7 @@ fn validation(c: &mut Criterion) {
     let (on_url, off_url, annotations_url) = rt.block_on(async {
         let on = serve(app(true)).await;
         let off = serve(app(false)).await;
-        let annotations = serve(app_with(true, false)).await;
+        let annotations = serve(app_with(true, false, false)).await;
         (
             format!("{on}/books/7/reviews"),
             format!("{off}/books/7/reviews"),
@@ -407,6 +414,15 @@ fn governance(c: &mut Criterion) {
     let client = reqwest::Client::new();
     let base = rt.block_on(serve(app(false)));
     let (plain, governed) = (format!("{base}/plain/7"), format!("{base}/governed/7"));
+    let metered = rt.block_on(serve(app_with(false, true, true)));
+    let (metered_plain, metered_governed) = (
+        format!("{metered}/plain/7"),
+        format!("{metered}/governed/7"),
+    );
+    assert_eq!(
+        rt.block_on(get_once(&client, &metered_plain)),
+        StatusCode::OK
+    );
     assert_eq!(rt.block_on(get_once(&client, &plain)), StatusCode::OK);
     let response = rt
         .block_on(client.get(&governed).send())
@@ -423,6 +439,33 @@ fn governance(c: &mut Criterion) {
                 iters,
                 |n| time(&rt, n, || get_once(&client, &plain)),
                 |n| time(&rt, n, || get_once(&client, &governed)),
+            )
+        });
+    });
+    group.bench_function("http_get_on_metrics_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get_once(&client, &plain)),
+                |n| time(&rt, n, || get_once(&client, &metered_governed)),
+            )
+        });
+    });
+    group.bench_function("http_get_metrics_vs_none", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get_once(&client, &governed)),
+                |n| time(&rt, n, || get_once(&client, &metered_governed)),
+            )
+        });
+    });
+    group.bench_function("http_get_plain_metrics_vs_off", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get_once(&client, &plain)),
+                |n| time(&rt, n, || get_once(&client, &metered_plain)),
             )
         });
     });

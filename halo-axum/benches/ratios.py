@@ -57,6 +57,12 @@ PAIRED = [
      "validate_paired/http_post_1k_formats_as_annotations_vs_off", None),
     ("(g) GET tool over HTTP, rate + deadline enforced / none declared",
      "govern_paired/http_get_on_vs_off", 1.10),
+    ("    the same, the governed tool's layer with metrics on (no recorder)",
+     "govern_paired/http_get_on_metrics_vs_off", 1.10),
+    ("    governed GET tool, metrics on / off (no recorder)",
+     "govern_paired/http_get_metrics_vs_none", None),
+    ("    undeclared GET tool, metrics on / off (the execution path metrics force)",
+     "govern_paired/http_get_plain_metrics_vs_off", None),
 ]
 
 # (label, benchmark, events per iteration): throughput from the mean time.
