@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Discover, describe, call, stream, export and pin HALO APIs.
+/// Discover, describe, call, stream, export and pin HALO APIs, and serve them over MCP.
 ///
 /// HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
 /// application/llm+json` lists their tools, and `OPTIONS` on a path returns the schema of
@@ -135,6 +135,25 @@ pub(crate) enum Command {
         url: String,
         /// A pin written by `halo pin`.
         pin: PathBuf,
+    },
+    /// Serve the API's tools to MCP clients over stdio (Claude Desktop, MCP Inspector, ...).
+    ///
+    /// Each HALO tool becomes an MCP tool: its name, a description from `why` and
+    /// `description`, an input schema rebuilt from its inputs, and hints (`readOnlyHint` for
+    /// safe methods, `destructiveHint` for writes that cannot be undone, `idempotentHint`).
+    /// Calls go through the API with the credentials given here; an error answer comes back
+    /// as a tool result with `isError` and the problem details. The API is checked for
+    /// changed tools every `--poll` seconds, and a change is announced to the client.
+    /// Standard output carries MCP messages only; `halo` writes its own to standard error.
+    Mcp {
+        /// The API's base URL.
+        url: String,
+        /// Only tools with any of these tags.
+        #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+        tags: Vec<String>,
+        /// How often to check the API for changed tools, in seconds.
+        #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
+        poll: f64,
     },
 }
 

@@ -4,7 +4,7 @@
 //! application/llm+json` lists their tools, and `OPTIONS` on a path gives each operation's
 //! schema. `halo` reads both, calls operations with arguments placed where their schemas say
 //! (and streams their events), exports the tools for LLM APIs, and pins them so that changes
-//! can be reviewed.
+//! can be reviewed; `halo mcp` serves them to MCP clients over stdio.
 //!
 //! ```text
 //! halo discover http://127.0.0.1:3000 --tags books
@@ -14,6 +14,7 @@
 //! halo export http://127.0.0.1:3000 --format anthropic
 //! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
 //! halo diff http://127.0.0.1:3000 bookstore.pin.json
+//! halo --bearer demo-reader mcp http://127.0.0.1:3000 --tags books
 //! ```
 //!
 //! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
@@ -21,6 +22,7 @@
 //! usage, network and other errors.
 
 mod cli;
+mod mcp;
 mod output;
 mod run;
 

@@ -13,7 +13,7 @@ use halo_client::{
 use serde_json::Value;
 
 use crate::cli::{CallArgs, Cli, Command, Format, Global};
-use crate::output;
+use crate::{mcp, output};
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -179,6 +179,13 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
                 None => print_out(&text),
             }
         }
+        Command::Mcp { url, tags, poll } => {
+            let options = mcp::Options {
+                tags,
+                poll: Duration::from_secs_f64(poll),
+            };
+            return mcp::serve(client(&global, &url)?, options).await;
+        }
         Command::Diff { url, pin } => {
             let pinned = read_pin(&pin)?;
             let current = client(&global, &url)?.pin(&strs(&pinned.tags)).await?;
@@ -298,7 +305,7 @@ async fn only_method(client: &Client, path: &str) -> Result<Method, Failure> {
 
 /// Each tool of the manifest with its schema. A tool at `/` cannot be described on its own
 /// (`OPTIONS /` is the manifest), so it gets a schema made from its entry.
-async fn describe_manifest(
+pub(crate) async fn describe_manifest(
     client: &Client,
     manifest: Manifest,
 ) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {

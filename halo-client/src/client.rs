@@ -78,6 +78,16 @@ struct Cached {
     fresh_until: Instant,
 }
 
+/// A manifest and the entity tag it was served with (see [`Client::discover_since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Discovered {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Its `ETag`, for the next [`Client::discover_since`].
+    pub etag: Option<String>,
+}
+
 /// Builds a [`Client`].
 #[derive(Debug)]
 #[must_use]
@@ -129,18 +139,58 @@ impl Client {
     /// # Errors
     /// A transport error, an error status, or a body that is not a manifest.
     pub async fn discover(&self, tags: &[&str]) -> Result<Manifest> {
+        match self.discover_since(tags, None).await? {
+            Some(discovered) => Ok(discovered.manifest),
+            None => Err(Error::not_described(
+                "the server answered OPTIONS / with 304 to a request that named no entity tag",
+            )),
+        }
+    }
+
+    /// Discovers the API as [`discover`](Self::discover) does, unless the manifest still has
+    /// the entity tag `etag` (from an earlier answer): then the server answers `304` without
+    /// a body and this returns `None`. For watching an API for changes cheaply.
+    ///
+    /// ```no_run
+    /// # async fn run(client: halo_client::Client) -> halo_client::Result<()> {
+    /// let first = client.discover_since(&[], None).await?.expect("no entity tag given");
+    /// // ... later:
+    /// if let Some(changed) = client.discover_since(&[], first.etag.as_deref()).await? {
+    ///     println!("{} tools now", changed.manifest.tools.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`discover`](Self::discover).
+    pub async fn discover_since(
+        &self,
+        tags: &[&str],
+        etag: Option<&str>,
+    ) -> Result<Option<Discovered>> {
         let mut url = self.resolve("/")?;
         if !tags.is_empty() {
             url.query_pairs_mut().append_pair("tags", &tags.join(","));
         }
-        let response = self.discovery_request(url, None).await?;
+        let etag = etag.and_then(|etag| HeaderValue::try_from(etag).ok());
+        let response = self.discovery_request(url, etag).await?;
+        if response.status() == StatusCode::NOT_MODIFIED {
+            return Ok(None);
+        }
         let json = response.json().ok_or_else(|| {
             Error::not_described(format!(
                 "the server answered OPTIONS / without a HALO manifest ({})",
                 response.status()
             ))
         })?;
-        serde_json::from_value(json.clone()).map_err(|e| Error::decode(e).with_context("OPTIONS /"))
+        let manifest = serde_json::from_value(json.clone())
+            .map_err(|e| Error::decode(e).with_context("OPTIONS /"))?;
+        let etag = response
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        Ok(Some(Discovered { manifest, etag }))
     }
 
     /// The schema of the `method` operation at `url` (a path of the API, a concrete path such

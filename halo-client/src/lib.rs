@@ -40,7 +40,7 @@ mod stream;
 pub use halo_protocol as protocol;
 pub use reqwest::{Method, StatusCode};
 
-pub use crate::client::{Client, ClientBuilder};
+pub use crate::client::{Client, ClientBuilder, Discovered};
 pub use crate::credentials::{Credential, Credentials, Secret};
 pub use crate::error::{Error, Result};
 pub use crate::export::{ToolFormat, export_tools};

@@ -46,7 +46,9 @@ mod schema;
 mod tags;
 
 pub use date::check_date;
-pub use definition::{ToolDefinition, ToolHints, input_schema, tool_definitions, tool_description};
+pub use definition::{
+    ToolDefinition, ToolHints, ToolOutput, input_schema, tool_definitions, tool_description,
+};
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 pub use metadata::{LocalizedText, Metadata, MetadataError};

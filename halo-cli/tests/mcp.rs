@@ -1,0 +1,365 @@
+//! `halo mcp` over stdio, driven by real MCP clients: rmcp's (Rust) and the official Python
+//! SDK's, against the bookstore served on loopback; tool-list changes announced when a
+//! server's manifest changes.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Json;
+use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use halo_tests::{TestServer, interop_script, python, spawn};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use serde_json::{Value, json};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+/// A Python start, an SDK import and a few calls; a hang fails the run instead.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// An MCP client that reports `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Listener(mpsc::UnboundedSender<()>);
+
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::default()
+    }
+}
+
+/// `halo ARGS...` as an MCP server on a child process, with an rmcp client connected.
+async fn connect(
+    args: &[&str],
+) -> (
+    RunningService<RoleClient, Listener>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_halo"));
+    command
+        .args(args)
+        .env_remove("HALO_BEARER")
+        .env_remove("HALO_API_KEY");
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start halo mcp");
+    let (sender, changes) = mpsc::unbounded_channel();
+    let client = Listener(sender)
+        .serve(transport)
+        .await
+        .expect("an MCP session with halo mcp");
+    (client, changes)
+}
+
+fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+    tools
+        .iter()
+        .find(|tool| tool.name == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {:?}", names(tools)))
+}
+
+fn names(tools: &[Tool]) -> Vec<&str> {
+    tools.iter().map(|tool| tool.name.as_ref()).collect()
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Listener>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object");
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    let wire = serde_json::to_value(result).expect("a result serialises");
+    wire["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_lists_and_calls_bookstore_tools() {
+    let server = spawn(bookstore::app()).await;
+    let (client, _) = connect(&["--bearer", "demo-reader", "mcp", &server.base_url()]).await;
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let get_book = tool(&tools, "get_book");
+    let annotations = get_book.annotations.as_ref().expect("annotations");
+    assert_eq!(annotations.read_only_hint, Some(true));
+    assert_eq!(annotations.idempotent_hint, Some(true));
+    let description = get_book.description.as_deref().unwrap_or_default();
+    assert!(
+        description.contains("\n\n"),
+        "why, then description: {description}"
+    );
+    assert_eq!(get_book.input_schema["required"], json!(["id"]));
+    assert!(get_book.output_schema.is_some());
+    assert!(
+        !names(&tools).contains(&"create_book"),
+        "a reader does not see writes: {:?}",
+        names(&tools)
+    );
+
+    let found = call(&client, "get_book", json!({"id": 1})).await;
+    assert_eq!(found.is_error, Some(false));
+    assert_eq!(
+        found.structured_content.as_ref().expect("structured")["title"],
+        "Dune"
+    );
+    assert!(text(&found).contains("\"Dune\""));
+
+    // The server's validation answers 422; the model gets the problem, not a protocol error.
+    let invalid = call(&client, "get_book", json!({"id": "abc"})).await;
+    assert_eq!(invalid.is_error, Some(true));
+    let problem = invalid.structured_content.as_ref().expect("the problem");
+    assert_eq!(problem["status"], 422);
+    assert_eq!(problem["errors"][0]["pointer"], "/id");
+    let problem_text: Value = serde_json::from_str(&text(&invalid)).expect("problem JSON");
+    assert_eq!(&problem_text, problem);
+
+    let missing = call(&client, "get_book", json!({"id": 999})).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(missing.structured_content.as_ref().unwrap()["status"], 404);
+
+    // Arguments that cannot make a request: an error result, never sent.
+    let unplaced = call(&client, "get_book", json!({})).await;
+    assert_eq!(unplaced.is_error, Some(true));
+    assert!(
+        text(&unplaced).contains("missing path parameter `id`"),
+        "{}",
+        text(&unplaced)
+    );
+
+    // A tool that does not exist is a protocol error.
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await
+        .expect_err("an unknown tool");
+    assert!(unknown.to_string().contains("no_such_tool"), "{unknown}");
+
+    client.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_carry_hints_and_credentials() {
+    let server = spawn(bookstore::app()).await;
+    let (client, _) = connect(&[
+        "--bearer",
+        "demo-admin",
+        "mcp",
+        &server.base_url(),
+        "--tags",
+        "books",
+    ])
+    .await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(
+        names(&tools).iter().all(|name| name.contains("book")),
+        "{:?}",
+        names(&tools)
+    );
+    let hints = |name: &str| tool(&tools, name).annotations.clone().expect("annotations");
+    let delete = hints("delete_book");
+    assert_eq!(delete.read_only_hint, Some(false));
+    assert_eq!(delete.destructive_hint, Some(true), "reversible = false");
+    assert_eq!(delete.idempotent_hint, Some(true));
+    let create = hints("create_book");
+    assert_eq!(create.destructive_hint, Some(false), "reversible = true");
+    assert_eq!(create.idempotent_hint, Some(false));
+
+    // The admin's token goes with the call: the book is created.
+    let created = call(
+        &client,
+        "create_book",
+        json!({"title": "The Dispossessed", "author": "Ursula K. Le Guin",
+               "isbn": "9780061054884", "price": 9.99, "published_year": 1974, "pages": 387}),
+    )
+    .await;
+    assert_eq!(created.is_error, Some(false), "{}", text(&created));
+    let id = created.structured_content.as_ref().expect("the new book")["id"].clone();
+    let read = call(&client, "get_book", json!({ "id": id })).await;
+    assert_eq!(
+        read.structured_content.as_ref().unwrap()["title"],
+        "The Dispossessed"
+    );
+    // A 204 without a body is still a result the model can read.
+    let deleted = call(&client, "delete_book", json!({ "id": id })).await;
+    assert_eq!(deleted.is_error, Some(false));
+    assert_eq!(text(&deleted), "status 204, no content");
+    client.cancel().await.expect("the session ends");
+}
+
+#[test]
+fn nothing_but_mcp_reaches_stdout() {
+    // No server listens on port 9 of loopback (discard): startup fails, on stderr only.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_halo"))
+        .args(["--json", "mcp", "http://127.0.0.1:9"])
+        .env_remove("HALO_BEARER")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run halo");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty(), "{:?}", output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("halo: "), "{stderr}");
+}
+
+/// A HALO server whose tools change on demand: `ping`, then `ping` and `pong`. It counts the
+/// discovery requests it answered with `304`.
+#[derive(Clone, Default)]
+struct Changing {
+    version: Arc<AtomicUsize>,
+    not_modified: Arc<AtomicUsize>,
+}
+
+impl Changing {
+    fn etag(&self) -> String {
+        format!("\"v{}\"", self.version.load(Ordering::SeqCst))
+    }
+
+    fn answer(&self, headers: &HeaderMap, body: Value) -> Response {
+        let etag = self.etag();
+        if headers.get(IF_NONE_MATCH).and_then(|v| v.to_str().ok()) == Some(etag.as_str()) {
+            self.not_modified.fetch_add(1, Ordering::SeqCst);
+            return (StatusCode::NOT_MODIFIED, [(ETAG, etag)]).into_response();
+        }
+        (
+            [
+                (CONTENT_TYPE, "application/llm+json".to_owned()),
+                (ETAG, etag),
+            ],
+            body.to_string(),
+        )
+            .into_response()
+    }
+
+    async fn start(&self) -> TestServer {
+        let manifest = {
+            let this = self.clone();
+            move |headers: HeaderMap| async move {
+                let mut tools = vec![json!({"url": "/ping", "method": "GET", "name": "ping",
+                                            "description": "Ping", "tags": ["read"]})];
+                if this.version.load(Ordering::SeqCst) > 0 {
+                    tools.push(json!({"url": "/pong", "method": "GET", "name": "pong",
+                                      "description": "Pong", "tags": ["read"]}));
+                }
+                this.answer(
+                    &headers,
+                    json!({"api": "Changing", "version": "1", "tools": tools}),
+                )
+            }
+        };
+        let schema = |name: &'static str| {
+            let this = self.clone();
+            move |headers: HeaderMap| async move {
+                let url = format!("/{name}");
+                this.answer(
+                    &headers,
+                    json!([{"description": name, "call": {"method": "GET", "url": url}}]),
+                )
+            }
+        };
+        let app = axum::Router::new()
+            .route("/", axum::routing::options(manifest))
+            .route(
+                "/ping",
+                get(|| async { Json(json!({"pong": true})) }).options(schema("ping")),
+            )
+            .route(
+                "/pong",
+                get(|| async { Json(json!({"ping": true})) }).options(schema("pong")),
+            );
+        spawn(app).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_manifest_is_announced() {
+    let changing = Changing::default();
+    let server = changing.start().await;
+    let (client, mut changes) = connect(&["mcp", &server.base_url(), "--poll", "0.1"]).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), ["ping"]);
+
+    // Unchanged, the manifest is revalidated with its entity tag, and nothing is announced.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while changing.not_modified.load(Ordering::SeqCst) < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no conditional polls"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(changes.try_recv().is_err(), "announced without a change");
+
+    changing.version.store(1, Ordering::SeqCst);
+    tokio::time::timeout(Duration::from_secs(10), changes.recv())
+        .await
+        .expect("the change is announced")
+        .expect("the listener is alive");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), ["ping", "pong"]);
+    let pong = call(&client, "pong", json!({})).await;
+    assert_eq!(pong.structured_content, Some(json!({"ping": true})));
+    client.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_lists_and_calls_through_halo_mcp() {
+    let server = spawn(bookstore::app()).await;
+    let script = interop_script("mcp_client.py");
+    let python = python();
+    let run = Command::new(&python)
+        .arg(&script)
+        .arg("stdio")
+        .args(["--call", "get_book", r#"{"id": 1}"#])
+        .args(["--call", "search_books", r#"{"q": "dune"}"#])
+        .args(["--fail", "get_book", r#"{"id": "abc"}"#])
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_halo"))
+        .args(["--bearer", "demo-reader", "mcp", &server.base_url()])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("HALO_BEARER")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
+        .await
+        .unwrap_or_else(|_| panic!("{} did not finish in time", script.display()))
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        script.display(),
+        output.status
+    );
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+    assert_eq!(summary["ok"], true);
+    let tools = summary["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|t| t["name"] == "get_book"
+        && t["annotations"]["readOnlyHint"] == true
+        && t["output"] == true));
+    let calls = summary["calls"].as_array().expect("calls");
+    assert_eq!(calls[0]["structured"]["title"], "Dune");
+    assert_eq!(calls[2]["isError"], true);
+    assert_eq!(calls[2]["structured"]["errors"][0]["pointer"], "/id");
+}

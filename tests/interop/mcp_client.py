@@ -1,0 +1,131 @@
+"""Drive an MCP server with the official MCP Python SDK (``mcp`` from PyPI).
+
+Usage::
+
+    python mcp_client.py stdio [--call NAME JSON]... [--fail NAME JSON]... -- COMMAND ARG...
+    python mcp_client.py http URL [--bearer TOKEN] [--call NAME JSON]... [--fail NAME JSON]...
+
+``stdio`` starts COMMAND (``halo mcp ...``) and talks to it over its standard input and output;
+``http`` talks to a streamable HTTP endpoint (an app's ``/mcp``), sending
+``Authorization: Bearer TOKEN`` when given.
+
+Checks, in order:
+
+1. ``initialize`` succeeds and the server offers tools;
+2. ``tools/list`` lists tools with unique names, each with an object ``inputSchema`` whose
+   ``required`` names only its properties;
+3. each ``--call NAME JSON`` calls that tool, which must be listed, and must not be an error;
+   the SDK itself validates ``structuredContent`` against the tool's ``outputSchema``;
+4. each ``--fail NAME JSON`` calls that tool and must come back as a result with ``isError``
+   (not a protocol error), whose text is the problem details.
+
+Prints a JSON summary on stdout (``ok``, the tools with their annotations, and each call's
+``isError``, text and ``structuredContent``) and exits 0, or prints the failure and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import traceback
+from typing import Any
+
+import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+class CheckFailed(Exception):
+    """A check did not hold."""
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+async def exercise(session: ClientSession, calls: list[tuple[str, str]],
+                   failures: list[tuple[str, str]]) -> dict[str, Any]:
+    initialized = await session.initialize()
+    check(initialized.capabilities.tools is not None, "the server offers no tools")
+    listed = await session.list_tools()
+    names = [tool.name for tool in listed.tools]
+    check(len(names) > 0, "no tools listed")
+    check(len(set(names)) == len(names), f"tool names repeat: {names}")
+    tools = []
+    for tool in listed.tools:
+        schema = tool.inputSchema
+        check(schema.get("type") == "object", f"{tool.name}: inputSchema is not an object")
+        properties = schema.get("properties", {})
+        for name in schema.get("required", []):
+            check(name in properties, f"{tool.name}: required {name!r} is not a property")
+        annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+        tools.append({"name": tool.name, "annotations": annotations,
+                      "output": tool.outputSchema is not None})
+
+    results = []
+    for name, arguments, expect_error in [(n, a, False) for n, a in calls] + \
+            [(n, a, True) for n, a in failures]:
+        check(name in names, f"{name} is not listed: {names}")
+        result = await session.call_tool(name, json.loads(arguments))
+        text = "".join(block.text for block in result.content if block.type == "text")
+        check(bool(result.isError) == expect_error,
+              f"{name} {arguments}: isError={result.isError}, expected {expect_error}: {text}")
+        if expect_error:
+            problem = json.loads(text)
+            check(isinstance(problem.get("status"), int) and problem["status"] >= 400,
+                  f"{name}: the error text is not problem details: {text}")
+        results.append({"tool": name, "isError": bool(result.isError), "text": text,
+                        "structured": result.structuredContent})
+    return {"ok": True, "tools": tools, "calls": results}
+
+
+async def over_stdio(command: list[str], calls, failures) -> dict[str, Any]:
+    params = StdioServerParameters(command=command[0], args=command[1:])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            return await exercise(session, calls, failures)
+
+
+async def over_http(url: str, bearer: str | None, calls, failures) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0)) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                return await exercise(session, calls, failures)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="stdio: -- COMMAND ARG... after the options")
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("url", nargs="?", help="the /mcp endpoint (http)")
+    parser.add_argument("--bearer", help="a bearer token for the http transport")
+    parser.add_argument("--call", nargs=2, action="append", default=[],
+                        metavar=("NAME", "JSON"), help="a call that must succeed")
+    parser.add_argument("--fail", nargs=2, action="append", default=[],
+                        metavar=("NAME", "JSON"), help="a call that must be an isError result")
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1:]
+    try:
+        if args.transport == "stdio":
+            check(len(command) > 0, "stdio needs -- COMMAND ARG...")
+            summary = asyncio.run(over_stdio(command, args.call, args.fail))
+        else:
+            check(args.url is not None, "http needs a URL")
+            summary = asyncio.run(over_http(args.url, args.bearer, args.call, args.fail))
+    except Exception as error:  # report anything, including the SDK's own errors
+        print(json.dumps({"ok": False, "error": f"{type(error).__name__}: {error}"}))
+        traceback.print_exc()
+        return 1
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
