@@ -15,6 +15,10 @@ pub struct Cli {
     /// Append the audit trail (one JSON line per call of an operation) to FILE.
     #[arg(long, env = "HALO_AUDIT", value_name = "FILE")]
     pub audit: Option<std::path::PathBuf>,
+    /// Keep rate budgets and idempotency records in the Redis server at URL
+    /// (`redis://[:PASSWORD@]HOST[:PORT][/DB]`), shared by every instance that uses it.
+    #[arg(long, env = "HALO_REDIS", value_name = "URL", hide_env_values = true)]
+    pub redis: Option<String>,
 }
 
 impl Cli {

@@ -26,7 +26,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
-use halo_axum::{HaloLayer, JsonLinesSink};
+use halo_axum::{HaloLayer, JsonLinesSink, RedisStore};
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
@@ -126,6 +126,9 @@ pub fn app_with_state(state: AppState) -> Router {
 pub struct Options {
     /// Where the audit trail goes: one JSON line per call of an operation.
     pub audit: Option<JsonLinesSink>,
+    /// Where rate budgets and idempotency records live when not in this process's memory:
+    /// every instance given the same Redis shares them.
+    pub redis: Option<RedisStore>,
 }
 
 impl Options {
@@ -133,6 +136,14 @@ impl Options {
     #[must_use]
     pub fn audit(mut self, sink: JsonLinesSink) -> Self {
         self.audit = Some(sink);
+        self
+    }
+
+    /// Keeps rate budgets and idempotency records in Redis, shared with the other instances
+    /// that use it.
+    #[must_use]
+    pub fn redis(mut self, store: RedisStore) -> Self {
+        self.redis = Some(store);
         self
     }
 }
@@ -155,6 +166,9 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     let mut halo = HaloLayer::builder(api).authenticator(authenticator);
     if let Some(sink) = options.audit {
         halo = halo.audit(sink);
+    }
+    if let Some(store) = options.redis {
+        halo = halo.redis(store);
     }
     let halo = halo
         .build()

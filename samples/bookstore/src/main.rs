@@ -1,7 +1,7 @@
 //! `bookstore`: serves the sample bookstore API with HALO discovery.
 //!
 //! ```text
-//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl]
+//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
 
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use bookstore::cli::Cli;
 use bookstore::{AppState, Options};
 use clap::Parser;
-use halo_axum::JsonLinesSink;
+use halo_axum::{JsonLinesSink, RedisStore};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -61,6 +61,17 @@ async fn main() -> ExitCode {
                     "bookstore: cannot open the audit file {}: {error}",
                     path.display()
                 );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(url) = &cli.redis {
+        match RedisStore::open(url) {
+            // Reached on first use: a Redis that is down shows in the answers (503 for keyed
+            // calls), not at start-up.
+            Ok(store) => options = options.redis(store.prefix("bookstore:")),
+            Err(error) => {
+                eprintln!("bookstore: --redis: {error}");
                 return ExitCode::FAILURE;
             }
         }
