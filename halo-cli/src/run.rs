@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use halo_client::protocol::{Call, Manifest, ToolEntry, ToolEvent, ToolSchema};
+use halo_client::protocol::{Manifest, ToolEntry, ToolEvent, ToolSchema, entry_schema};
 use halo_client::{
     Client, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse, export_tools,
 };
@@ -314,10 +314,7 @@ pub(crate) async fn describe_manifest(
     let mut tools = Vec::with_capacity(manifest.tools.len());
     for entry in manifest.tools {
         let schema = if entry.url == "/" {
-            let mut schema = ToolSchema::new(Call::new(entry.method.clone(), entry.url.clone()));
-            schema.description.clone_from(&entry.description);
-            schema.tags.clone_from(&entry.tags);
-            schema
+            entry_schema(&entry)
         } else {
             match schemas.next() {
                 Some(schema) => schema,

@@ -214,11 +214,11 @@ fn problem_of(status: u16, body: Value) -> Problem {
 /// ```
 #[must_use]
 pub fn tool_definitions(tools: &[(ToolEntry, ToolSchema)]) -> Vec<ToolDefinition> {
-    let mut names = UniqueNames::new();
-    tools
-        .iter()
-        .map(|(entry, schema)| ToolDefinition {
-            name: names.assign(&entry.name),
+    tool_names(tools.iter().map(|(entry, _)| entry))
+        .into_iter()
+        .zip(tools)
+        .map(|(name, (entry, schema))| ToolDefinition {
+            name,
             title: schema.title.clone().or_else(|| entry.title.clone()),
             description: tool_description(entry, schema),
             input_schema: input_schema(schema),
@@ -231,6 +231,46 @@ pub fn tool_definitions(tools: &[(ToolEntry, ToolSchema)]) -> Vec<ToolDefinition
             hints: ToolHints::of(schema),
         })
         .collect()
+}
+
+/// The names [`tool_definitions`] gives tools with these manifest entries, in order: known
+/// from the manifest alone, so a bridge finds the tool a client calls without describing
+/// every tool again.
+///
+/// ```
+/// use halo_protocol::{ToolEntry, tool_names};
+///
+/// let entries = [
+///     ToolEntry::new("/a", "GET", "get a", ""),
+///     ToolEntry::new("/b", "GET", "get_a", ""),
+/// ];
+/// assert_eq!(tool_names(&entries), ["get_a", "get_a_2"]);
+/// ```
+#[must_use]
+pub fn tool_names<'a>(entries: impl IntoIterator<Item = &'a ToolEntry>) -> Vec<String> {
+    let mut names = UniqueNames::new();
+    entries
+        .into_iter()
+        .map(|entry| names.assign(&entry.name))
+        .collect()
+}
+
+/// A schema made from a manifest entry alone (its call, description and tags), for a tool
+/// that cannot be described on its own: one at `/`, where `OPTIONS` answers the manifest.
+///
+/// ```
+/// use halo_protocol::{ToolEntry, entry_schema};
+///
+/// let schema = entry_schema(&ToolEntry::new("/", "GET", "home", "The home page"));
+/// assert_eq!((schema.call.method.as_str(), schema.description.as_str()), ("GET", "The home page"));
+/// ```
+#[must_use]
+pub fn entry_schema(entry: &ToolEntry) -> ToolSchema {
+    let mut schema = ToolSchema::new(crate::Call::new(entry.method.clone(), entry.url.clone()));
+    schema.description.clone_from(&entry.description);
+    schema.tags.clone_from(&entry.tags);
+    schema.title.clone_from(&entry.title);
+    schema
 }
 
 /// What a model reads to choose a tool: the schema's `why` (when to choose it), a blank

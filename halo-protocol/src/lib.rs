@@ -47,7 +47,8 @@ mod tags;
 
 pub use date::check_date;
 pub use definition::{
-    ToolDefinition, ToolHints, ToolOutput, input_schema, tool_definitions, tool_description,
+    ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
+    tool_description, tool_names,
 };
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use manifest::{Manifest, ToolEntry, ToolKind};
