@@ -19,6 +19,10 @@ pub struct Cli {
     /// (`redis://[:PASSWORD@]HOST[:PORT][/DB]`), shared by every instance that uses it.
     #[arg(long, env = "HALO_REDIS", value_name = "URL", hide_env_values = true)]
     pub redis: Option<String>,
+    /// Count and time every call and discovery request, and serve the metrics at
+    /// `GET /metrics` in the Prometheus text format.
+    #[arg(long, env = "HALO_METRICS")]
+    pub metrics: bool,
 }
 
 impl Cli {

@@ -26,7 +26,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
-use halo_axum::{HaloLayer, JsonLinesSink, RedisStore};
+use halo_axum::{HaloLayer, JsonLinesSink, Prometheus, RedisStore};
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
@@ -98,7 +98,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 
 /// The complete application over a freshly seeded store.
 ///
-/// Layers, inside out: the API routes and `GET /openapi.json`, request tracing, CORS
+/// Layers, inside out: the API routes, `GET /openapi.json` and `GET /health` (and with
+/// [`Options::metrics`], `GET /metrics`), request tracing, CORS
 /// (permissive: this is a demo), and outermost the HALO layer, which must see `OPTIONS`
 /// requests before CORS answers them. The HALO layer also identifies callers with the demo
 /// credentials of [`auth::authenticator`]: it shows each caller only the tools it may call,
@@ -129,6 +130,8 @@ pub struct Options {
     /// Where rate budgets and idempotency records live when not in this process's memory:
     /// every instance given the same Redis shares them.
     pub redis: Option<RedisStore>,
+    /// Where the layer's metrics go, served at `GET /metrics` in the Prometheus text format.
+    pub metrics: Option<Prometheus>,
 }
 
 impl Options {
@@ -144,6 +147,15 @@ impl Options {
     #[must_use]
     pub fn redis(mut self, store: RedisStore) -> Self {
         self.redis = Some(store);
+        self
+    }
+
+    /// Counts and times every call of an operation and every discovery request (see
+    /// [`HaloBuilder::metrics`](halo_axum::HaloBuilder::metrics)), and serves the metrics of
+    /// `prometheus` at `GET /metrics`, a route HALO does not describe.
+    #[must_use]
+    pub fn metrics(mut self, prometheus: Prometheus) -> Self {
+        self.metrics = Some(prometheus);
         self
     }
 }
@@ -171,9 +183,10 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         halo = halo.redis(store);
     }
     let halo = halo
+        .metrics(options.metrics.is_some())
         .build()
         .unwrap_or_else(|error| panic!("bookstore: invalid HALO metadata: {error}"));
-    router
+    let mut router = router
         .route(
             "/openapi.json",
             get(move || {
@@ -181,6 +194,12 @@ pub fn app_with(state: AppState, options: Options) -> Router {
                 async move { ([(CONTENT_TYPE, "application/json")], spec) }
             }),
         )
+        // A liveness probe, not a tool: HALO does not describe it.
+        .route("/health", get(|| async { "ok" }));
+    if let Some(prometheus) = options.metrics {
+        router = router.route_service("/metrics", prometheus);
+    }
+    router
         .layer(TraceLayer::new_for_http())
         .layer(CorsLayer::permissive())
         .layer(halo)

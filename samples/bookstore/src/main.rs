@@ -1,7 +1,7 @@
 //! `bookstore`: serves the sample bookstore API with HALO discovery.
 //!
 //! ```text
-//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/]
+//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/] [--metrics]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
 
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use bookstore::cli::Cli;
 use bookstore::{AppState, Options};
 use clap::Parser;
-use halo_axum::{JsonLinesSink, RedisStore};
+use halo_axum::{JsonLinesSink, Prometheus, RedisStore};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -49,6 +49,9 @@ async fn main() -> ExitCode {
         "discover it: curl -X OPTIONS http://{addr}/ -H 'Accept: application/llm+json'"
     );
     let _ = writeln!(out, "OpenAPI:     curl http://{addr}/openapi.json");
+    if cli.metrics {
+        let _ = writeln!(out, "metrics:     curl http://{addr}/metrics");
+    }
     let _ = out.flush();
     drop(out);
 
@@ -72,6 +75,15 @@ async fn main() -> ExitCode {
             Ok(store) => options = options.redis(store.prefix("bookstore:")),
             Err(error) => {
                 eprintln!("bookstore: --redis: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if cli.metrics {
+        match Prometheus::install() {
+            Ok(prometheus) => options = options.metrics(prometheus),
+            Err(error) => {
+                eprintln!("bookstore: --metrics: {error}");
                 return ExitCode::FAILURE;
             }
         }

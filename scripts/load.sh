@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Load test of the release bookstore on loopback, with wrk.
+#
+#   bash scripts/load.sh [--duration SECONDS] [--connections N] [--metrics]
+#
+# Builds `bookstore` in release mode, starts it on a free loopback port, and drives four
+# targets one after the other, each for --duration seconds (10 by default) over --connections
+# keep-alive connections (32) from one wrk thread:
+#
+#   baseline  GET /health: a route HALO does not describe (the layer only looks the path up)
+#   manifest  OPTIONS / with Accept: application/llm+json (the manifest, anonymous)
+#   get_tool  GET /api/books/1 (a public tool: caller identified, path validated, handler)
+#   charge    POST /api/payments/charge as demo-admin (rate 5/minute: after the first five
+#             calls every answer is 429, after authentication and body validation)
+#
+# For each: requests per second, latency p50/p90/p99, the answers' statuses, and throughput
+# and p50 as ratios to the baseline of the same run. With --metrics the bookstore runs with
+# --metrics (a Prometheus recorder, GET /metrics) and the tool counters are printed at the end.
+#
+# wrk is installed from Debian (apt-get) when missing. Client and server share the machine's
+# cores, so the figures are a floor for the server, not its capacity.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+duration=10
+connections=32
+metrics=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) duration="${2:?--duration needs a number of seconds}"; shift 2 ;;
+    --connections) connections="${2:?--connections needs a number}"; shift 2 ;;
+    --metrics) metrics=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "load.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+case "$duration$connections" in
+  *[!0-9]*) echo "load.sh: --duration and --connections take whole numbers" >&2; exit 2 ;;
+esac
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "load.sh: installing wrk (Debian package)" >&2
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq wrk >/dev/null
+fi
+for tool in curl awk; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "load.sh: $tool is needed" >&2; exit 1; }
+done
+
+echo "load.sh: building the release bookstore" >&2
+cargo build --release --quiet -p bookstore
+target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+bin="$target_dir/release/bookstore"
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+  if [ -n "$server" ]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+args=(--addr 127.0.0.1:0)
+[ "$metrics" = 1 ] && args+=(--metrics)
+RUST_LOG=warn "$bin" "${args[@]}" >"$work/server.out" 2>"$work/server.err" &
+server=$!
+base=""
+for _ in $(seq 1 100); do
+  base=$(sed -n 's/^bookstore listening on \(http:[^ ]*\).*/\1/p' "$work/server.out")
+  [ -n "$base" ] && break
+  kill -0 "$server" 2>/dev/null || { cat "$work/server.err" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$base" ] || { echo "load.sh: the bookstore did not start" >&2; exit 1; }
+
+# Every target answers as expected before it is measured.
+expect() {
+  local want="$1"; shift
+  local got
+  got=$(curl -s -o /dev/null -w '%{http_code}' "$@")
+  [ "$got" = "$want" ] || { echo "load.sh: $* answered $got, not $want" >&2; exit 1; }
+}
+expect 200 "$base/health"
+expect 200 -X OPTIONS -H 'Accept: application/llm+json' "$base/"
+expect 200 "$base/api/books/1"
+
+# One Lua file per target: the request, and a summary line wrk prints at the end.
+cat >"$work/common.lua" <<'LUA'
+threads = {}
+setup = function(thread) table.insert(threads, thread) end
+local codes = {200, 201, 204, 304, 400, 401, 403, 404, 409, 415, 422, 429, 500, 503, 504}
+done = function(summary, latency, requests)
+  local statuses = {}
+  for _, code in ipairs(codes) do
+    local n = 0
+    for _, thread in ipairs(threads) do n = n + (tonumber(thread:get("s" .. code)) or 0) end
+    if n > 0 then table.insert(statuses, code .. ":" .. n) end
+  end
+  local e = summary.errors
+  io.write(string.format("RESULT %d %.6f %d %d %d %d %d %s\n", summary.requests,
+    summary.duration / 1e6, latency:percentile(50), latency:percentile(90),
+    latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout,
+    #statuses > 0 and table.concat(statuses, ",") or "-"))
+end
+LUA
+counting='
+response = function(status, headers, body)
+  local key = "s" .. status
+  _G[key] = (_G[key] or 0) + 1
+end'
+{ cat "$work/common.lua"; echo 'wrk.method = "GET"'; } >"$work/baseline.lua"
+{ cat "$work/common.lua"; echo 'wrk.method = "OPTIONS"'
+  echo 'wrk.headers["Accept"] = "application/llm+json"'; } >"$work/manifest.lua"
+{ cat "$work/common.lua"; echo 'wrk.method = "GET"'; } >"$work/get_tool.lua"
+{ cat "$work/common.lua"; echo 'wrk.method = "POST"'
+  echo 'wrk.headers["Authorization"] = "Bearer demo-admin"'
+  echo 'wrk.headers["Content-Type"] = "application/json"'
+  echo 'wrk.body = [[{"order_id": 1001, "amount": 21.98, "currency": "EUR", "payment_method": "pm_card_visa"}]]'
+  echo "$counting"; } >"$work/charge.lua"
+
+run() {
+  local name="$1" path="$2"
+  echo "load.sh: $name ($path), ${duration}s, $connections connections" >&2
+  wrk -t1 -c"$connections" -d"${duration}s" --latency -s "$work/$name.lua" "$base$path" \
+    >"$work/$name.out"
+  printf '%s %s ' "$name" "$path"
+  sed -n 's/^RESULT //p' "$work/$name.out"
+}
+{
+  run baseline /health
+  run manifest /
+  run get_tool /api/books/1
+  run charge /api/payments/charge
+} >"$work/results"
+
+echo
+echo "bookstore (release) on $base; wrk: 1 thread, $connections connections, ${duration}s per target;"
+echo "client and server share this machine's $(nproc) cores."
+echo
+awk '
+  function ms(us) { return sprintf("%.3f", us / 1000) }
+  {
+    name = $1; path = $2; rps = $3 / $4
+    if (name == "baseline") { base_rps = rps; base_p50 = $5 }
+    row[NR] = sprintf("| %-8s | %-27s | %9.0f | %8s | %8s | %8s | %5.2f | %5.2f | %s |",
+      name, path, rps, ms($5), ms($6), ms($7), rps / base_rps, $5 / base_p50,
+      ($10 == "-" ? ($8 > 0 ? $8 " non-2xx/3xx" : "all 2xx/3xx") : $10))
+    if ($9 > 0) row[NR] = row[NR] " (" $9 " socket errors)"
+  }
+  END {
+    print "| target   | request                     |   req/s   | p50 ms   | p90 ms   | p99 ms   | req/s ÷ baseline | p50 ÷ baseline | statuses |"
+    print "|---|---|---:|---:|---:|---:|---:|---:|---|"
+    for (i = 1; i <= NR; i++) print row[i]
+  }' "$work/results"
+
+if [ "$metrics" = 1 ]; then
+  echo
+  echo "GET /metrics, the tool counters:"
+  curl -s "$base/metrics" | grep '^halo_tool_calls_total' || true
+fi
