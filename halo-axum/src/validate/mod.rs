@@ -89,12 +89,8 @@ impl Validator {
             .map(|spec| -> Result<BodyCheck, String> {
                 let json = spec.is_json();
                 Ok(BodyCheck {
-                    schema: json
-                        .then(|| compile(&spec.schema, formats))
-                        .transpose()?,
-                    fast: json
-                        .then(|| Fast::compile(&spec.schema, formats))
-                        .flatten(),
+                    schema: json.then(|| compile(&spec.schema, formats)).transpose()?,
+                    fast: json.then(|| Fast::compile(&spec.schema, formats)).flatten(),
                     media_type: spec.media_type.clone(),
                     required: spec.required,
                     entry: spec.entry.clone(),
