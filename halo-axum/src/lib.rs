@@ -8,6 +8,9 @@ mod error;
 mod execute;
 mod govern;
 mod layer;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 mod metrics;
 mod problem;
 mod registry;

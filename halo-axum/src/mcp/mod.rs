@@ -1,0 +1,252 @@
+//! `/mcp`: the app's HALO tools served over MCP streamable HTTP by the app itself.
+
+mod bridge;
+
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::Router;
+use axum::body::Body;
+use axum::response::Response;
+use http::{HeaderName, Request};
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use tower_layer::Layer as _;
+use tower_service::Service;
+
+use self::bridge::Bridge;
+use crate::HaloLayer;
+
+/// The `Host` values accepted by default: loopback only.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The `Origin`s accepted by default (requests without one, from programs rather than
+/// browsers, are accepted too): loopback only, any port.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+/// The app's HALO tools over MCP streamable HTTP, served by the app itself: a tower service
+/// to mount with [`Router::nest_service`], usually at `/mcp`.
+///
+/// `tools/list` shows the tools the caller may see, and `tools/call` runs a tool, both in
+/// process (no network hop) through the app wrapped by its [`HaloLayer`]: the MCP request's
+/// credentials (`Authorization`, the API-key headers the API's security schemes name) go with
+/// each discovery and call, so identity, visibility, validation, rate limits, idempotency,
+/// deadlines and audit all apply as they do over HTTP. A tool's arguments are placed in the
+/// path, query, headers and JSON body as its `input` says.
+///
+/// A `4xx`/`5xx` answer is a tool result with `isError` and the problem details as its
+/// content, so a model reads what went wrong; a success carries the JSON answer as text and,
+/// when it is an object, as `structuredContent`.
+///
+/// Only loopback `Host`s and `Origin`s are accepted unless configured
+/// ([`McpBuilder::allowed_hosts`], [`McpBuilder::allowed_origins`]), which protects a locally
+/// running server from DNS rebinding. The server is stateless (no MCP sessions): any
+/// instance behind a load balancer can answer any request.
+///
+/// ```
+/// use axum::Router;
+/// use halo_axum::HaloLayer;
+/// use halo_axum::mcp::McpService;
+/// use utoipa_axum::{router::OpenApiRouter, routes};
+///
+/// /// Say hello.
+/// #[utoipa::path(get, path = "/hello", tags = ["greetings", "read"],
+///                responses((status = 200, body = String)))]
+/// async fn hello() -> axum::Json<&'static str> {
+///     axum::Json("hello")
+/// }
+///
+/// let (router, api) = OpenApiRouter::new().routes(routes!(hello)).split_for_parts();
+/// let halo = HaloLayer::from_openapi(api);
+/// // The app *without* the layer: the service wraps it in the layer itself.
+/// let mcp = McpService::builder(&halo, router.clone()).build();
+/// let app: Router = router.layer(halo).nest_service("/mcp", mcp);
+/// # let _ = app;
+/// ```
+#[derive(Clone)]
+pub struct McpService {
+    inner: StreamableHttpService<Bridge, NeverSessionManager>,
+}
+
+impl fmt::Debug for McpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpService")
+            .field("allowed_hosts", &self.inner.config.allowed_hosts)
+            .field("allowed_origins", &self.inner.config.allowed_origins)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`McpService`].
+#[must_use]
+pub struct McpBuilder {
+    app: Router,
+    forward: Vec<HeaderName>,
+    allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Option<Vec<String>>,
+    instructions: Option<String>,
+    max_response_bytes: usize,
+}
+
+impl fmt::Debug for McpBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpBuilder")
+            .field("forward", &self.forward)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpService {
+    /// A builder for the MCP service of `app` described by `layer`.
+    ///
+    /// Give the app **without** the layer (the router you call `.layer(halo)` on): the
+    /// service wraps it in `layer` itself, outermost, so every tool call goes through the
+    /// layer's checks exactly once. The app must answer every request (`Infallible`), as an
+    /// axum [`Router`] does.
+    pub fn builder<S>(layer: &HaloLayer, app: S) -> McpBuilder
+    where
+        S: Service<Request<Body>, Response = Response, Error = Infallible>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let mut forward = vec![
+            http::header::AUTHORIZATION,
+            http::header::ACCEPT_LANGUAGE,
+            HeaderName::from_static("traceparent"),
+            HeaderName::from_static("tracestate"),
+            HeaderName::from_static("x-request-id"),
+        ];
+        forward.extend(
+            layer
+                .shared
+                .discovery
+                .registry
+                .key_headers()
+                .iter()
+                .cloned(),
+        );
+        McpBuilder {
+            app: Router::new().fallback_service(layer.layer(app)),
+            forward,
+            allowed_hosts: None,
+            allowed_origins: None,
+            instructions: None,
+            max_response_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl McpBuilder {
+    /// The `Host` values (`example.com`, or `example.com:8443` for one port only) accepted;
+    /// loopback only by default. Set this for a server reached under a public name.
+    pub fn allowed_hosts<I, H>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = H>,
+        H: Into<String>,
+    {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The browser `Origin`s accepted (`https://app.example.com`, `http://localhost:*` for any
+    /// port, `null`); loopback only by default. Requests without an `Origin`, from programs
+    /// rather than browsers, are always accepted.
+    pub fn allowed_origins<I, O>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = O>,
+        O: Into<String>,
+    {
+        self.allowed_origins = Some(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Also passes this header of the MCP request on to discovery and calls (a session
+    /// cookie, say). `Authorization`, the API-key headers of the API's security schemes,
+    /// `Accept-Language`, `traceparent`, `tracestate` and `x-request-id` always are.
+    pub fn forward_header(mut self, name: HeaderName) -> Self {
+        if !self.forward.contains(&name) {
+            self.forward.push(name);
+        }
+        self
+    }
+
+    /// What the server tells MCP clients about itself and its tools.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The largest answer of a tool call passed on, in bytes (16 MiB by default); a larger
+    /// one is an error result.
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// The service.
+    #[must_use]
+    pub fn build(self) -> McpService {
+        let bridge = Bridge::new(
+            self.app,
+            self.forward,
+            self.instructions,
+            self.max_response_bytes,
+        );
+        let hosts = self
+            .allowed_hosts
+            .unwrap_or_else(|| LOOPBACK_HOSTS.map(str::to_owned).to_vec());
+        let origins = self
+            .allowed_origins
+            .unwrap_or_else(|| LOOPBACK_ORIGINS.map(str::to_owned).to_vec());
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_legacy_session_mode(false)
+            .with_json_response(true);
+        McpService {
+            inner: StreamableHttpService::new(
+                move || Ok(bridge.clone()),
+                NeverSessionManager::default().into(),
+                config,
+            ),
+        }
+    }
+}
+
+impl<B> Service<Request<B>> for McpService
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send + 'static,
+    B::Error: fmt::Display,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Service::<Request<B>>::poll_ready(&mut self.inner, cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let answer = self.inner.call(request);
+        Box::pin(async move { Ok(answer.await?.map(Body::new)) })
+    }
+}

@@ -1,0 +1,391 @@
+//! `/mcp` over real HTTP on loopback, driven by rmcp's streamable HTTP client: each caller
+//! lists the tools it may see and calls them in process through the layer (credentials,
+//! validation, limits, audit), errors come back as `isError` results with the problem
+//! details, and only loopback hosts and origins are accepted by default.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::{Path, Query};
+use axum::http::{HeaderName, StatusCode};
+use halo_axum::mcp::McpService;
+use halo_axum::{AuditRecord, AuditSink, HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_tests::{TestServer, spawn};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt as _};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+struct Note {
+    id: u64,
+    text: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+struct NewNote {
+    /// What the note says.
+    #[schema(min_length = 1, max_length = 100)]
+    text: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+struct Search {
+    /// Words to look for.
+    q: Option<String>,
+}
+
+/// Read one note.
+#[halo(why = "Use when you know the note's id")]
+#[utoipa::path(get, path = "/notes/{id}", tags = ["notes", "read"],
+    params(("id" = u64, Path, description = "The note's id")),
+    responses((status = 200, body = Note), (status = 404)),
+    security(("bearer" = ["notes:read"])))]
+async fn get_note(Path(id): Path<u64>) -> Result<Json<Note>, StatusCode> {
+    if id == 1 {
+        Ok(Json(Note {
+            id,
+            text: "hello world".into(),
+        }))
+    } else {
+        Err(StatusCode::NOT_FOUND)
+    }
+}
+
+/// Search notes.
+#[utoipa::path(get, path = "/notes", tags = ["notes", "read"], params(Search),
+    responses((status = 200, body = Vec<Note>)))]
+async fn search_notes(Query(search): Query<Search>) -> Json<Vec<Note>> {
+    let text = format!("you searched for {}", search.q.unwrap_or_default());
+    Json(vec![Note { id: 1, text }])
+}
+
+/// Write a note.
+#[halo(reversible = false)]
+#[utoipa::path(post, path = "/notes", tags = ["notes", "write"], request_body = NewNote,
+    responses((status = 201, body = Note)),
+    security(("bearer" = ["notes:write"])))]
+async fn create_note(Json(note): Json<NewNote>) -> (StatusCode, Json<Note>) {
+    (
+        StatusCode::CREATED,
+        Json(Note {
+            id: 2,
+            text: note.text,
+        }),
+    )
+}
+
+/// Count what is in stock.
+#[utoipa::path(get, path = "/stock", tags = ["stock", "read"],
+    responses((status = 200, body = Value)), security(("key" = [])))]
+async fn stock() -> Json<Value> {
+    Json(json!({"notebooks": 3}))
+}
+
+struct Schemes;
+
+impl Modify for Schemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Key"))),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&Schemes))]
+struct Doc;
+
+/// Keeps audit records in memory.
+#[derive(Clone, Default)]
+struct Audit(Arc<Mutex<Vec<AuditRecord>>>);
+
+impl AuditSink for Audit {
+    fn record(&self, record: AuditRecord) {
+        self.0.lock().unwrap().push(record);
+    }
+}
+
+/// The notes app with `/mcp` mounted; `configure` adjusts the MCP service.
+async fn serve(
+    configure: impl FnOnce(halo_axum::mcp::McpBuilder) -> halo_axum::mcp::McpBuilder,
+) -> (TestServer, Audit) {
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(get_note))
+        .routes(routes!(search_notes, create_note))
+        .routes(routes!(stock))
+        .split_for_parts();
+    let audit = Audit::default();
+    let halo = HaloLayer::builder(api)
+        .authenticator(
+            StaticAuthenticator::new()
+                .bearer(
+                    "reader",
+                    Principal::new("reader").with_scopes(["notes:read"]),
+                )
+                .bearer(
+                    "writer",
+                    Principal::new("writer").with_scopes(["notes:read", "notes:write"]),
+                )
+                .api_key(
+                    HeaderName::from_static("x-key"),
+                    "secret-key",
+                    Principal::new("stock-keeper"),
+                ),
+        )
+        .audit(audit.clone())
+        .build()
+        .expect("valid metadata");
+    let mcp = configure(McpService::builder(&halo, router.clone())).build();
+    let app = router.layer(halo).nest_service("/mcp", mcp);
+    (spawn(app).await, audit)
+}
+
+/// An rmcp client of `url` sending `headers` with every request.
+async fn client(url: String, headers: &[(&str, &str)]) -> RunningService<RoleClient, ()> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        map.insert(
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    let http = reqwest::Client::builder()
+        .default_headers(map)
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::with_client(
+        http,
+        StreamableHttpClientTransportConfig::with_uri(url),
+    );
+    ().serve(transport).await.expect("an MCP session over HTTP")
+}
+
+/// The tools' names, sorted.
+fn names(tools: &[Tool]) -> Vec<&str> {
+    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    names.sort_unstable();
+    names
+}
+
+fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+    tools.iter().find(|tool| tool.name == name).expect(name)
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_sees_and_calls_its_own_tools() {
+    let (server, audit) = serve(|mcp| mcp).await;
+    let url = server.url("/mcp");
+
+    let anonymous = client(url.clone(), &[]).await;
+    let tools = anonymous.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), ["search_notes"], "only the public tool");
+
+    let reader = client(url.clone(), &[("authorization", "Bearer reader")]).await;
+    let tools = reader.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), ["get_note", "search_notes"]);
+    let get_note = tool(&tools, "get_note");
+    assert_eq!(
+        get_note.description.as_deref(),
+        Some("Use when you know the note's id\n\nRead one note.")
+    );
+    let hints = get_note.annotations.as_ref().unwrap();
+    assert_eq!(hints.read_only_hint, Some(true));
+    assert_eq!(get_note.input_schema["required"], json!(["id"]));
+    assert!(get_note.output_schema.is_some());
+
+    let found = call(&reader, "get_note", json!({"id": 1})).await;
+    assert_eq!(found.is_error, Some(false), "{}", text(&found));
+    assert_eq!(
+        found.structured_content,
+        Some(json!({"id": 1, "text": "hello world"}))
+    );
+    // Query arguments are encoded; a list answer is text only.
+    let searched = call(&reader, "search_notes", json!({"q": "a&b c"})).await;
+    assert!(
+        text(&searched).contains("you searched for a&b c"),
+        "{}",
+        text(&searched)
+    );
+    assert_eq!(searched.structured_content, None);
+
+    // The layer validates: a bad argument is an error result with the problem.
+    let invalid = call(&reader, "get_note", json!({"id": "one"})).await;
+    assert_eq!(invalid.is_error, Some(true));
+    let problem = invalid.structured_content.clone().expect("a problem");
+    assert_eq!(problem["status"], 422);
+    assert_eq!(problem["errors"][0]["pointer"], "/id");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text(&invalid)).unwrap(),
+        problem
+    );
+    let missing = call(&reader, "get_note", json!({"id": 9})).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(missing.structured_content.unwrap()["status"], 404);
+    let unplaced = call(&reader, "get_note", json!({})).await;
+    assert_eq!(unplaced.is_error, Some(true));
+    assert!(text(&unplaced).contains("missing path parameter `id`"));
+
+    // A tool the caller may not see cannot be called by name either.
+    let hidden = reader
+        .call_tool(
+            CallToolRequestParams::new("create_note")
+                .with_arguments(json!({"text": "x"}).as_object().unwrap().clone()),
+        )
+        .await;
+    assert!(hidden.is_err(), "{hidden:?}");
+
+    let writer = client(url.clone(), &[("authorization", "Bearer writer")]).await;
+    let tools = writer.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), ["create_note", "get_note", "search_notes"]);
+    let create = tool(&tools, "create_note").annotations.as_ref().unwrap();
+    assert_eq!(create.read_only_hint, Some(false));
+    assert_eq!(create.destructive_hint, Some(true));
+    let created = call(&writer, "create_note", json!({"text": "buy milk"})).await;
+    assert_eq!(
+        created.structured_content,
+        Some(json!({"id": 2, "text": "buy milk"}))
+    );
+    let too_long = call(&writer, "create_note", json!({"text": "x".repeat(101)})).await;
+    assert_eq!(too_long.is_error, Some(true));
+    assert_eq!(
+        too_long.structured_content.unwrap()["errors"][0]["pointer"],
+        "/text"
+    );
+
+    // The API-key header goes with the request too.
+    let keeper = client(url, &[("x-key", "secret-key")]).await;
+    let tools = keeper.list_all_tools().await.expect("tools/list");
+    assert!(names(&tools).contains(&"stock"), "{:?}", names(&tools));
+    let stock = call(&keeper, "stock", json!({})).await;
+    assert_eq!(stock.structured_content, Some(json!({"notebooks": 3})));
+
+    // Every call reached the layer's audit, under its caller.
+    let records = audit.0.lock().unwrap();
+    let callers: Vec<(&str, u16)> = records
+        .iter()
+        .map(|r| (r.caller.as_deref().unwrap_or("-"), r.status))
+        .collect();
+    assert!(callers.contains(&("reader", 200)), "{callers:?}");
+    assert!(callers.contains(&("reader", 422)), "{callers:?}");
+    assert!(callers.contains(&("writer", 201)), "{callers:?}");
+    assert!(callers.contains(&("stock-keeper", 200)), "{callers:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_loopback_hosts_and_origins_by_default() {
+    let (server, _) = serve(|mcp| mcp).await;
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let post = |host: Option<&str>, origin: Option<&str>| {
+        let mut request = http
+            .post(server.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(host) = host {
+            request = request.header("host", host);
+        }
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    let ok = post(None, None).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    let body: Value = ok.json().await.unwrap();
+    assert_eq!(body["result"]["capabilities"]["tools"], json!({}));
+    let local_page = post(None, Some("http://localhost:5173")).await.unwrap();
+    assert_eq!(local_page.status(), 200);
+    // A page of another site, or a name rebound to this machine: refused.
+    let other_site = post(None, Some("https://evil.example")).await.unwrap();
+    assert_eq!(other_site.status(), 403);
+    let rebound = post(Some("evil.example"), None).await.unwrap();
+    assert_eq!(rebound.status(), 403);
+
+    let (public, _) = serve(|mcp| {
+        mcp.allowed_hosts(["api.example.com"])
+            .allowed_origins(["https://app.example.com"])
+    })
+    .await;
+    let post = |host: &str, origin: &str| {
+        http.post(public.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("host", host)
+            .header("origin", origin)
+            .json(&initialize)
+            .send()
+    };
+    assert_eq!(
+        post("api.example.com", "https://app.example.com")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        post("127.0.0.1", "https://app.example.com")
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_refused_is_a_protocol_error() {
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(get_note))
+        .split_for_parts();
+    let halo = HaloLayer::builder(api)
+        .authenticator(StaticAuthenticator::new().bearer(
+            "reader",
+            Principal::new("reader").with_scopes(["notes:read"]),
+        ))
+        .require_credentials(true)
+        .build()
+        .unwrap();
+    let mcp = McpService::builder(&halo, router.clone()).build();
+    let server = spawn(router.layer(halo).nest_service("/mcp", mcp)).await;
+    let anonymous = client(server.url("/mcp"), &[]).await;
+    let error = anonymous.list_all_tools().await.expect_err("401");
+    assert!(error.to_string().contains("401"), "{error}");
+    let reader = client(
+        server.url("/mcp"),
+        &[(AUTHORIZATION.as_str(), "Bearer reader")],
+    )
+    .await;
+    assert_eq!(names(&reader.list_all_tools().await.unwrap()), ["get_note"]);
+}
