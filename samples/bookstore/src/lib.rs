@@ -26,6 +26,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
+use halo_axum::mcp::McpService;
 use halo_axum::{HaloLayer, JsonLinesSink, Prometheus, RedisStore};
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
@@ -104,6 +105,10 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// requests before CORS answers them. The HALO layer also identifies callers with the demo
 /// credentials of [`auth::authenticator`]: it shows each caller only the tools it may call,
 /// and checks credentials, scopes and input before a handler runs.
+///
+/// `/mcp` serves the same tools over MCP (streamable HTTP) to the caller its credentials
+/// name, each call dispatched in process through the HALO layer
+/// ([`halo_axum::mcp::McpService`]); it accepts loopback hosts only.
 ///
 /// # Panics
 /// Never for the bookstore as shipped; an edit that makes its HALO metadata invalid panics
@@ -199,8 +204,10 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     if let Some(prometheus) = options.metrics {
         router = router.route_service("/metrics", prometheus);
     }
-    router
+    let app = router
         .layer(TraceLayer::new_for_http())
-        .layer(CorsLayer::permissive())
-        .layer(halo)
+        .layer(CorsLayer::permissive());
+    // The same tools over MCP (streamable HTTP), dispatched in process through the layer.
+    let mcp = McpService::builder(&halo, app.clone()).build();
+    app.layer(halo).nest_service("/mcp", mcp)
 }

@@ -1,0 +1,151 @@
+//! The bookstore's `/mcp` over real HTTP on loopback: rmcp's streamable HTTP client and the
+//! official MCP Python SDK list and call its tools, each caller seeing what its credentials
+//! allow, every call going through the HALO layer.
+
+use std::time::Duration;
+
+use halo_tests::{interop_script, python, spawn};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+/// A Python start, an SDK import and a few calls; a hang fails the run instead.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// An rmcp client of the bookstore's `/mcp`, with a bearer token when given.
+async fn client(url: String, bearer: Option<&str>) -> RunningService<RoleClient, ()> {
+    let mut headers = HeaderMap::new();
+    if let Some(token) = bearer {
+        let value = HeaderValue::from_str(&format!("Bearer {token}")).expect("a header value");
+        headers.insert(AUTHORIZATION, value);
+    }
+    let http = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("a reqwest client");
+    let config = StreamableHttpClientTransportConfig::with_uri(url);
+    ().serve(StreamableHttpClientTransport::with_client(http, config))
+        .await
+        .expect("an MCP session with the bookstore")
+}
+
+fn names(tools: &[Tool]) -> Vec<&str> {
+    tools.iter().map(|tool| tool.name.as_ref()).collect()
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_sees_no_write_tools_and_an_admin_writes() {
+    let server = spawn(bookstore::app()).await;
+    let url = server.url("/mcp");
+
+    let reader = client(url.clone(), Some("demo-reader")).await;
+    let tools = reader.list_all_tools().await.expect("tools/list");
+    let listed = names(&tools);
+    assert!(listed.contains(&"get_book"), "{listed:?}");
+    for write in [
+        "create_book",
+        "delete_book",
+        "create_order",
+        "charge_payment",
+    ] {
+        assert!(
+            !listed.contains(&write),
+            "a reader sees {write}: {listed:?}"
+        );
+    }
+    let book = call(&reader, "get_book", json!({"id": 1})).await;
+    assert_eq!(book.is_error, Some(false));
+    assert_eq!(book.structured_content.as_ref().unwrap()["title"], "Dune");
+    let invalid = call(&reader, "get_book", json!({"id": "abc"})).await;
+    assert_eq!(invalid.is_error, Some(true));
+    let problem = invalid.structured_content.as_ref().expect("the problem");
+    assert_eq!(problem["status"], 422);
+    assert_eq!(problem["errors"][0]["pointer"], "/id");
+    // Calling a write tool by name does not get around discovery.
+    assert!(
+        reader
+            .call_tool(
+                CallToolRequestParams::new("delete_book")
+                    .with_arguments(json!({"id": 1}).as_object().cloned().unwrap_or_default())
+            )
+            .await
+            .is_err()
+    );
+
+    let admin = client(url, Some("demo-admin")).await;
+    let tools = admin.list_all_tools().await.expect("tools/list");
+    let create = tools
+        .iter()
+        .find(|tool| tool.name == "create_order")
+        .expect("an admin sees create_order");
+    let hints = create.annotations.as_ref().expect("hints");
+    assert_eq!(hints.read_only_hint, Some(false));
+    assert_eq!(hints.destructive_hint, Some(true), "reversible = false");
+    let order = call(
+        &admin,
+        "create_order",
+        json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 2}]}),
+    )
+    .await;
+    assert_eq!(order.is_error, Some(false), "{order:?}");
+    let id = order.structured_content.as_ref().expect("the order")["id"].clone();
+    let read = call(&admin, "get_order", json!({ "id": id })).await;
+    assert_eq!(read.structured_content.as_ref().unwrap()["id"], id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_lists_and_calls_over_streamable_http() {
+    let server = spawn(bookstore::app()).await;
+    let script = interop_script("mcp_client.py");
+    let python = python();
+    let run = Command::new(&python)
+        .arg(&script)
+        .args(["http", &server.url("/mcp"), "--bearer", "demo-reader"])
+        .args(["--call", "get_book", r#"{"id": 1}"#])
+        .args(["--call", "search_books", r#"{"q": "dune"}"#])
+        .args(["--fail", "get_book", r#"{"id": "abc"}"#])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
+        .await
+        .unwrap_or_else(|_| panic!("{} did not finish in time", script.display()))
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        script.display(),
+        output.status
+    );
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+    let tools: Vec<&str> = summary["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"get_book"), "{tools:?}");
+    assert!(!tools.contains(&"create_book"), "{tools:?}");
+    let calls = summary["calls"].as_array().expect("calls");
+    assert_eq!(calls[0]["structured"]["title"], "Dune");
+    assert_eq!(calls[1]["isError"], false);
+    assert_eq!(calls[2]["isError"], true);
+    assert_eq!(calls[2]["structured"]["status"], 422);
+}
