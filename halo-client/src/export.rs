@@ -2,7 +2,7 @@
 //! Anthropic tool use).
 
 use halo_protocol::{ToolEntry, ToolSchema, tool_definitions};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// A tool definition format of an LLM API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,24 +64,10 @@ pub enum ToolFormat {
 #[must_use]
 pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Vec<Value> {
     tool_definitions(tools)
-        .into_iter()
-        .map(|definition| {
-            let mut tool = Map::new();
-            tool.insert("name".into(), Value::String(definition.name));
-            if !definition.description.is_empty() {
-                tool.insert("description".into(), Value::String(definition.description));
-            }
-            let parameters = Value::Object(definition.input_schema);
-            match format {
-                ToolFormat::OpenAi => {
-                    tool.insert("parameters".into(), parameters);
-                    json!({"type": "function", "function": tool})
-                }
-                ToolFormat::Anthropic => {
-                    tool.insert("input_schema".into(), parameters);
-                    Value::Object(tool)
-                }
-            }
+        .iter()
+        .map(|definition| match format {
+            ToolFormat::OpenAi => definition.openai_function(),
+            ToolFormat::Anthropic => definition.anthropic_tool(),
         })
         .collect()
 }
@@ -90,6 +76,7 @@ pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Ve
 mod tests {
     use super::*;
     use halo_protocol::{Call, InputField, Location, is_self_contained};
+    use serde_json::json;
 
     fn tool(name: &str, method: &str, url: &str) -> (ToolEntry, ToolSchema) {
         (

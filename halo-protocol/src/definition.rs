@@ -29,6 +29,52 @@ pub struct ToolDefinition {
     pub hints: ToolHints,
 }
 
+impl ToolDefinition {
+    /// The definition as an OpenAI function tool (Chat Completions `tools`):
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}`, the
+    /// description left out when empty.
+    ///
+    /// ```
+    /// use halo_protocol::{Call, ToolEntry, ToolSchema, tool_definitions};
+    /// use serde_json::json;
+    ///
+    /// let tools = tool_definitions(&[(
+    ///     ToolEntry::new("/ping", "GET", "ping", ""),
+    ///     ToolSchema::new(Call::new("GET", "/ping")),
+    /// )]);
+    /// assert_eq!(tools[0].openai_function(), json!({"type": "function", "function": {
+    ///     "name": "ping",
+    ///     "parameters": {"type": "object", "properties": {}, "required": [],
+    ///                    "additionalProperties": false}
+    /// }}));
+    /// ```
+    #[must_use]
+    pub fn openai_function(&self) -> Value {
+        json!({"type": "function", "function": self.named("parameters")})
+    }
+
+    /// The definition as an Anthropic tool (Messages `tools`): `{"name", "description",
+    /// "input_schema"}`, the description left out when empty.
+    #[must_use]
+    pub fn anthropic_tool(&self) -> Value {
+        Value::Object(self.named("input_schema"))
+    }
+
+    /// `name`, `description` (when not empty) and the input schema under `schema_key`.
+    fn named(&self, schema_key: &str) -> Map<String, Value> {
+        let mut tool = Map::new();
+        tool.insert("name".into(), Value::String(self.name.clone()));
+        if !self.description.is_empty() {
+            tool.insert(
+                "description".into(),
+                Value::String(self.description.clone()),
+            );
+        }
+        tool.insert(schema_key.into(), Value::Object(self.input_schema.clone()));
+        tool
+    }
+}
+
 /// What calling a tool does, as MCP's tool annotations say it.
 ///
 /// ```

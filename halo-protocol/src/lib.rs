@@ -16,6 +16,8 @@
 //! - [`TagFilter`]: the `?tags=` filter.
 //! - [`Problem`]: `application/problem+json` bodies (RFC 9457).
 //! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events.
+//! - [`Message`], [`AgentRequest`], [`AgentEvent`]: an agent's conversation with its model,
+//!   the request that starts a hosted agent, and the events of its run.
 //! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it.
 //! - [`tool_definitions`]: tools as LLM APIs and MCP see them (name, description, input
 //!   schema, hints), and [`place_arguments`]: a call's arguments back into a request.
@@ -31,6 +33,7 @@
 //! assert!(!filter.matches(["weather"]));
 //! ```
 
+mod agent;
 mod date;
 mod definition;
 mod events;
@@ -45,6 +48,10 @@ mod refs;
 mod schema;
 mod tags;
 
+pub use agent::{
+    AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentRequest, AgentStart, FailureCode,
+    LlmChunk, LlmEnd, Message, ToolCall, ToolCallEnd, ToolCallStart, Usage,
+};
 pub use date::check_date;
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
