@@ -245,7 +245,7 @@ impl HaloBuilder {
     /// Whether the layer counts and times every call of a described operation and every
     /// discovery request through the [`metrics`](https://docs.rs/metrics) facade (off by
     /// default). Whatever recorder the application installs gets them (with the feature
-    /// `prometheus`, [`Prometheus`](crate::Prometheus) is one); with none installed they cost
+    /// `prometheus`, `halo_axum::Prometheus` is one); with none installed they cost
     /// next to nothing, but every described call then passes through the layer's execution
     /// path, which is why this is a choice.
     ///
