@@ -13,6 +13,9 @@
 //! - `paired/*`: the ratios of `get/*` and `manifest/*` measured directly, baseline and
 //!   candidate alternating every few calls, so that load from other processes hits both
 //!   alike. Criterion prints them as times: `1.0300 µs` means a ratio of 1.030.
+//!   `*_metrics_vs_off`: the outer layer built with `metrics(true)` (no recorder installed)
+//!   against the same without, for the manifest and for a GET that metrics send through the
+//!   layer's execution path.
 //!
 //! Run `cargo bench -p halo-axum --bench discovery`, then `python3 halo-axum/benches/ratios.py`.
 
@@ -108,6 +111,8 @@ struct Apps {
     identity: Router,
     /// `halo.layer(router)`: the whole router wrapped once.
     outer: Halo<Router>,
+    /// The same with `metrics(true)`, and no recorder installed.
+    metered: Halo<Router>,
     /// The router plus `GET /static-manifest`, a handler returning the manifest's bytes.
     static_get: Router,
 }
@@ -116,6 +121,11 @@ impl Apps {
     fn new() -> Self {
         let rt = runtime();
         let (router, api) = support::petshop();
+        let metered = HaloLayer::builder(api.clone())
+            .metrics(true)
+            .build()
+            .expect("a layer")
+            .layer(router.clone());
         let halo = HaloLayer::from_openapi(api);
         let plain = router.clone();
         let layered = router.clone().layer(halo.clone());
@@ -126,6 +136,7 @@ impl Apps {
         assert_eq!(expect(&rt, &layered, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &identity, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &outer, get_pet(), StatusCode::OK), body);
+        assert_eq!(expect(&rt, &metered, get_pet(), StatusCode::OK), body);
 
         let manifest = expect(&rt, &layered, discover("/"), StatusCode::OK);
         assert_eq!(expect(&rt, &outer, discover("/"), StatusCode::OK), manifest);
@@ -147,6 +158,7 @@ impl Apps {
             layered,
             identity,
             outer,
+            metered,
             static_get,
         }
     }
@@ -281,6 +293,12 @@ fn paired_ratios(c: &mut Criterion) {
             (&apps.static_get, static_manifest),
             (&apps.outer, root),
         ));
+    });
+    group.bench_function("manifest_metrics_vs_off", |b| {
+        b.iter_custom(paired(&apps, (&apps.outer, root), (&apps.metered, root)));
+    });
+    group.bench_function("get_metrics_vs_off", |b| {
+        b.iter_custom(paired(&apps, (&apps.outer, get), (&apps.metered, get)));
     });
     group.finish();
 }
