@@ -81,13 +81,21 @@ impl Bridge {
         }
     }
 
-    /// A request to the app carrying the MCP request's credentials (and client address).
-    fn request(&self, caller: Option<&Parts>, method: Method, target: &str) -> Request<Body> {
+    /// A request to the app carrying the MCP request's credentials (and client address);
+    /// `target` must be a path of the app (with its query).
+    fn request(
+        &self,
+        caller: Option<&Parts>,
+        method: Method,
+        target: &str,
+    ) -> Result<Request<Body>, String> {
+        let uri = http::Uri::try_from(target)
+            .ok()
+            .filter(|uri| target.starts_with('/') && uri.authority().is_none())
+            .ok_or_else(|| format!("`{target}` is not a path of this app"))?;
         let mut request = Request::new(Body::empty());
         *request.method_mut() = method;
-        *request.uri_mut() = target
-            .parse()
-            .unwrap_or_else(|_| http::Uri::from_static("/"));
+        *request.uri_mut() = uri;
         if let Some(caller) = caller {
             let headers = request.headers_mut();
             for name in &self.shared.forward {
@@ -99,7 +107,7 @@ impl Bridge {
                 request.extensions_mut().insert(*address);
             }
         }
-        request
+        Ok(request)
     }
 
     /// Sends a request through the app and reads the answer: status, headers, body.
@@ -138,7 +146,9 @@ impl Bridge {
         caller: Option<&Parts>,
         path: &str,
     ) -> Result<T, Failure> {
-        let mut request = self.request(caller, Method::OPTIONS, path);
+        let mut request = self
+            .request(caller, Method::OPTIONS, path)
+            .map_err(Failure::Other)?;
         request
             .headers_mut()
             .insert(ACCEPT, HeaderValue::from_static(MEDIA_TYPE));
@@ -218,7 +228,10 @@ impl Bridge {
             target.push('=');
             target.extend(utf8_percent_encode(value, QUERY));
         }
-        let mut request = self.request(caller, method, &target);
+        let mut request = match self.request(caller, method, &target) {
+            Ok(request) => request,
+            Err(message) => return ToolOutput::failure(message),
+        };
         let headers = request.headers_mut();
         for (name, value) in placed.headers {
             // `place_arguments` vouches for both.
