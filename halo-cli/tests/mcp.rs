@@ -209,9 +209,12 @@ async fn writes_carry_hints_and_credentials() {
 
 #[test]
 fn nothing_but_mcp_reaches_stdout() {
-    // No server listens on port 9 of loopback (discard): startup fails, on stderr only.
+    // A port nothing listens on any more: startup fails, on stderr only.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_halo"))
-        .args(["--json", "mcp", "http://127.0.0.1:9"])
+        .args(["--json", "mcp", &format!("http://{closed}")])
         .env_remove("HALO_BEARER")
         .stdin(Stdio::null())
         .output()
