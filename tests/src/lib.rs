@@ -7,6 +7,8 @@
 //!   that drive it.
 //! - [`redis::RedisServer`] runs a throwaway `redis-server` on a loopback port, for the tests
 //!   of the shared stores.
+//! - [`llm::ScriptedLlm`] is an OpenAI-compatible chat-completions server that streams the
+//!   turns a test scripts, for the tests of agents.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -15,6 +17,7 @@
 //! # }
 //! ```
 
+pub mod llm;
 pub mod redis;
 
 use std::io;

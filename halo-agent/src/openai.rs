@@ -1,0 +1,863 @@
+//! [`OpenAiProvider`]: any OpenAI-compatible chat-completions endpoint, streamed, on
+//! async-openai.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use backon::{BackoffBuilder as _, ExponentialBuilder};
+use futures_util::stream;
+use futures_util::{FutureExt as _, StreamExt as _};
+use halo_protocol::{Message, ToolCall, ToolDefinition, Usage};
+use http::StatusCode;
+use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::{
+    ChatEvent, ChatRequest, ChatStream, Completion, Error, LlmProvider, ModelSettings, Result,
+};
+
+/// The base URL used when none is set: OpenAI's.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The most of an error body shown in a message, in bytes.
+const MAX_MESSAGE: usize = 500;
+
+/// A model behind an OpenAI-compatible chat-completions endpoint: OpenAI itself, vLLM,
+/// llama.cpp's server, Ollama (`http://127.0.0.1:11434/v1`), and others.
+///
+/// Answers are streamed (`chat.completion.chunk` events): text as it is written, tool calls
+/// assembled from their pieces (several per turn), and the tokens used, which it asks for
+/// with `stream_options.include_usage`. `429` and `5xx` answers, timeouts and failed
+/// connections are retried with exponential backoff and jitter, honouring `Retry-After`
+/// (never a `429` that says the quota is spent); other errors come back at once with the
+/// endpoint's message.
+///
+/// The API key goes to the endpoint's host only, in `Authorization: Bearer`. It never shows
+/// in `Debug` output or in error messages (an endpoint that echoes it has it redacted), and
+/// nothing is read from the environment: without [`api_key`](OpenAiProviderBuilder::api_key)
+/// no `Authorization` header is sent.
+///
+/// ```
+/// use halo_agent::OpenAiProvider;
+///
+/// let provider = OpenAiProvider::builder()
+///     .base_url("http://127.0.0.1:8000/v1")
+///     .api_key("sk-test-not-a-real-key")
+///     .model("qwen2.5-7b-instruct")
+///     .build()
+///     .unwrap();
+/// assert!(!format!("{provider:?}").contains("sk-test"));
+/// ```
+#[derive(Clone)]
+pub struct OpenAiProvider {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: async_openai::Client<OpenAIConfig>,
+    base_url: String,
+    api_key: Option<String>,
+    settings: ModelSettings,
+    idle_timeout: Option<Duration>,
+}
+
+/// Builds an [`OpenAiProvider`].
+#[must_use]
+pub struct OpenAiProviderBuilder {
+    base_url: String,
+    api_key: Option<String>,
+    settings: ModelSettings,
+    timeout: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    connect_timeout: Duration,
+    retry: Retry,
+}
+
+/// When and how often to try again.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    max_attempts: u32,
+    min_delay: Duration,
+    max_delay: Duration,
+    max_elapsed: Duration,
+}
+
+impl OpenAiProvider {
+    /// A builder: OpenAI's base URL, no API key, no model (one must be set), 4 attempts,
+    /// 60 s for the answer to start and 60 s of silence at most within it.
+    pub fn builder() -> OpenAiProviderBuilder {
+        OpenAiProviderBuilder {
+            base_url: OPENAI_BASE_URL.to_owned(),
+            api_key: None,
+            settings: ModelSettings::new(),
+            timeout: Some(Duration::from_secs(60)),
+            idle_timeout: Some(Duration::from_secs(60)),
+            connect_timeout: Duration::from_secs(10),
+            retry: Retry {
+                max_attempts: 4,
+                min_delay: Duration::from_millis(200),
+                max_delay: Duration::from_secs(10),
+                max_elapsed: Duration::from_secs(30),
+            },
+        }
+    }
+
+    /// The endpoint's base URL, without a trailing slash.
+    #[must_use]
+    pub fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// The model asked for when a request names none.
+    #[must_use]
+    pub fn model(&self) -> &str {
+        self.inner.settings.model.as_deref().unwrap_or_default()
+    }
+}
+
+impl OpenAiProviderBuilder {
+    /// The endpoint's base URL, up to `/chat/completions` (`https://api.openai.com/v1` by
+    /// default).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+
+    /// The API key, sent as `Authorization: Bearer` (none by default).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into()).filter(|key| !key.is_empty());
+        self
+    }
+
+    /// The model, as the endpoint names it (required).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.settings.model = Some(model.into());
+        self
+    }
+
+    /// The sampling temperature, unless a request sets one.
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.settings.temperature = Some(temperature);
+        self
+    }
+
+    /// The most tokens of an answer, unless a request sets it.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.settings.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// The longest wait for an answer to start, per attempt (60 s by default); `None` for
+    /// no limit.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The longest silence within a streamed answer (60 s by default); `None` for no limit.
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The time to establish a connection (10 s by default).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How many attempts a request gets in all, the first included (4 by default, at least
+    /// 1). Only `429`, `5xx`, timeouts and failed connections are tried again.
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.retry.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The first retry's delay bound (200 ms by default); later ones double, up to 10 s.
+    pub fn min_retry_delay(mut self, delay: Duration) -> Self {
+        self.retry.min_delay = delay;
+        self
+    }
+
+    /// The most time spent waiting between attempts, all delays together (30 s by
+    /// default).
+    pub fn max_retry_elapsed(mut self, elapsed: Duration) -> Self {
+        self.retry.max_elapsed = elapsed;
+        self
+    }
+
+    /// The provider.
+    ///
+    /// # Errors
+    /// [`Error::is_builder`] when no model is set, the base URL is not an absolute `http`
+    /// or `https` URL, the API key cannot be sent in a header, or the HTTP client cannot be
+    /// made.
+    pub fn build(self) -> Result<OpenAiProvider> {
+        if self.settings.model.as_deref().is_none_or(str::is_empty) {
+            return Err(Error::builder(
+                "no model: name the one the endpoint should use",
+            ));
+        }
+        let base_url = self.base_url.trim().trim_end_matches('/').to_owned();
+        let parsed = reqwest::Url::parse(&base_url)
+            .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(Error::builder(
+                "the base URL must be an absolute http or https URL",
+            ));
+        }
+        if let Some(key) = &self.api_key
+            && HeaderValue::try_from(format!("Bearer {key}")).is_err()
+        {
+            return Err(Error::builder(
+                "the API key has characters a header cannot carry",
+            ));
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .build()
+            .map_err(|e| Error::builder(format!("the HTTP client: {}", e.without_url())))?;
+        // Every field set, so that nothing comes from the environment (OPENAI_API_KEY would
+        // otherwise go to whatever host the base URL names).
+        let config = OpenAIConfig::new()
+            .with_api_base(&base_url)
+            .with_api_key(self.api_key.clone().unwrap_or_default())
+            .with_org_id("")
+            .with_project_id("");
+        let transport = Transport {
+            http: http.clone(),
+            retry: self.retry,
+            timeout: self.timeout,
+            authorized: self.api_key.is_some(),
+        };
+        let client = async_openai::Client::build(http, config).with_http_service(transport);
+        Ok(OpenAiProvider {
+            inner: Arc::new(Inner {
+                client,
+                base_url,
+                api_key: self.api_key,
+                settings: self.settings,
+                idle_timeout: self.idle_timeout,
+            }),
+        })
+    }
+}
+
+impl LlmProvider for OpenAiProvider {
+    fn chat(&self, request: ChatRequest) -> ChatStream {
+        let inner = Arc::clone(&self.inner);
+        stream::once(async move { inner.open(request).await })
+            .flat_map(|opened| match opened {
+                Ok(events) => events,
+                Err(error) => stream::once(async { Err(error) }).boxed(),
+            })
+            .boxed()
+    }
+}
+
+impl Inner {
+    /// Sends a request (retried by the transport until its answer starts) and streams the
+    /// answer's events.
+    async fn open(self: Arc<Self>, request: ChatRequest) -> Result<ChatStream> {
+        let body = self.body(&request);
+        let chunks = self
+            .client
+            .chat()
+            .create_stream_byot::<Value, Chunk>(body)
+            .await
+            .map_err(|e| self.error(e))?;
+        let state = Some((chunks, Assembly::default()));
+        Ok(stream::unfold(state, move |state| {
+            let inner = Arc::clone(&self);
+            async move {
+                let (mut chunks, mut assembly) = state?;
+                loop {
+                    let next = match inner.idle_timeout {
+                        Some(limit) => match tokio::time::timeout(limit, chunks.next()).await {
+                            Ok(next) => next,
+                            Err(_) => {
+                                let error = Error::timeout(format!(
+                                    "the model sent nothing for {} ms",
+                                    limit.as_millis()
+                                ));
+                                return Some((Err(error), None));
+                            }
+                        },
+                        None => chunks.next().await,
+                    };
+                    match next {
+                        None => {
+                            return Some((Ok(ChatEvent::Done(assembly.finish())), None));
+                        }
+                        Some(Err(error)) => return Some((Err(inner.error(error)), None)),
+                        Some(Ok(chunk)) => match assembly.add(chunk) {
+                            Err(error) => {
+                                return Some((Err(error.scrubbed(inner.api_key.as_deref())), None));
+                            }
+                            Ok(Some(text)) => {
+                                return Some((Ok(ChatEvent::Text(text)), Some((chunks, assembly))));
+                            }
+                            Ok(None) => {}
+                        },
+                    }
+                }
+            }
+        })
+        .boxed())
+    }
+
+    /// The request body: the conversation, the tools, the settings, and the ask for usage.
+    fn body(&self, request: &ChatRequest) -> Value {
+        let settings = self.settings.overridden_by(&request.settings);
+        let mut body = Map::new();
+        body.insert("model".into(), json!(settings.model.unwrap_or_default()));
+        body.insert(
+            "messages".into(),
+            Value::Array(request.messages.iter().map(wire_message).collect()),
+        );
+        if !request.tools.is_empty() {
+            body.insert(
+                "tools".into(),
+                Value::Array(
+                    request
+                        .tools
+                        .iter()
+                        .map(ToolDefinition::openai_function)
+                        .collect(),
+                ),
+            );
+        }
+        if let Some(temperature) = settings.temperature {
+            // Through its shortest text, so that 0.2 is sent as 0.2.
+            if let Ok(number) = temperature.to_string().parse::<f64>() {
+                body.insert("temperature".into(), json!(number));
+            }
+        }
+        if let Some(max_tokens) = settings.max_tokens {
+            body.insert("max_tokens".into(), json!(max_tokens));
+        }
+        body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+        Value::Object(body)
+    }
+
+    /// An async-openai error as this crate's, without the API key.
+    fn error(&self, error: OpenAIError) -> Error {
+        let error = match error {
+            OpenAIError::ApiError(response) => Error::answered(
+                response.status_code,
+                shorten(&response.api_error.to_string()),
+            ),
+            OpenAIError::Reqwest(error) => transport_error(error),
+            OpenAIError::JSONDeserialize(error, _) => Error::decode(format!(
+                "a chunk is not what an OpenAI-compatible endpoint sends: {error}"
+            )),
+            OpenAIError::StreamError(error) => Error::request(shorten(&error.to_string())),
+            OpenAIError::Boxed(error) => match error.downcast::<TimedOut>() {
+                Ok(timed_out) => Error::timeout(timed_out.to_string()),
+                Err(other) => Error::request(shorten(&other.to_string())),
+            },
+            OpenAIError::InvalidArgument(message) => Error::builder(message),
+            other => Error::request(shorten(&other.to_string())),
+        };
+        error.scrubbed(self.api_key.as_deref())
+    }
+}
+
+/// A message in the chat-completions wire format.
+fn wire_message(message: &Message) -> Value {
+    match message {
+        Message::Assistant {
+            content,
+            tool_calls,
+        } if !tool_calls.is_empty() => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|call| {
+                    json!({"id": call.id, "type": "function",
+                           "function": {"name": call.name, "arguments": call.arguments}})
+                })
+                .collect();
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
+
+/// A reqwest error without its URL, by kind.
+fn transport_error(error: reqwest::Error) -> Error {
+    let error = error.without_url();
+    let message = error.to_string();
+    let kind = if error.is_connect() {
+        Error::connect(message)
+    } else if error.is_timeout() {
+        Error::timeout(message)
+    } else {
+        Error::request(message)
+    };
+    kind.with_source(error)
+}
+
+/// `text` cut to [`MAX_MESSAGE`] bytes on a character boundary.
+fn shorten(text: &str) -> String {
+    if text.len() <= MAX_MESSAGE {
+        return text.to_owned();
+    }
+    let mut end = MAX_MESSAGE;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// One `chat.completion.chunk`, read leniently: servers differ in what they leave out.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Chunk {
+    choices: Vec<Choice>,
+    usage: Option<WireUsage>,
+    /// An error reported inside the stream.
+    error: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Choice {
+    index: u32,
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta {
+    content: Option<String>,
+    tool_calls: Option<Vec<CallDelta>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CallDelta {
+    index: Option<u32>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WireUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    total_tokens: Option<u64>,
+}
+
+/// A turn put together from its chunks.
+#[derive(Debug, Default)]
+struct Assembly {
+    content: Option<String>,
+    /// The calls by the index the model gave them.
+    calls: Vec<(Option<u32>, ToolCall)>,
+    usage: Option<Usage>,
+    finish_reason: Option<String>,
+}
+
+impl Assembly {
+    /// Adds a chunk; gives back its text, if it has some.
+    fn add(&mut self, chunk: Chunk) -> Result<Option<String>> {
+        if let Some(error) = chunk.error {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(Error::request(format!(
+                "the model reported an error mid-answer: {}",
+                shorten(&message)
+            )));
+        }
+        if let Some(usage) = chunk.usage {
+            let mut counted = Usage::new(usage.prompt_tokens, usage.completion_tokens);
+            if let Some(total) = usage.total_tokens {
+                counted.total_tokens = total;
+            }
+            self.usage = Some(counted);
+        }
+        let mut text: Option<String> = None;
+        // Only the first choice: nothing here asks for more.
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+            let Some(delta) = choice.delta else { continue };
+            if let Some(piece) = delta.content.filter(|piece| !piece.is_empty()) {
+                self.content
+                    .get_or_insert_with(String::new)
+                    .push_str(&piece);
+                text.get_or_insert_with(String::new).push_str(&piece);
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                self.add_call(call);
+            }
+        }
+        Ok(text)
+    }
+
+    /// Adds a piece of a tool call: to the call with its index, or (from a server that
+    /// gives none) a new call when it has an id, else the last one.
+    fn add_call(&mut self, delta: CallDelta) {
+        let id = delta.id.filter(|id| !id.is_empty());
+        let position = match delta.index {
+            Some(index) => self.calls.iter().position(|(i, _)| *i == Some(index)),
+            None => match &id {
+                Some(id) => self.calls.iter().position(|(_, call)| call.id == *id),
+                None => self.calls.len().checked_sub(1),
+            },
+        };
+        let position = position.unwrap_or_else(|| {
+            self.calls.push((delta.index, ToolCall::new("", "", "")));
+            self.calls.len() - 1
+        });
+        let call = &mut self.calls[position].1;
+        if let Some(id) = id {
+            call.id = id;
+        }
+        if let Some(function) = delta.function {
+            if let Some(name) = function.name.filter(|name| !name.is_empty()) {
+                // Some servers repeat the whole name in every piece; others stream it.
+                if call.name != name {
+                    call.name.push_str(&name);
+                }
+            }
+            if let Some(arguments) = function.arguments {
+                call.arguments.push_str(&arguments);
+            }
+        }
+    }
+
+    fn finish(self) -> Completion {
+        let mut completion = Completion {
+            content: self.content,
+            tool_calls: self.calls.into_iter().map(|(_, call)| call).collect(),
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+        };
+        completion.tool_calls.retain(|call| {
+            !(call.name.is_empty() && call.arguments.is_empty() && call.id.is_empty())
+        });
+        completion
+    }
+}
+
+/// The HTTP transport under async-openai: sends each request, and tries again after `429`,
+/// `5xx`, a timeout or a failed connection, with exponential backoff and full jitter,
+/// never sooner than `Retry-After`.
+#[derive(Clone)]
+struct Transport {
+    http: reqwest::Client,
+    retry: Retry,
+    /// The bound on one attempt, up to the answer's head.
+    timeout: Option<Duration>,
+    /// Whether an API key was given (else the empty `Authorization` is removed).
+    authorized: bool,
+}
+
+/// An attempt that got no answer in time.
+#[derive(Debug)]
+struct TimedOut(Duration);
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the model did not answer within {} ms",
+            self.0.as_millis()
+        )
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// How one attempt ended, before the decision to try again.
+enum Attempt {
+    /// An answer to hand on as it is.
+    Answered(reqwest::Response),
+    /// An answer worth another attempt (`429`, `5xx`), with its `Retry-After`.
+    Status(reqwest::Response, Option<Duration>),
+    /// No answer (a timeout, a failed connection); worth another attempt.
+    Failed(OpenAIError),
+}
+
+impl Transport {
+    async fn send(self, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
+        let mut delays = ExponentialBuilder::default()
+            .with_min_delay(self.retry.min_delay)
+            .with_max_delay(self.retry.max_delay)
+            .with_max_times(self.retry.max_attempts as usize - 1)
+            .with_total_delay(Some(self.retry.max_elapsed))
+            .build();
+        let mut waited = Duration::ZERO;
+        loop {
+            let attempt = self.attempt(&factory).await?;
+            let (retry_after, reason) = match &attempt {
+                Attempt::Answered(_) => (None, String::new()),
+                Attempt::Status(response, retry_after) => {
+                    (*retry_after, response.status().to_string())
+                }
+                Attempt::Failed(error) => (None, error.to_string()),
+            };
+            let delay = match attempt {
+                Attempt::Answered(_) => None,
+                _ => delays
+                    .next()
+                    .map(|step| step.mul_f64(fastrand::f64()))
+                    .map(|jittered| retry_after.map_or(jittered, |hint| hint.max(jittered)))
+                    .filter(|delay| waited + *delay <= self.retry.max_elapsed),
+            };
+            let Some(delay) = delay else {
+                return match attempt {
+                    Attempt::Answered(response) | Attempt::Status(response, _) => Ok(response),
+                    Attempt::Failed(error) => Err(error),
+                };
+            };
+            tracing::warn!(
+                target: "halo_agent::openai",
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                %reason,
+                "retrying the model request"
+            );
+            waited += delay;
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// One attempt: an answer, or a failure that may be worth another attempt.
+    async fn attempt(&self, factory: &HttpRequestFactory) -> Result<Attempt, OpenAIError> {
+        let mut request = factory.build().await?;
+        if !self.authorized {
+            request.headers_mut().remove(AUTHORIZATION);
+        }
+        let sent = self.http.execute(request);
+        let outcome = match self.timeout {
+            Some(limit) => match tokio::time::timeout(limit, sent).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Ok(Attempt::Failed(OpenAIError::Boxed(Box::new(TimedOut(
+                        limit,
+                    )))));
+                }
+            },
+            None => sent.await,
+        };
+        let response = match outcome {
+            Ok(response) => response,
+            Err(error) if error.is_connect() || error.is_timeout() => {
+                return Ok(Attempt::Failed(OpenAIError::Reqwest(error)));
+            }
+            Err(error) => return Err(OpenAIError::Reqwest(error)),
+        };
+        let status = response.status();
+        if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+            return Ok(Attempt::Answered(response));
+        }
+        let retry_after = retry_after(response.headers());
+        if status != StatusCode::TOO_MANY_REQUESTS {
+            return Ok(Attempt::Status(response, retry_after));
+        }
+        // A spent quota is a 429 too, and waiting does not help it: read the body to tell,
+        // and hand on a response rebuilt from it.
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.map_err(OpenAIError::Reqwest)?;
+        let quota = String::from_utf8_lossy(&bytes).contains("insufficient_quota");
+        let mut rebuilt = http::Response::new(bytes);
+        *rebuilt.status_mut() = status;
+        *rebuilt.headers_mut() = headers;
+        let rebuilt = reqwest::Response::from(rebuilt);
+        Ok(if quota {
+            Attempt::Answered(rebuilt)
+        } else {
+            Attempt::Status(rebuilt, retry_after)
+        })
+    }
+}
+
+/// `Retry-After` in seconds, or OpenAI's `retry-after-ms`.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let read = |name| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
+    let delay = read("retry-after-ms")
+        .map(|ms| ms / 1000.0)
+        .or_else(|| read(RETRY_AFTER.as_str()))?;
+    (delay.is_finite() && delay >= 0.0).then(|| Duration::from_secs_f64(delay.min(3600.0)))
+}
+
+impl tower_service::Service<HttpRequestFactory> for Transport {
+    type Response = reqwest::Response;
+    type Error = OpenAIError;
+    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
+        self.clone().send(factory).boxed()
+    }
+}
+
+impl fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("base_url", &self.inner.base_url)
+            .field("model", &self.inner.settings.model)
+            .field(
+                "api_key",
+                &self.inner.api_key.as_ref().map(|_| "[redacted]"),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for OpenAiProviderBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiProviderBuilder")
+            .field("base_url", &self.base_url)
+            .field("model", &self.settings.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(value: Value) -> Chunk {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn tool_calls_are_assembled_from_pieces() {
+        let mut assembly = Assembly::default();
+        let pieces = [
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": null,
+                "tool_calls": [{"index": 0, "id": "call_a", "type": "function",
+                                "function": {"name": "search_books", "arguments": ""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": "{\"q\":"}},
+                {"index": 1, "id": "call_b", "function": {"name": "get_stock", "arguments": "{\"sku\""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 1, "function": {"arguments": ":\"978\"}"}},
+                {"index": 0, "function": {"arguments": "\"dune\"}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}}),
+        ];
+        for piece in pieces {
+            assert_eq!(assembly.add(chunk(piece)).unwrap(), None);
+        }
+        let done = assembly.finish();
+        assert_eq!(
+            done.tool_calls,
+            [
+                ToolCall::new("call_a", "search_books", r#"{"q":"dune"}"#),
+                ToolCall::new("call_b", "get_stock", r#"{"sku":"978"}"#),
+            ]
+        );
+        assert_eq!(done.usage, Some(Usage::new(30, 12)));
+        assert_eq!(done.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(done.content, None);
+    }
+
+    #[test]
+    fn text_and_lenient_chunks() {
+        let mut assembly = Assembly::default();
+        let text = assembly
+            .add(chunk(json!({"choices": [{"delta": {"content": "Du"}}]})))
+            .unwrap();
+        assert_eq!(text.as_deref(), Some("Du"));
+        assembly
+            .add(chunk(json!({"id": "x", "choices": [{"index": 0, "delta": {"content": "ne"}, "finish_reason": "weird_new_reason"}]})))
+            .unwrap();
+        // A server without indexes: a new id starts a new call, pieces without one continue it.
+        assembly
+            .add(chunk(json!({"choices": [{"delta": {"tool_calls": [{"id": "c1", "function": {"name": "a", "arguments": "{"}}]}}]})))
+            .unwrap();
+        assembly
+            .add(chunk(
+                json!({"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "}"}}]}}]}),
+            ))
+            .unwrap();
+        let done = assembly.finish();
+        assert_eq!(done.content.as_deref(), Some("Dune"));
+        assert_eq!(done.tool_calls, [ToolCall::new("c1", "a", "{}")]);
+        let mut failing = Assembly::default();
+        let error = failing
+            .add(chunk(json!({"error": {"message": "overloaded"}})))
+            .unwrap_err();
+        assert!(error.to_string().contains("overloaded"));
+    }
+
+    #[test]
+    fn messages_on_the_wire() {
+        let call = ToolCall::new("c1", "get_book", r#"{"id":1}"#);
+        assert_eq!(
+            wire_message(&Message::tool_calls(None, vec![call])),
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{\"id\":1}"}}
+            ]})
+        );
+        assert_eq!(
+            wire_message(&Message::tool("c1", "ok")),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+        );
+    }
+
+    #[test]
+    fn builder_checks() {
+        let no_model = OpenAiProvider::builder().build().unwrap_err();
+        assert!(no_model.is_builder(), "{no_model}");
+        let bad_url = OpenAiProvider::builder()
+            .model("m")
+            .base_url("ftp://x")
+            .build()
+            .unwrap_err();
+        assert!(bad_url.is_builder());
+        let bad_key = OpenAiProvider::builder()
+            .model("m")
+            .api_key("a\nb")
+            .build()
+            .unwrap_err();
+        assert!(bad_key.is_builder());
+        assert!(!bad_key.to_string().contains("a\nb"));
+        let provider = OpenAiProvider::builder()
+            .model("m")
+            .base_url("http://h:1/v1/")
+            .build()
+            .unwrap();
+        assert_eq!(provider.base_url(), "http://h:1/v1");
+        assert_eq!(provider.model(), "m");
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+    }
+}
