@@ -203,7 +203,7 @@ where
         record.caller = caller.as_ref().map(|c| c.id().to_owned());
     }
     if streaming && let Some(call_id) = parts.headers.get(CALL_ID_HEADER) {
-        let response = resume(shared, &parts, call_id, tool, caller.as_ref());
+        let response = resume(shared, &parts, call_id, tool, caller.as_ref()).await;
         return Ok((response, Outcome::Replayed));
     }
     let registry = &shared.discovery.registry;
@@ -322,7 +322,7 @@ where
         };
         return response.map(|response| (with_headers(response, limited), outcome));
     }
-    let call = match shared.calls.start(tool, caller_id) {
+    let call = match shared.calls.start(tool, described.name(), caller_id) {
         Ok(call) => call,
         Err(problem) => return Ok((problem::from_problem(&problem), Outcome::Denied)),
     };
@@ -535,8 +535,9 @@ fn forbidden(missing: &[&str]) -> Response {
     response
 }
 
-/// A reconnecting client: the events of its call after `Last-Event-ID`.
-fn resume(
+/// A reconnecting client: the events of its call after `Last-Event-ID`, from this instance's
+/// memory or, for a call of another instance, from the shared store.
+async fn resume(
     shared: &Shared,
     parts: &Parts,
     call_id: &HeaderValue,
@@ -544,14 +545,6 @@ fn resume(
     caller: Option<&Principal>,
 ) -> Response {
     let gone = |detail: &str| problem::response(StatusCode::GONE, detail);
-    let call = call_id
-        .to_str()
-        .ok()
-        .and_then(|id| shared.calls.find(id))
-        .filter(|call| call.tool == tool && call.caller.as_deref() == caller.map(Principal::id));
-    let Some(call) = call else {
-        return gone("the call is not kept (it ended too long ago, or never was)");
-    };
     let after = match parts.headers.get("last-event-id").map(HeaderValue::to_str) {
         None => 0,
         Some(Ok(text)) => match text.trim().parse::<u64>() {
@@ -564,10 +557,26 @@ fn resume(
             return problem::response(StatusCode::BAD_REQUEST, "Last-Event-ID is not a number");
         }
     };
+    let keep_alive = shared.calls.config().keep_alive;
+    let call = call_id
+        .to_str()
+        .ok()
+        .and_then(|id| shared.calls.find(id))
+        .filter(|call| call.tool == tool && call.caller.as_deref() == caller.map(Principal::id));
+    let Some(call) = call else {
+        return match (shared.calls.shared(), call_id.to_str()) {
+            (Some(store), Ok(id)) => {
+                let name = shared.discovery.registry.tool_at(tool).name();
+                let caller = caller.map(Principal::id);
+                stream::resume_shared(store, id, name, caller, after, keep_alive).await
+            }
+            _ => gone(stream::NOT_KEPT),
+        };
+    };
     if !call.can_resume_after(after) {
-        return gone("the events after that id are no longer kept");
+        return gone(stream::EVENTS_GONE);
     }
-    stream::respond(call.subscribe(), after, shared.calls.config().keep_alive)
+    stream::respond(call.subscribe(), after, keep_alive)
 }
 
 /// Reads a request body of at most `limit` bytes: `413` past it, `400` when the

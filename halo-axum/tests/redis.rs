@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use halo_axum::{Fallback, HaloLayer, Principal, RedisStore, StaticAuthenticator, ValidJson, halo};
+use halo_axum::{
+    Fallback, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator, ValidJson, halo,
+};
 use halo_tests::redis::RedisServer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -77,6 +79,17 @@ async fn order(
     )
 }
 
+/// Work in two steps; the second waits for the test's gate.
+#[halo(stream = true)]
+#[utoipa::path(post, path = "/work", responses((status = 200)), security(("bearer" = [])))]
+async fn work(State(instance): State<Instance>, progress: Progress) -> Json<Value> {
+    instance.runs.fetch_add(1, Ordering::SeqCst);
+    progress.step(1, Some(2), "first");
+    instance.gate.acquire().await.expect("open gate").forget();
+    progress.step(2, Some(2), "second");
+    Json(json!({"done": true}))
+}
+
 struct Bearer;
 
 impl Modify for Bearer {
@@ -100,9 +113,14 @@ async fn serve(instance: &Instance, store: RedisStore) -> String {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(charge))
         .routes(routes!(order))
+        .routes(routes!(work))
         .split_for_parts();
     let layer = HaloLayer::builder(api)
-        .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
+        .authenticator(
+            StaticAuthenticator::new()
+                .bearer("alice", Principal::new("alice"))
+                .bearer("bob", Principal::new("bob")),
+        )
         .redis(store)
         .build()
         .unwrap();
@@ -370,4 +388,102 @@ async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
     assert_eq!(again.header("idempotent-replayed"), "true");
     assert_eq!(again.body, local.body);
     assert_eq!(on_a.runs(), 1);
+}
+
+/// `POST /work` as `token`, asking for an event stream; resuming `call` after `last` when given.
+fn work_stream(base: &str, token: &str, resume: Option<(&str, &str)>) -> reqwest::RequestBuilder {
+    let mut request = reqwest::Client::new()
+        .post(format!("{base}/work"))
+        .bearer_auth(token)
+        .header("accept", "text/event-stream");
+    if let Some((call, last)) = resume {
+        request = request
+            .header("halo-call-id", call)
+            .header("last-event-id", last);
+    }
+    request
+}
+
+/// The ids of the events in an event-stream text.
+fn event_ids(text: &str) -> Vec<u64> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("id: "))
+        .map(|id| id.parse().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
+    let mut redis = RedisServer::start();
+    let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
+    let mut started = work_stream(&a, "alice", None).send().await.unwrap();
+    assert_eq!(started.status(), StatusCode::OK);
+    let call = started.headers()["halo-call-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let mut received = String::new();
+    while event_ids(&received).len() < 2 {
+        let chunk = started.chunk().await.unwrap().unwrap();
+        received.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    drop(started);
+    assert_eq!(event_ids(&received), [1, 2]);
+
+    // B replays what it missed, and goes on live while A's handler still waits.
+    let mut resumed = work_stream(&b, "alice", Some((&call, "1")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), StatusCode::OK);
+    assert_eq!(resumed.headers()["halo-call-id"], call.as_str());
+    assert_eq!(resumed.headers()["content-type"], "text/event-stream");
+    let mut text = String::new();
+    while event_ids(&text).is_empty() {
+        let chunk = resumed.chunk().await.unwrap().unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert_eq!(event_ids(&text), [2]);
+    on_a.gate.add_permits(1);
+    while let Some(chunk) = resumed.chunk().await.unwrap() {
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert_eq!(event_ids(&text), [2, 3, 4], "{text}");
+    assert!(text.contains("event: tool_end"), "{text}");
+    assert!(text.contains("\"done\":true"), "{text}");
+    assert_eq!(
+        (on_a.runs(), on_b.runs()),
+        (1, 0),
+        "the handler ran once, on A"
+    );
+
+    // The whole call again from B; not for another caller, an unknown call, or a future id.
+    let all = work_stream(&b, "alice", Some((&call, "0")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(event_ids(&all.text().await.unwrap()), [1, 2, 3, 4]);
+    for (token, id, last) in [
+        ("bob", call.as_str(), "1"),
+        ("alice", "c-unknown", "1"),
+        ("alice", call.as_str(), "9"),
+    ] {
+        let refused = work_stream(&b, token, Some((id, last)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::GONE, "{token} {id} {last}");
+    }
+    // Redis down: B cannot tell, and says so.
+    redis.stop();
+    let down = work_stream(&b, "alice", Some((&call, "1")))
+        .send()
+        .await
+        .unwrap();
+    let answer = Answer {
+        status: down.status(),
+        headers: down.headers().clone(),
+        body: down.text().await.unwrap(),
+    };
+    assert_unavailable(&answer, &redis);
 }

@@ -9,6 +9,7 @@ mod redis;
 mod store;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
@@ -19,7 +20,9 @@ pub(crate) use self::idempotency::{Claim, Idempotency, Stored, fingerprint};
 pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};
-pub(crate) use self::store::{IdempotencyStore, LocalRates, RateStore, Ticket};
+pub(crate) use self::store::{
+    IdempotencyStore, KeptCall, LocalRates, Mirror, MirroredFrame, RateStore, ReplayStore, Ticket,
+};
 use crate::Principal;
 use crate::registry::Registry;
 
@@ -38,11 +41,14 @@ impl Rules {
     }
 }
 
-/// Where rate budgets and idempotency records are kept.
+/// Where rate budgets and idempotency records are kept, and where the events of streamed
+/// calls are copied for the other instances (none in memory: an instance's own calls are
+/// served from its memory).
 #[derive(Debug)]
 pub(crate) struct Stores {
     pub(crate) rates: Box<dyn RateStore>,
     pub(crate) records: Box<dyn IdempotencyStore>,
+    pub(crate) replay: Option<Arc<dyn ReplayStore>>,
 }
 
 impl Stores {
@@ -51,14 +57,25 @@ impl Stores {
         Self {
             rates: Box::new(LocalRates),
             records: Box::new(Idempotency::new(ttl)),
+            replay: None,
         }
     }
 
-    /// Redis, with records kept for `ttl`.
+    /// Redis, with records kept for `ttl`, and the events of streamed calls (at most
+    /// `max_events` per call) for `retention` after their end.
     #[cfg(feature = "redis")]
-    pub(crate) fn redis(store: RedisStore, ttl: Duration) -> Self {
-        let (rates, records) = store.into_stores(ttl);
-        Self { rates, records }
+    pub(crate) fn redis(
+        store: RedisStore,
+        ttl: Duration,
+        retention: Duration,
+        max_events: usize,
+    ) -> Self {
+        let (rates, records, replay) = store.into_stores(ttl, retention, max_events);
+        Self {
+            rates,
+            records,
+            replay: Some(replay),
+        }
     }
 }
 

@@ -15,7 +15,10 @@ use sha2::{Digest, Sha256};
 
 use super::idempotency::{Claim, Fingerprint, Idempotency, Stored};
 use super::rate::{Decision, ToolRate};
-use super::store::{IdempotencyStore, RateStore, StoreFuture, Ticket, Unavailable};
+use super::store::{
+    IdempotencyStore, KeptCall, Mirror, MirroredFrame, RateStore, ReplayStore, StoreFuture, Ticket,
+    Unavailable,
+};
 
 /// Keeps rate budgets and idempotency records in Redis, so that several instances of an API
 /// behind a load balancer enforce one budget per caller and replay each other's responses.
@@ -169,14 +172,23 @@ impl RedisStore {
         self
     }
 
-    /// The stores a layer uses, with records kept for `ttl`.
+    /// The stores a layer uses, with records kept for `ttl`, and the events of streamed
+    /// calls (at most `max_events` per call) kept for `retention` after their end.
     pub(crate) fn into_stores(
         self,
         ttl: Duration,
-    ) -> (Box<dyn RateStore>, Box<dyn IdempotencyStore>) {
+        retention: Duration,
+        max_events: usize,
+    ) -> (
+        Box<dyn RateStore>,
+        Box<dyn IdempotencyStore>,
+        Arc<dyn ReplayStore>,
+    ) {
         let inner = Arc::new(Inner {
             config: self,
             ttl,
+            retention,
+            max_events,
             connection: OnceLock::new(),
             down_until: Mutex::new(None),
             local: Idempotency::new(ttl),
@@ -185,7 +197,8 @@ impl RedisStore {
         });
         (
             Box::new(RedisRates(Arc::clone(&inner))),
-            Box::new(RedisRecords(inner)),
+            Box::new(RedisRecords(Arc::clone(&inner))),
+            Arc::new(RedisCalls(inner)),
         )
     }
 }
@@ -257,6 +270,10 @@ static ABANDON_SCRIPT: OnceLock<Script> = OnceLock::new();
 struct Inner {
     config: RedisStore,
     ttl: Duration,
+    /// How long a finished call's events are kept.
+    retention: Duration,
+    /// The most events kept per call.
+    max_events: usize,
     /// Made on first use, inside the runtime.
     connection: OnceLock<Option<ConnectionManager>>,
     /// Redis failed; it is not tried again before this instant.
@@ -310,7 +327,7 @@ impl Inner {
     async fn run<T: FromRedisValue>(
         &self,
         script: &Script,
-        key: &str,
+        keys: &[&str],
         args: &[&[u8]],
     ) -> Option<T> {
         if lock(&self.down_until).is_some_and(|until| Instant::now() < until) {
@@ -330,7 +347,10 @@ impl Inner {
                 .ok()
         });
         let mut connection = connection.clone()?;
-        let mut invocation = script.key(key);
+        let mut invocation = script.prepare_invoke();
+        for key in keys {
+            invocation.key(*key);
+        }
         for arg in args {
             invocation.arg(*arg);
         }
@@ -386,7 +406,7 @@ impl Inner {
                 let headers = encode_headers(&stored.headers);
                 self.run::<i64>(
                     script(&FINISH_SCRIPT, FINISH),
-                    &record,
+                    &[&record],
                     &[token.as_bytes(), status.as_bytes(), &headers, &stored.body],
                 )
                 .await
@@ -396,7 +416,7 @@ impl Inner {
                 let token = token.to_string();
                 self.run::<i64>(
                     script(&ABANDON_SCRIPT, ABANDON),
-                    &record,
+                    &[&record],
                     &[token.as_bytes()],
                 )
                 .await
@@ -541,7 +561,7 @@ impl RateStore for RedisRates {
             let answer: Option<(i64, i64)> = inner
                 .run(
                     script(&RATE_SCRIPT, RATE),
-                    &inner.rate_key(rate, caller),
+                    &[&inner.rate_key(rate, caller)],
                     &[interval.as_bytes(), burst.as_bytes()],
                 )
                 .await;
@@ -584,7 +604,7 @@ impl IdempotencyStore for RedisRecords {
             let answer: Option<Vec<Vec<u8>>> = inner
                 .run(
                     script(&CLAIM_SCRIPT, CLAIM),
-                    &inner.record_key(&key),
+                    &[&inner.record_key(&key)],
                     &[&fingerprint, token.to_string().as_bytes(), ttl.as_bytes()],
                 )
                 .await;
@@ -644,6 +664,196 @@ impl IdempotencyStore for RedisRecords {
                 until: Instant::now() + inner.ttl,
             };
             inner.write_or_hold(ticket.key, held).await;
+        })
+    }
+}
+
+/// Appends event `ARGV[1]` (framed: `ARGV[2]`; terminal: `ARGV[3]`) to the stream `KEYS[1]`
+/// unless it is there already, keeping at most `ARGV[6]` events, and describes the call in
+/// `KEYS[2]` (tool `ARGV[4]`, caller `ARGV[5]`); both live `ARGV[7]` ms.
+const APPEND: &str = r"
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if newest and tonumber(string.match(newest[1], '^%d+')) >= tonumber(ARGV[1]) then return 0 end
+redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[6], ARGV[1] .. '-0', 'd', ARGV[2])
+redis.call('HSET', KEYS[2], 'tool', ARGV[4], 'caller', ARGV[5], 'finished', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+return 1
+";
+
+/// Keeps the call of `KEYS` alive for `ARGV[1]` ms more, unless it has ended.
+const TOUCH: &str = r"
+if redis.call('HGET', KEYS[2], 'finished') == '0' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end
+return 1
+";
+
+/// The call of `KEYS`: tool, caller, finished, oldest and newest ids, then id and frame of up
+/// to 256 events after `ARGV[1]`; nothing when it is not kept.
+const READ: &str = r"
+local about = redis.call('HMGET', KEYS[2], 'tool', 'caller', 'finished')
+if not about[1] then return {} end
+local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+local out = {about[1], about[2], about[3], oldest and oldest[1] or '0-0', newest and newest[1] or '0-0'}
+for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '(' .. ARGV[1] .. '-0', '+', 'COUNT', 256)) do
+  table.insert(out, entry[1])
+  table.insert(out, entry[2][2])
+end
+return out
+";
+
+static APPEND_SCRIPT: OnceLock<Script> = OnceLock::new();
+static TOUCH_SCRIPT: OnceLock<Script> = OnceLock::new();
+static READ_SCRIPT: OnceLock<Script> = OnceLock::new();
+
+/// How long the events of a running call live without news from its instance: the instance
+/// renews it every third of this, so the call vanishes soon after its instance stops.
+const RUNNING_LIFETIME: Duration = Duration::from_secs(60);
+
+/// The event id of a stream entry id (`<event>-0`).
+fn event_id(entry: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(entry).ok()?;
+    text.split('-').next()?.parse().ok()
+}
+
+fn millis(duration: Duration) -> String {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+        .to_string()
+}
+
+/// The streamed-call half of a [`RedisStore`].
+#[derive(Debug)]
+struct RedisCalls(Arc<Inner>);
+
+impl RedisCalls {
+    fn keys(&self, id: &str) -> (String, String) {
+        let prefix = &self.0.config.prefix;
+        (
+            format!("{prefix}call:{id}"),
+            format!("{prefix}call:{id}:about"),
+        )
+    }
+}
+
+/// Copies the events queued for a call to Redis, in order, until its terminal one; keeps the
+/// call alive while it runs. Past the most events kept, the oldest queued ones are dropped
+/// (ids keep counting, so a client sees the gap), as in memory.
+async fn copy_events(
+    inner: Arc<Inner>,
+    keys: (String, String),
+    about: (String, String),
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<MirroredFrame>,
+) {
+    let keys = [keys.0.as_str(), keys.1.as_str()];
+    let (max, running) = (inner.max_events.to_string(), millis(RUNNING_LIFETIME));
+    let mut renew = tokio::time::interval(RUNNING_LIFETIME / 3);
+    loop {
+        let frame = tokio::select! {
+            frame = queue.recv() => frame,
+            _ = renew.tick() => {
+                let _ = inner
+                    .run::<i64>(script(&TOUCH_SCRIPT, TOUCH), &keys, &[running.as_bytes()])
+                    .await;
+                continue;
+            }
+        };
+        let Some(mut frame) = frame else { return };
+        let lifetime = if frame.terminal {
+            millis(inner.retention)
+        } else {
+            running.clone()
+        };
+        loop {
+            let (id, terminal) = (frame.id.to_string(), if frame.terminal { "1" } else { "0" });
+            let args: [&[u8]; 7] = [
+                id.as_bytes(),
+                &frame.bytes,
+                terminal.as_bytes(),
+                about.0.as_bytes(),
+                about.1.as_bytes(),
+                max.as_bytes(),
+                lifetime.as_bytes(),
+            ];
+            if inner
+                .run::<i64>(script(&APPEND_SCRIPT, APPEND), &keys, &args)
+                .await
+                .is_some()
+            {
+                break;
+            }
+            tokio::time::sleep(RETRY_EVERY).await;
+            while queue.len() >= inner.max_events {
+                match queue.recv().await {
+                    Some(newer) => frame = newer,
+                    None => return,
+                }
+            }
+        }
+        if frame.terminal {
+            return;
+        }
+    }
+}
+
+impl ReplayStore for RedisCalls {
+    fn mirror(&self, id: &str, tool: &str, caller: Option<&str>) -> Mirror {
+        let (sender, queue) = tokio::sync::mpsc::unbounded_channel();
+        let caller = caller.map_or_else(|| "a".to_owned(), |id| format!("p{id}"));
+        tokio::spawn(copy_events(
+            Arc::clone(&self.0),
+            self.keys(id),
+            (tool.to_owned(), caller),
+            queue,
+        ));
+        Mirror(sender)
+    }
+
+    fn read<'a>(
+        &'a self,
+        id: &'a str,
+        after: u64,
+    ) -> StoreFuture<'a, Result<Option<KeptCall>, Unavailable>> {
+        Box::pin(async move {
+            let (events, about) = self.keys(id);
+            let after = after.to_string();
+            let Some(answer) = self
+                .0
+                .run::<Vec<Vec<u8>>>(
+                    script(&READ_SCRIPT, READ),
+                    &[&events, &about],
+                    &[after.as_bytes()],
+                )
+                .await
+            else {
+                return Err(Unavailable);
+            };
+            if answer.len() < 5 {
+                return Ok(None);
+            }
+            let mut frames = Vec::with_capacity((answer.len() - 5) / 2);
+            let mut rest = answer[5..].chunks_exact(2);
+            for pair in rest.by_ref() {
+                if let Some(id) = event_id(&pair[0]) {
+                    frames.push((id, Bytes::copy_from_slice(&pair[1])));
+                }
+            }
+            let caller = match answer[1].split_first() {
+                Some((b'p', id)) => Some(String::from_utf8_lossy(id).into_owned()),
+                _ => None,
+            };
+            Ok(Some(KeptCall {
+                tool: String::from_utf8_lossy(&answer[0]).into_owned(),
+                caller,
+                finished: answer[2] == b"1",
+                oldest: event_id(&answer[3]).unwrap_or(0),
+                newest: event_id(&answer[4]).unwrap_or(0),
+                frames,
+            }))
         })
     }
 }

@@ -6,6 +6,7 @@ use std::future::{Future, ready};
 use std::pin::Pin;
 
 use axum::response::Response;
+use bytes::Bytes;
 use http::header::RETRY_AFTER;
 use http::{HeaderValue, StatusCode};
 
@@ -67,6 +68,60 @@ pub(crate) trait IdempotencyStore: Send + Sync + fmt::Debug {
     /// Forgets the claim of a request that produced nothing to keep, so the key can be used
     /// again.
     fn abandon<'a>(&'a self, ticket: Ticket) -> StoreFuture<'a, ()>;
+}
+
+/// Keeps the events of streamed calls where the other instances can read them, so that a
+/// client can resume a call through any instance. An instance's own calls stay in its memory
+/// (`stream::Calls`), which serves resumes it can; only a shared store implements this.
+pub(crate) trait ReplayStore: Send + Sync + fmt::Debug {
+    /// Starts copying the events of call `id` (of the tool named `tool`, by `caller`), in the
+    /// order they are sent to the returned mirror.
+    fn mirror(&self, id: &str, tool: &str, caller: Option<&str>) -> Mirror;
+
+    /// What the store keeps of call `id`, with (some of) its events after `after`; `None`
+    /// when it keeps nothing of it.
+    fn read<'a>(
+        &'a self,
+        id: &'a str,
+        after: u64,
+    ) -> StoreFuture<'a, Result<Option<KeptCall>, Unavailable>>;
+}
+
+/// One event of a call, framed, on its way to a shared store.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) struct MirroredFrame {
+    pub(crate) id: u64,
+    pub(crate) bytes: Bytes,
+    pub(crate) terminal: bool,
+}
+
+/// Where the events of a call go to be copied to a shared store, in order.
+#[derive(Debug, Clone)]
+pub(crate) struct Mirror(pub(crate) tokio::sync::mpsc::UnboundedSender<MirroredFrame>);
+
+impl Mirror {
+    /// Queues an event; it never waits.
+    pub(crate) fn send(&self, frame: MirroredFrame) {
+        let _ = self.0.send(frame);
+    }
+}
+
+/// What a shared store keeps of a call: who made it, which events it still has, and some of
+/// them.
+#[derive(Debug)]
+pub(crate) struct KeptCall {
+    /// The manifest name of the tool called.
+    pub(crate) tool: String,
+    /// Who called it (`None`: anonymous).
+    pub(crate) caller: Option<String>,
+    /// The ids of the oldest and newest events kept (0 for none).
+    pub(crate) oldest: u64,
+    pub(crate) newest: u64,
+    /// Whether the terminal event is kept.
+    pub(crate) finished: bool,
+    /// Events after the id asked for, in order: id and framed bytes.
+    pub(crate) frames: Vec<(u64, Bytes)>,
 }
 
 /// The claim of a key, held by the request that runs: only its holder can finish or abandon

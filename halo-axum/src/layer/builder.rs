@@ -338,12 +338,17 @@ impl HaloBuilder {
             validate.then_some(Formats(self.formats)),
         )?;
         let challenge = registry.challenge();
-        let stores = Stores::local(self.idempotency_ttl);
+        let mut stores = Stores::local(self.idempotency_ttl);
         #[cfg(feature = "redis")]
-        let stores = match self.redis {
-            Some(store) => Stores::redis(store, self.idempotency_ttl),
-            None => stores,
-        };
+        if let Some(store) = self.redis {
+            stores = Stores::redis(
+                store,
+                self.idempotency_ttl,
+                self.stream.retention,
+                self.stream.max_events,
+            );
+        }
+        let replay = stores.replay.take();
         let governance = Governance::new(&registry, self.timeout, stores);
         let metrics = self.metrics.then(|| Metrics::new(&registry));
         Ok(HaloLayer {
@@ -353,7 +358,7 @@ impl HaloBuilder {
                 require_credentials: self.require_credentials,
                 validate,
                 body_limit: self.body_limit,
-                calls: Calls::new(self.stream),
+                calls: Calls::new(self.stream, replay),
                 challenge,
                 governance,
                 audit: self.audit,

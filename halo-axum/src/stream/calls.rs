@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::{OnDisconnect, StreamConfig};
+use crate::govern::{Mirror, MirroredFrame, ReplayStore};
 
 /// One SSE event, framed: `event: …\nid: …\ndata: …\n\n`.
 #[derive(Debug, Clone)]
@@ -33,6 +34,8 @@ pub(crate) struct Call {
     changed: Notify,
     max_events: usize,
     on_disconnect: OnDisconnect,
+    /// Where its events are copied for the other instances, with a shared store.
+    mirror: Option<Mirror>,
 }
 
 #[derive(Debug, Default)]
@@ -65,10 +68,15 @@ impl Call {
             let id = state.last_id;
             let mut text = String::with_capacity(data.len() + 40);
             let _ = write!(text, "event: {}\nid: {id}\ndata: {data}\n\n", event.name());
-            state.frames.push_back(Frame {
-                id,
-                bytes: Bytes::from(text),
-            });
+            let bytes = Bytes::from(text);
+            if let Some(mirror) = &self.mirror {
+                mirror.send(MirroredFrame {
+                    id,
+                    bytes: bytes.clone(),
+                    terminal: event.is_terminal(),
+                });
+            }
+            state.frames.push_back(Frame { id, bytes });
             if state.frames.len() > self.max_events {
                 state.frames.pop_front();
             }
@@ -179,6 +187,8 @@ impl Drop for Subscription {
 pub(crate) struct Calls {
     calls: Mutex<HashMap<String, Arc<Call>>>,
     config: StreamConfig,
+    /// A store the events are copied to, so that other instances can replay them.
+    shared: Option<Arc<dyn ReplayStore>>,
     /// Calls started, to sweep expired ones every [`SWEEP_EVERY`] starts.
     started: AtomicUsize,
 }
@@ -187,10 +197,11 @@ pub(crate) struct Calls {
 const SWEEP_EVERY: usize = 64;
 
 impl Calls {
-    pub(crate) fn new(config: StreamConfig) -> Self {
+    pub(crate) fn new(config: StreamConfig, shared: Option<Arc<dyn ReplayStore>>) -> Self {
         Self {
             calls: Mutex::new(HashMap::new()),
             config,
+            shared,
             started: AtomicUsize::new(0),
         }
     }
@@ -199,13 +210,19 @@ impl Calls {
         &self.config
     }
 
-    /// A new call of `tool` by `caller`. Calls past their retention are forgotten every
+    /// The store that keeps other instances' calls, if any.
+    pub(crate) fn shared(&self) -> Option<&Arc<dyn ReplayStore>> {
+        self.shared.as_ref()
+    }
+
+    /// A new call of `tool` (named `name`) by `caller`. Calls past their retention are forgotten every
     /// [`SWEEP_EVERY`] starts and whenever the store is full; when it is still full, the call
     /// that finished first goes, and with every call still running the new one is refused
     /// (`503`).
     pub(crate) fn start(
         &self,
         tool: usize,
+        name: &str,
         caller: Option<String>,
     ) -> Result<Arc<Call>, Box<Problem>> {
         let now = Instant::now();
@@ -234,14 +251,20 @@ impl Calls {
                 }
             }
         }
+        let id = format!("c-{}", uuid::Uuid::new_v4().simple());
+        let mirror = self
+            .shared
+            .as_ref()
+            .map(|shared| shared.mirror(&id, name, caller.as_deref()));
         let call = Arc::new(Call {
-            id: format!("c-{}", uuid::Uuid::new_v4().simple()),
+            id,
             tool,
             caller,
             state: Mutex::new(State::default()),
             changed: Notify::new(),
             max_events: self.config.max_events,
             on_disconnect: self.config.on_disconnect,
+            mirror,
         });
         calls.insert(call.id.clone(), Arc::clone(&call));
         Ok(call)

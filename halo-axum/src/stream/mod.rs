@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub(crate) use self::calls::{Call, Calls};
-pub(crate) use self::sse::{finish, respond};
+pub(crate) use self::sse::{EVENTS_GONE, NOT_KEPT, finish, respond, resume_shared};
 
 /// What happens to a streamed call whose client goes away before it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
