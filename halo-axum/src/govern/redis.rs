@@ -35,6 +35,10 @@ use super::store::{
 ///   ends. A repeat on any instance gets the kept response, `409` while the first runs, `422`
 ///   for another request under the same key. Records expire
 ///   [`idempotency_ttl`](crate::HaloBuilder::idempotency_ttl) after their claim.
+/// - **Streamed calls**: the events of each call are also copied, in order, to a Redis stream,
+///   so a client that lost its connection can resume the call (`Halo-Call-Id`,
+///   `Last-Event-ID`) through any instance: it gets what it missed, then the new events as
+///   they come. The instance running the call still streams from memory.
 ///
 /// **When Redis cannot be reached** (refused, reset, or no answer within
 /// [`timeout`](Self::timeout)), each kind of state does what its [`Fallback`] says:

@@ -286,8 +286,9 @@ impl HaloBuilder {
     }
 
     /// Keeps rate budgets and idempotency records in Redis instead of this process's memory,
-    /// so that every instance of the API that uses the same server and prefix shares them
-    /// (see [`RedisStore`](crate::RedisStore) for what happens when Redis cannot be reached).
+    /// and copies the events of streamed calls there, so that every instance of the API that
+    /// uses the same server and prefix shares them and can resume any call (see
+    /// [`RedisStore`](crate::RedisStore) for what happens when Redis cannot be reached).
     /// Needs the `redis` feature.
     ///
     /// ```
