@@ -487,3 +487,40 @@ async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
     };
     assert_unavailable(&answer, &redis);
 }
+
+#[tokio::test]
+async fn events_sent_while_redis_is_down_reach_it_in_order_when_it_is_back() {
+    let mut redis = RedisServer::start();
+    let [(a, on_a), (b, _)] = two(&redis, |store| store).await;
+    let started = work_stream(&a, "alice", None).send().await.unwrap();
+    let call = started.headers()["halo-call-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    redis.stop();
+    // The call ends while Redis is down; its own client gets every event from memory.
+    on_a.gate.add_permits(1);
+    let text = started.text().await.unwrap();
+    assert_eq!(event_ids(&text), [1, 2, 3, 4], "{text}");
+
+    redis.start_again();
+    eventually("B replays the events copied after the outage", || async {
+        let resumed = work_stream(&b, "alice", Some((&call, "0")))
+            .send()
+            .await
+            .unwrap();
+        if resumed.status() != StatusCode::OK {
+            // Until B and A reach Redis again.
+            assert!(
+                [StatusCode::SERVICE_UNAVAILABLE, StatusCode::GONE].contains(&resumed.status()),
+                "{}",
+                resumed.status()
+            );
+            return false;
+        }
+        let replayed = resumed.text().await.unwrap();
+        assert_eq!(replayed, text, "the same events, in order");
+        true
+    })
+    .await;
+}

@@ -767,13 +767,10 @@ async fn copy_events(
             }
         };
         let Some(mut frame) = frame else { return };
-        let lifetime = if frame.terminal {
-            millis(inner.retention)
-        } else {
-            running.clone()
-        };
+        let ended = millis(inner.retention);
         loop {
             let (id, terminal) = (frame.id.to_string(), if frame.terminal { "1" } else { "0" });
+            let lifetime = if frame.terminal { &ended } else { &running };
             let args: [&[u8]; 7] = [
                 id.as_bytes(),
                 &frame.bytes,
