@@ -12,6 +12,8 @@
 //!   tool again, and yields each event exactly once.
 //! - [`Error`] keeps a failed call's status and problem details for the model to read, and
 //!   never carries a secret.
+//! - [`agent`] (feature `agent`): an LLM agent that answers a task by calling an API's
+//!   tools ([`agent::RemoteTools`]).
 //!
 //! ```no_run
 //! use halo_client::{Client, Method};
@@ -26,6 +28,9 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "agent")]
+#[cfg_attr(docsrs, doc(cfg(feature = "agent")))]
+pub mod agent;
 mod args;
 mod client;
 mod credentials;

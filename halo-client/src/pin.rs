@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use halo_protocol::{Call, Manifest, ToolEntry, ToolSchema};
+use halo_protocol::{Manifest, ToolEntry, ToolSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -279,16 +279,16 @@ impl Client {
 
 /// The schema of every tool of a manifest, in order. Tools at `/` (whose `OPTIONS` is the
 /// manifest) get a schema made from their entry.
-async fn describe_manifest(client: &Client, manifest: &Manifest) -> Result<Vec<ToolSchema>> {
+pub(crate) async fn describe_manifest(
+    client: &Client,
+    manifest: &Manifest,
+) -> Result<Vec<ToolSchema>> {
     let described: Vec<&ToolEntry> = manifest.tools.iter().filter(|t| t.url != "/").collect();
     let mut fetched = client.describe_all(described).await?.into_iter();
     let mut schemas = Vec::with_capacity(manifest.tools.len());
     for entry in &manifest.tools {
         if entry.url == "/" {
-            let mut schema = ToolSchema::new(Call::new(entry.method.clone(), entry.url.clone()));
-            schema.description.clone_from(&entry.description);
-            schema.tags.clone_from(&entry.tags);
-            schemas.push(schema);
+            schemas.push(halo_protocol::entry_schema(entry));
         } else if let Some(schema) = fetched.next() {
             schemas.push(schema);
         }
@@ -351,7 +351,7 @@ fn canonical(value: &Value, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use halo_protocol::{InputField, Location};
+    use halo_protocol::{Call, InputField, Location};
     use serde_json::json;
 
     fn schema(method: &str, url: &str) -> ToolSchema {

@@ -1,0 +1,141 @@
+//! [`RemoteTools`]: a HALO API's tools, called over HTTP by a [`Client`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
+use halo_agent::ToolSet;
+use halo_protocol::{
+    Problem, ToolDefinition, ToolEntry, ToolKind, ToolOutput, ToolSchema, tool_definitions,
+};
+use serde_json::{Map, Value};
+
+use crate::{Client, Result};
+
+/// The tools of one HALO API as an agent's [`ToolSet`], called through a [`Client`].
+///
+/// [`discover`](Self::discover) reads the manifest (optionally only the tools with some
+/// tags) and every tool's schema once; the model gets each tool as a function definition
+/// (a name valid for LLM APIs, `why` then `description`, and the inputs as one JSON
+/// Schema object). Agents the API hosts (`"kind": "agent"`) are left out: an agent does not
+/// call another.
+///
+/// A call goes through [`Client::call`]: arguments placed where the schema says, the
+/// credentials of the API's host, retries only where repeating is safe. Its answer is what
+/// the model reads: the JSON (or text) of a success, the problem details of a `4xx` or
+/// `5xx`, a `400` problem for arguments that cannot be placed, and the client's message when
+/// the API cannot be reached (which never holds a credential).
+///
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct RemoteTools {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    definitions: Vec<ToolDefinition>,
+    /// The schema of each definition, at the same index.
+    schemas: Vec<ToolSchema>,
+}
+
+impl RemoteTools {
+    /// The tools of the API `client` talks to, those with any of `tags` (all of them when
+    /// `tags` is empty), as the client's credentials may see them.
+    ///
+    /// # Errors
+    /// As [`Client::discover`] and [`Client::describe_all`].
+    pub async fn discover(client: &Client, tags: &[&str]) -> Result<Self> {
+        let manifest = client.discover(tags).await?;
+        let schemas = crate::pin::describe_manifest(client, &manifest).await?;
+        Ok(Self::from_tools(
+            client,
+            manifest.tools.into_iter().zip(schemas).collect(),
+        ))
+    }
+
+    /// These tools (manifest entries with their schemas, from [`Client::discover`] and
+    /// [`Client::describe_all`], filtered as you like), called through `client`. Agents
+    /// (`"kind": "agent"`) are left out.
+    #[must_use]
+    pub fn from_tools(client: &Client, tools: Vec<(ToolEntry, ToolSchema)>) -> Self {
+        let tools: Vec<(ToolEntry, ToolSchema)> = tools
+            .into_iter()
+            .filter(|(entry, _)| entry.kind != Some(ToolKind::Agent))
+            .collect();
+        let definitions = tool_definitions(&tools);
+        let schemas = tools.into_iter().map(|(_, schema)| schema).collect();
+        Self {
+            inner: Arc::new(Inner {
+                client: client.clone(),
+                definitions,
+                schemas,
+            }),
+        }
+    }
+
+    /// The client the tools are called through.
+    #[must_use]
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// Calls the tool `name` and gives its answer as the model reads it.
+    async fn invoke(&self, name: &str, arguments: Map<String, Value>) -> ToolOutput {
+        let Some(index) = self.inner.definitions.iter().position(|d| d.name == name) else {
+            return ToolOutput::problem(
+                Problem::new(404).with_detail(format!("there is no tool named `{name}`")),
+            );
+        };
+        let schema = &self.inner.schemas[index];
+        match self
+            .inner
+            .client
+            .call(schema, Value::Object(arguments))
+            .await
+        {
+            Ok(response) => {
+                ToolOutput::from_response(response.status().as_u16(), response.to_value())
+            }
+            Err(error) => match error.response() {
+                Some(response) => {
+                    ToolOutput::from_response(response.status().as_u16(), response.to_value())
+                }
+                None if error.is_argument() => {
+                    ToolOutput::problem(Problem::new(400).with_detail(error.to_string()))
+                }
+                None => ToolOutput::failure(error.to_string()),
+            },
+        }
+    }
+}
+
+impl ToolSet for RemoteTools {
+    fn definitions(&self) -> &[ToolDefinition] {
+        &self.inner.definitions
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'a, ToolOutput> {
+        self.invoke(name, arguments).boxed()
+    }
+}
+
+impl fmt::Debug for RemoteTools {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self
+            .inner
+            .definitions
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect();
+        f.debug_struct("RemoteTools")
+            .field("client", &self.inner.client)
+            .field("tools", &names)
+            .finish()
+    }
+}
