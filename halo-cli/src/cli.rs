@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Discover, describe, call, stream, export and pin HALO APIs, and serve them over MCP.
+/// Discover, describe, call, stream, export and pin HALO APIs, serve them over MCP, and let an
+/// LLM agent use them.
 ///
 /// HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
 /// application/llm+json` lists their tools, and `OPTIONS` on a path returns the schema of
@@ -136,6 +137,19 @@ pub(crate) enum Command {
         /// A pin written by `halo pin`.
         pin: PathBuf,
     },
+    /// Ask an LLM agent to do a task with the API's tools; print its answer as it is written.
+    ///
+    /// The model is any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's
+    /// server, Ollama). It gets the API's tools (those with `--tags`, as the credentials given
+    /// here may see them) and calls them through `halo`, which keeps the credentials: the
+    /// model never sees them. The answer goes to standard output as it is written; each tool
+    /// call goes to standard error as it starts (`-> name {arguments}`) and ends (`<- name:
+    /// ok`, or the error the model is shown). With `--json`, every event of the run is one
+    /// JSON object per line on standard output.
+    ///
+    /// Exit status: 0 with an answer, 1 when the run fails (the model cannot be reached, too
+    /// many turns), 2 for usage errors, a missing model or an unreachable API.
+    Agent(AgentArgs),
     /// Serve the API's tools to MCP clients over stdio (Claude Desktop, MCP Inspector, ...).
     ///
     /// Each HALO tool becomes an MCP tool: its name, a description from `why` and
@@ -155,6 +169,39 @@ pub(crate) enum Command {
         #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
         poll: f64,
     },
+}
+
+/// The task, and the model that does it (`agent`).
+#[derive(Debug, Args)]
+pub(crate) struct AgentArgs {
+    /// The API's base URL.
+    pub(crate) url: String,
+    /// What to do, in words.
+    pub(crate) task: String,
+    /// The model endpoint's base URL, up to `/chat/completions` (e.g.
+    /// `http://127.0.0.1:11434/v1`).
+    #[arg(long, value_name = "URL", env = "HALO_LLM_BASE_URL")]
+    pub(crate) llm_base_url: Option<String>,
+    /// The model, as the endpoint names it.
+    #[arg(long, value_name = "NAME", env = "HALO_LLM_MODEL")]
+    pub(crate) model: Option<String>,
+    /// The endpoint's API key, sent to it alone.
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "HALO_LLM_API_KEY",
+        hide_env_values = true
+    )]
+    pub(crate) llm_api_key: Option<String>,
+    /// Only tools with any of these tags.
+    #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+    pub(crate) tags: Vec<String>,
+    /// Instructions for the model instead of the built-in ones.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) system: Option<String>,
+    /// The most times the model is asked before the run gives up.
+    #[arg(long, value_name = "N", default_value = "10", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) max_turns: u32,
 }
 
 /// Which operation to call, and with what (`call` and `stream`).
@@ -250,6 +297,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let agent = Cli::try_parse_from([
+            "halo",
+            "agent",
+            "http://h",
+            "find dune",
+            "--llm-base-url",
+            "http://m/v1",
+            "--model",
+            "m",
+            "--tags",
+            "books,inventory",
+            "--max-turns",
+            "3",
+        ])
+        .unwrap();
+        match agent.command {
+            Command::Agent(agent) => {
+                assert_eq!(agent.task, "find dune");
+                assert_eq!(agent.tags, ["books", "inventory"]);
+                assert_eq!((agent.model.as_deref(), agent.max_turns), (Some("m"), 3));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            Cli::try_parse_from(["halo", "agent", "http://h", "t", "--max-turns", "0"]).is_err()
+        );
         let both = Cli::try_parse_from([
             "halo",
             "--bearer",

@@ -15,12 +15,15 @@
 //! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
 //! halo diff http://127.0.0.1:3000 bookstore.pin.json
 //! halo --bearer demo-reader mcp http://127.0.0.1:3000 --tags books
+//! halo --bearer demo-reader agent http://127.0.0.1:3000 "Is Dune in stock?" \
+//!     --llm-base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b
 //! ```
 //!
 //! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
 //! what was asked (or `diff` found a change, or a stream ended with `tool_error`), 2 for
 //! usage, network and other errors.
 
+mod agent;
 mod cli;
 mod mcp;
 mod output;

@@ -514,7 +514,7 @@ fn is_problem(response: &ToolResponse, body: &Map<String, Value>) -> bool {
     declared || (body.contains_key("title") || body.contains_key("detail"))
 }
 
-fn compact(value: &Value) -> String {
+pub(crate) fn compact(value: &Value) -> String {
     line(&value.to_string())
 }
 
@@ -547,7 +547,7 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// At most `width` characters, with `…` when cut.
-fn truncate(text: &str, width: usize) -> String {
+pub(crate) fn truncate(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
         return text.to_owned();
     }
@@ -558,7 +558,7 @@ fn truncate(text: &str, width: usize) -> String {
 }
 
 /// One line of untrusted text: whitespace runs and control characters become one space.
-fn line(text: &str) -> String {
+pub(crate) fn line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_whitespace() || c.is_control() {
@@ -574,7 +574,7 @@ fn line(text: &str) -> String {
 
 /// Several lines of untrusted text: newlines and tabs kept, other control characters
 /// replaced.
-fn block(text: &str) -> String {
+pub(crate) fn block(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_control() && c != '\n' && c != '\t' {

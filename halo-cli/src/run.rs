@@ -179,6 +179,19 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
                 None => print_out(&text),
             }
         }
+        Command::Agent(agent) => {
+            let client = client(&global, &agent.url)?;
+            let options = crate::agent::Options {
+                task: agent.task,
+                llm_base_url: agent.llm_base_url,
+                model: agent.model,
+                llm_api_key: agent.llm_api_key,
+                tags: agent.tags,
+                system: agent.system,
+                max_turns: agent.max_turns,
+            };
+            return crate::agent::run(&client, options, json).await;
+        }
         Command::Mcp { url, tags, poll } => {
             let options = mcp::Options {
                 tags,
@@ -355,14 +368,14 @@ fn read_pin(path: &Path) -> Result<Pin, Failure> {
 }
 
 /// Writes to stdout; a closed pipe (`halo ... | head`) is not an error worth a panic.
-fn print_out(text: &str) {
+pub(crate) fn print_out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
 }
 
 /// Writes to stderr, ignoring a closed stream.
-fn print_err(text: &str) {
+pub(crate) fn print_err(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 

@@ -1,0 +1,185 @@
+//! `halo agent` against the bookstore and a scripted OpenAI-compatible model, over real
+//! HTTP: the answer streamed to stdout, each tool call on stderr as it happens, `--json`
+//! events, the LLM settings from flags or environment variables, and a clear error (not a
+//! hang) when no model is configured.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bookstore::auth::READER_TOKEN;
+use halo_client::protocol::AgentEvent;
+use halo_tests::llm::{Call, ScriptedLlm, Turn};
+use halo_tests::spawn;
+use serde_json::json;
+
+const LLM_KEY: &str = "sk-cli-test-key-42";
+
+/// What a run of `halo` left.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `halo` with `env` set and the LLM and credential variables otherwise cleared.
+fn halo(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_halo"));
+    command.args(args);
+    for name in [
+        "HALO_BEARER",
+        "HALO_API_KEY",
+        "HALO_LLM_BASE_URL",
+        "HALO_LLM_MODEL",
+        "HALO_LLM_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    let output = command.output().expect("run halo");
+    Run {
+        code: output.status.code().expect("halo exits, not killed"),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_answer_streams_and_each_tool_call_shows() {
+    let store = spawn(bookstore::app()).await;
+    let llm = ScriptedLlm::start([
+        Turn::calls([Call::new("search_books", json!({"q": "le guin"}))]),
+        Turn::calls([Call::new("get_book", json!({"id": "two"}))]),
+        Turn::text(
+            "Two books by Ursula K. Le Guin:\nThe Left Hand of Darkness and A Wizard of Earthsea.",
+        ),
+    ])
+    .await;
+    let base = store.base_url();
+    let run = halo(
+        &[
+            "--bearer",
+            READER_TOKEN,
+            "agent",
+            &base,
+            "Which books by Le Guin do you have?",
+            "--tags",
+            "books",
+            "--llm-api-key",
+            LLM_KEY,
+        ],
+        &[
+            ("HALO_LLM_BASE_URL", &llm.base_url()),
+            ("HALO_LLM_MODEL", "scripted-model"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        run.stdout,
+        "Two books by Ursula K. Le Guin:\nThe Left Hand of Darkness and A Wizard of Earthsea.\n"
+    );
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines[0], r#"-> search_books {"q":"le guin"}"#, "{run:#?}");
+    assert_eq!(lines[1], "<- search_books: ok");
+    assert_eq!(lines[2], r#"-> get_book {"id":"two"}"#);
+    assert!(
+        lines[3].starts_with("<- get_book: error 422 Unprocessable Content ")
+            && lines[3].contains("(/id: "),
+        "{run:#?}"
+    );
+    assert_eq!(lines[4], "(3 turns, 45 tokens)");
+
+    let requests = llm.requests();
+    assert_eq!(requests[0].body["model"], "scripted-model");
+    assert_eq!(
+        requests[0].authorization(),
+        Some(format!("Bearer {LLM_KEY}").as_str())
+    );
+    assert!(
+        requests[0]
+            .tool_names()
+            .iter()
+            .all(|name| name != "create_order")
+    );
+    assert!(
+        !llm.transcript().contains(READER_TOKEN),
+        "the API's token reached the model"
+    );
+    assert!(
+        !format!("{run:?}").contains(LLM_KEY),
+        "the LLM key was printed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_prints_every_event_and_a_failed_run_exits_1() {
+    let store = spawn(bookstore::app()).await;
+    let looping = || Turn::calls([Call::new("get_book", json!({"id": 1}))]);
+    let llm = ScriptedLlm::start([looping(), looping(), looping()]).await;
+    let base = store.base_url();
+    let run = halo(
+        &[
+            "--json",
+            "agent",
+            &base,
+            "Loop",
+            "--llm-base-url",
+            &llm.base_url(),
+            "--model",
+            "m",
+            "--max-turns",
+            "2",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{run:#?}");
+    let events: Vec<AgentEvent> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    assert_eq!(events[0].name(), "agent_start");
+    assert_eq!(events.iter().filter(|e| e.name() == "tool_end").count(), 2);
+    let Some(AgentEvent::AgentError(failure)) = events.last() else {
+        panic!("{run:#?}")
+    };
+    assert_eq!(failure.code.as_str(), "max_turns");
+    assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_model_the_error_is_clear_and_immediate() {
+    let store = spawn(bookstore::app()).await;
+    let base = store.base_url();
+    let started = Instant::now();
+    let run = halo(&["agent", &base, "Is Dune in stock?"], &[]);
+    assert!(started.elapsed() < Duration::from_secs(10), "{run:#?}");
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stdout.is_empty());
+    for named in [
+        "--llm-base-url",
+        "HALO_LLM_BASE_URL",
+        "--model",
+        "HALO_LLM_MODEL",
+    ] {
+        assert!(run.stderr.contains(named), "{named}: {run:#?}");
+    }
+
+    // A model endpoint that cannot be reached: an error after the retries, not a hang.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let started = Instant::now();
+    let run = halo(
+        &["agent", &base, "Is Dune in stock?", "--model", "m"],
+        &[("HALO_LLM_BASE_URL", &format!("http://127.0.0.1:{port}/v1"))],
+    );
+    assert!(started.elapsed() < Duration::from_secs(30), "{run:#?}");
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr.contains("could not connect to the model"),
+        "{run:#?}"
+    );
+}
