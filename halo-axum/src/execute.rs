@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, FieldError, Problem, ToolEvent, ToolStart};
+use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, FieldError, Problem};
 use http::header::{CONTENT_LENGTH, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, Request, StatusCode};
@@ -326,10 +326,7 @@ where
         Ok(call) => call,
         Err(problem) => return Ok((problem::from_problem(&problem), Outcome::Denied)),
     };
-    call.push(&ToolEvent::ToolStart(ToolStart::new(
-        call.id.clone(),
-        described.name(),
-    )));
+    call.begin(described.name(), described.is_agent());
     parts
         .extensions
         .insert(Progress::attached(Arc::clone(&call)));

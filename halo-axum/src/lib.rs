@@ -1,6 +1,9 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "agents")]
+#[cfg_attr(docsrs, doc(cfg(feature = "agents")))]
+pub mod agents;
 mod audit;
 mod auth;
 mod discovery;
@@ -8,6 +11,8 @@ mod error;
 mod execute;
 mod govern;
 mod layer;
+#[cfg(any(feature = "mcp", feature = "agents"))]
+mod local;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;

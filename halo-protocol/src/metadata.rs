@@ -12,7 +12,9 @@ use serde_json::Value;
 
 use crate::date::check_date;
 use crate::schema::{Backoff, Status};
-use crate::{Effects, Example, Lifecycle, Limits, Next, Observe, Resilience, Stream, Trust};
+use crate::{
+    Effects, Example, Lifecycle, Limits, Next, Observe, Resilience, Stream, ToolKind, Trust,
+};
 
 /// HALO's LLM-native metadata of one operation, as carried by `x-halo-*` extensions.
 ///
@@ -29,6 +31,7 @@ use crate::{Effects, Example, Lifecycle, Limits, Next, Observe, Resilience, Stre
 /// | `x-halo-lifecycle` | [`lifecycle`](Self::lifecycle) (`status`, `sunset`, `replace_with`) |
 /// | `x-halo-stream` | [`stream`](Self::stream) |
 /// | `x-halo-i18n` | [`locales`](Self::locales) (language tag → [`LocalizedText`]) |
+/// | `x-halo-kind` | [`kind`](Self::kind) (`"tool"` or `"agent"`) |
 ///
 /// ```
 /// use halo_protocol::Metadata;
@@ -68,6 +71,8 @@ pub struct Metadata {
     pub stream: Option<Stream>,
     /// Localised name, description and why, by language tag (`zh`, `en-GB`).
     pub locales: BTreeMap<String, LocalizedText>,
+    /// What kind of operation it is, when not a plain tool (a hosted agent).
+    pub kind: Option<ToolKind>,
 }
 
 /// Localised text of one operation in one language.
@@ -106,7 +111,7 @@ pub enum MetadataError {
 }
 
 /// The extension keys HALO defines, in the order they are written.
-pub(crate) const KEYS: [&str; 11] = [
+pub(crate) const KEYS: [&str; 12] = [
     "x-halo-why",
     "x-halo-effects",
     "x-halo-limits",
@@ -118,6 +123,7 @@ pub(crate) const KEYS: [&str; 11] = [
     "x-halo-lifecycle",
     "x-halo-stream",
     "x-halo-i18n",
+    "x-halo-kind",
 ];
 
 impl Metadata {
@@ -147,6 +153,7 @@ impl Metadata {
                 "x-halo-lifecycle" => meta.lifecycle = Some(read(key, value)?),
                 "x-halo-stream" => meta.stream = Some(read(key, value)?),
                 "x-halo-i18n" => meta.locales = read(key, value)?,
+                "x-halo-kind" => meta.kind = Some(read(key, value)?),
                 _ => {
                     return Err(MetadataError::UnknownKey {
                         key: key.to_owned(),
@@ -173,6 +180,7 @@ impl Metadata {
             to_value(self.lifecycle.as_ref()),
             to_value(self.stream.as_ref()),
             to_value(Some(&self.locales).filter(|v| !v.is_empty())),
+            to_value(self.kind.as_ref()),
         ];
         KEYS.iter()
             .zip(parts)
@@ -195,6 +203,7 @@ impl Metadata {
         take(&mut self.observe, other.observe);
         take(&mut self.lifecycle, other.lifecycle);
         take(&mut self.stream, other.stream);
+        take(&mut self.kind, other.kind);
         if !other.next.is_empty() {
             self.next = other.next;
         }
@@ -318,6 +327,7 @@ mod tests {
             ),
             ("x-halo-stream", json!({"events": ["tool_progress"]})),
             ("x-halo-i18n", json!({"zh": {"name": "n", "why": "w"}})),
+            ("x-halo-kind", json!("agent")),
         ];
         let meta = parse(&pairs).unwrap();
         let written = meta.to_extensions();

@@ -8,18 +8,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::Router;
 use axum::body::Body;
 use axum::response::Response;
 use http::{HeaderName, Request};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use tower_layer::Layer as _;
 use tower_service::Service;
 
 use self::bridge::Bridge;
 use crate::HaloLayer;
+use crate::local::{Local, forwarded};
 
 /// The `Host` values accepted by default: loopback only.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -91,21 +90,18 @@ impl fmt::Debug for McpService {
 /// Builds an [`McpService`].
 #[must_use]
 pub struct McpBuilder {
-    app: Router,
-    forward: Vec<HeaderName>,
+    local: Local,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     instructions: Option<String>,
-    max_response_bytes: usize,
 }
 
 impl fmt::Debug for McpBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpBuilder")
-            .field("forward", &self.forward)
+            .field("forward", &self.local.forward())
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
-            .field("max_response_bytes", &self.max_response_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -126,29 +122,11 @@ impl McpService {
             + 'static,
         S::Future: Send + 'static,
     {
-        let mut forward = vec![
-            http::header::AUTHORIZATION,
-            http::header::ACCEPT_LANGUAGE,
-            HeaderName::from_static("traceparent"),
-            HeaderName::from_static("tracestate"),
-            HeaderName::from_static("x-request-id"),
-        ];
-        forward.extend(
-            layer
-                .shared
-                .discovery
-                .registry
-                .key_headers()
-                .iter()
-                .cloned(),
-        );
         McpBuilder {
-            app: Router::new().fallback_service(layer.layer(app)),
-            forward,
+            local: Local::new(layer, app, forwarded(layer), 16 * 1024 * 1024),
             allowed_hosts: None,
             allowed_origins: None,
             instructions: None,
-            max_response_bytes: 16 * 1024 * 1024,
         }
     }
 }
@@ -181,9 +159,7 @@ impl McpBuilder {
     /// cookie, say). `Authorization`, the API-key headers of the API's security schemes,
     /// `Accept-Language`, `traceparent`, `tracestate` and `x-request-id` always are.
     pub fn forward_header(mut self, name: HeaderName) -> Self {
-        if !self.forward.contains(&name) {
-            self.forward.push(name);
-        }
+        self.local.forward_header(name);
         self
     }
 
@@ -196,19 +172,14 @@ impl McpBuilder {
     /// The largest answer of a tool call passed on, in bytes (16 MiB by default); a larger
     /// one is an error result.
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
-        self.max_response_bytes = bytes;
+        self.local.set_max_response_bytes(bytes);
         self
     }
 
     /// The service.
     #[must_use]
     pub fn build(self) -> McpService {
-        let bridge = Bridge::new(
-            self.app,
-            self.forward,
-            self.instructions,
-            self.max_response_bytes,
-        );
+        let bridge = Bridge::new(self.local, self.instructions);
         let hosts = self
             .allowed_hosts
             .unwrap_or_else(|| LOOPBACK_HOSTS.map(str::to_owned).to_vec());

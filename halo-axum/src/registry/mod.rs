@@ -97,6 +97,11 @@ impl Tool {
     pub(crate) fn name(&self) -> &str {
         &self.entry.name
     }
+
+    /// Whether it is a hosted agent (`"kind": "agent"`).
+    pub(crate) fn is_agent(&self) -> bool {
+        self.entry.kind == Some(halo_protocol::ToolKind::Agent)
+    }
 }
 
 /// One described path: its methods and their tools.

@@ -96,7 +96,8 @@ pub(crate) fn build(
     schema.lifecycle = lifecycle(meta.lifecycle, source);
     schema.stream = meta.stream;
 
-    let entry = ToolEntry::new(source.template, source.method, name, summary).with_tags(tags);
+    let mut entry = ToolEntry::new(source.template, source.method, name, summary).with_tags(tags);
+    entry.kind = meta.kind;
     Ok(Built {
         entry,
         schema,

@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use halo_protocol::{Problem, ToolEvent};
+use halo_protocol::{
+    AgentEvent, AgentFailure, AgentStart, FailureCode, Problem, ToolEvent, ToolStart,
+};
+use serde::Serialize;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
@@ -22,6 +25,35 @@ pub(crate) struct Frame {
     pub(crate) bytes: Bytes,
 }
 
+/// An event of a streamed call: a tool's ([`ToolEvent`]) or a hosted agent's
+/// ([`AgentEvent`]), on the same envelope.
+pub(crate) trait Envelope: Serialize {
+    /// The SSE event name.
+    fn name(&self) -> &'static str;
+    /// Whether the call ends with it.
+    fn is_terminal(&self) -> bool;
+}
+
+impl Envelope for ToolEvent {
+    fn name(&self) -> &'static str {
+        Self::name(self)
+    }
+
+    fn is_terminal(&self) -> bool {
+        Self::is_terminal(self)
+    }
+}
+
+impl Envelope for AgentEvent {
+    fn name(&self) -> &'static str {
+        Self::name(self)
+    }
+
+    fn is_terminal(&self) -> bool {
+        Self::is_terminal(self)
+    }
+}
+
 /// One streamed call.
 #[derive(Debug)]
 pub(crate) struct Call {
@@ -33,7 +65,6 @@ pub(crate) struct Call {
     state: Mutex<State>,
     changed: Notify,
     max_events: usize,
-    on_disconnect: OnDisconnect,
     /// Where its events are copied for the other instances, with a shared store.
     mirror: Option<Mirror>,
 }
@@ -46,6 +77,9 @@ struct State {
     finished: Option<Instant>,
     subscribers: usize,
     task: Option<AbortHandle>,
+    on_disconnect: OnDisconnect,
+    /// A hosted agent's run (its events are [`AgentEvent`]s).
+    agent: bool,
 }
 
 impl Call {
@@ -55,7 +89,7 @@ impl Call {
 
     /// Appends an event (nothing after a terminal one) and wakes the subscribers. Past the
     /// event limit the oldest event is dropped.
-    pub(crate) fn push(&self, event: &ToolEvent) {
+    pub(crate) fn push(&self, event: &impl Envelope) {
         let data = serde_json::to_string(event).unwrap_or_else(|_| {
             r#"{"type":"tool_error","data":{"type":"about:blank","status":500}}"#.to_owned()
         });
@@ -86,6 +120,43 @@ impl Call {
             }
         }
         self.changed.notify_waiters();
+    }
+
+    /// Sends the first event: `tool_start`, or `agent_start` for a hosted agent's run.
+    pub(crate) fn begin(&self, tool: &str, agent: bool) {
+        if agent {
+            self.state().agent = true;
+            self.push(&AgentEvent::AgentStart(AgentStart::new(
+                self.id.clone(),
+                Some(tool.to_owned()),
+            )));
+        } else {
+            self.push(&ToolEvent::ToolStart(ToolStart::new(self.id.clone(), tool)));
+        }
+    }
+
+    /// Ends the call with `problem`: `tool_error`, or `agent_error` for an agent's run.
+    pub(crate) fn fail(&self, problem: Problem) {
+        if !self.state().agent {
+            self.push(&ToolEvent::ToolError(problem));
+            return;
+        }
+        let code = match problem.status {
+            503 => FailureCode::Cancelled,
+            504 => FailureCode::Deadline,
+            _ => FailureCode::Other,
+        };
+        let detail = problem.detail.unwrap_or(problem.title);
+        self.push(&AgentEvent::AgentError(AgentFailure::new(code, detail)));
+    }
+
+    /// What happens when its last client leaves, instead of the layer's setting; gives
+    /// whether a client is still connected.
+    #[cfg(feature = "agents")]
+    pub(crate) fn set_on_disconnect(&self, policy: OnDisconnect) -> bool {
+        let mut state = self.state();
+        state.on_disconnect = policy;
+        state.subscribers > 0
     }
 
     /// Remembers the task running the handler, to cancel it when the policy says so.
@@ -168,16 +239,16 @@ impl Drop for Subscription {
         let task = {
             let mut state = self.0.state();
             state.subscribers -= 1;
-            if state.subscribers > 0 || self.0.on_disconnect != OnDisconnect::Cancel {
+            if state.subscribers > 0 || state.on_disconnect != OnDisconnect::Cancel {
                 return;
             }
             state.task.take()
         };
         if let Some(task) = task {
             task.abort();
-            self.0.push(&ToolEvent::ToolError(
+            self.0.fail(
                 Problem::new(503).with_detail("the call was cancelled: its client disconnected"),
-            ));
+            );
         }
     }
 }
@@ -260,10 +331,12 @@ impl Calls {
             id,
             tool,
             caller,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                on_disconnect: self.config.on_disconnect,
+                ..State::default()
+            }),
             changed: Notify::new(),
             max_events: self.config.max_events,
-            on_disconnect: self.config.on_disconnect,
             mirror,
         });
         calls.insert(call.id.clone(), Arc::clone(&call));

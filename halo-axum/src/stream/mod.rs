@@ -96,6 +96,12 @@ impl Progress {
         self.call.is_some()
     }
 
+    /// The streamed call, for a handler that sends events of its own (a hosted agent's).
+    #[cfg(feature = "agents")]
+    pub(crate) fn call(&self) -> Option<&Arc<Call>> {
+        self.call.as_ref()
+    }
+
     /// Sends any JSON as the data of a `tool_progress` event. A value that fails to
     /// serialise is sent as `null`.
     pub fn send(&self, data: impl Serialize) {

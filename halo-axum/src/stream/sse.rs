@@ -215,7 +215,10 @@ pub(crate) async fn finish<E>(call: Arc<Call>, outcome: Result<Response, E>) {
             }
         }
     };
-    call.push(&event);
+    match event {
+        ToolEvent::ToolError(problem) => call.fail(problem),
+        event => call.push(&event),
+    }
 }
 
 /// A body as the model sees it: JSON as itself, text as a string, nothing as `null`.
