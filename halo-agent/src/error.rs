@@ -68,16 +68,19 @@ impl Error {
     }
 
     /// A setting that cannot work (a missing model, an invalid URL or key).
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn builder(message: impl Into<String>) -> Self {
         Self::new(Kind::Builder, Some(message.into()))
     }
 
     /// The model's endpoint could not be reached.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn connect(message: impl Into<String>) -> Self {
         Self::new(Kind::Connect, Some(message.into()))
     }
 
     /// The model's endpoint did not answer, or fell silent, in time.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn timeout(message: impl Into<String>) -> Self {
         Self::new(Kind::Timeout, Some(message.into()))
     }
@@ -141,6 +144,7 @@ impl Error {
         }
     }
 
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
         self.inner.source = Some(source.into());
         self
@@ -154,6 +158,7 @@ impl Error {
     }
 
     /// The same error with `secret` replaced wherever the message shows it.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn scrubbed(mut self, secret: Option<&str>) -> Self {
         if let (Some(secret), Some(message)) =
             (secret.filter(|s| s.len() >= 4), &mut self.inner.message)

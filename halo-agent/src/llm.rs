@@ -15,7 +15,8 @@ use crate::Result;
 /// from the streamed pieces, and the tokens used). An error ends the stream.
 ///
 /// [`OpenAiProvider`](crate::OpenAiProvider) talks to any OpenAI-compatible endpoint;
-/// implement this trait for anything else (a test double, another API).
+/// implement this trait for anything else (a test double, another API). Its `Debug` output
+/// must not show a secret.
 ///
 /// ```
 /// use futures_util::stream::{self, StreamExt as _};
@@ -36,7 +37,7 @@ use crate::Result;
 ///     }
 /// }
 /// ```
-pub trait LlmProvider: Send + Sync + 'static {
+pub trait LlmProvider: Send + Sync + std::fmt::Debug + 'static {
     /// Sends `request` and streams the model's answer.
     fn chat(&self, request: ChatRequest) -> ChatStream;
 }

@@ -23,6 +23,32 @@ pub struct Cli {
     /// `GET /metrics` in the Prometheus text format.
     #[arg(long, env = "HALO_METRICS")]
     pub metrics: bool,
+    /// Host the shopping assistant (`POST /agents/shopping_assistant/run`) on the
+    /// OpenAI-compatible endpoint at URL (e.g. `http://127.0.0.1:11434/v1`); needs
+    /// `--llm-model`.
+    #[arg(
+        long,
+        env = "HALO_LLM_BASE_URL",
+        value_name = "URL",
+        requires = "llm_model"
+    )]
+    pub llm_base_url: Option<String>,
+    /// The model the shopping assistant uses, as the endpoint names it.
+    #[arg(
+        long,
+        env = "HALO_LLM_MODEL",
+        value_name = "NAME",
+        requires = "llm_base_url"
+    )]
+    pub llm_model: Option<String>,
+    /// The endpoint's API key, if it needs one.
+    #[arg(
+        long,
+        env = "HALO_LLM_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub llm_api_key: Option<String>,
 }
 
 impl Cli {

@@ -21,11 +21,18 @@
 //!
 //! `POST /api/books/{id}/summarize` with `Accept: text/event-stream` streams its progress, one
 //! `tool_progress` event per chapter, then `tool_end` with the summary.
+//!
+//! With a model ([`Options::llm`]), the bookstore also hosts an LLM agent, a shopping
+//! assistant at `POST /agents/shopping_assistant/run` ([`agents`]).
+
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
+use halo_agent::LlmProvider;
+use halo_axum::agents::Agents;
 use halo_axum::mcp::McpService;
 use halo_axum::{HaloLayer, JsonLinesSink, Prometheus, RedisStore};
 use tower_http::cors::CorsLayer;
@@ -34,6 +41,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+pub mod agents;
 pub mod auth;
 pub mod cli;
 pub mod error;
@@ -137,6 +145,8 @@ pub struct Options {
     pub redis: Option<RedisStore>,
     /// Where the layer's metrics go, served at `GET /metrics` in the Prometheus text format.
     pub metrics: Option<Prometheus>,
+    /// The model of the hosted shopping assistant; without one the bookstore hosts no agent.
+    pub llm: Option<Arc<dyn LlmProvider>>,
 }
 
 impl Options {
@@ -163,6 +173,14 @@ impl Options {
         self.metrics = Some(prometheus);
         self
     }
+
+    /// Hosts the shopping assistant ([`agents::shopping_assistant`]) on `provider`, at
+    /// `POST /agents/shopping_assistant/run`.
+    #[must_use]
+    pub fn llm(mut self, provider: impl LlmProvider) -> Self {
+        self.llm = Some(Arc::new(provider));
+        self
+    }
 }
 
 /// The complete application over the given state, with `options` (see [`app`]).
@@ -178,6 +196,16 @@ impl Options {
 /// As [`app_with_state`].
 pub fn app_with(state: AppState, options: Options) -> Router {
     let (router, api) = api_router().with_state(state).split_for_parts();
+    // The hosted agent, when there is a model: described in the document like any operation.
+    let agents = options
+        .llm
+        .map(|provider| Agents::new().agent(agents::shopping_assistant(provider)));
+    let api = match &agents {
+        Some(agents) => agents
+            .document(api)
+            .unwrap_or_else(|error| panic!("bookstore: invalid agent: {error}")),
+        None => api,
+    };
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
     let authenticator = auth::authenticator(&api);
     let mut halo = HaloLayer::builder(api).authenticator(authenticator);
@@ -191,7 +219,12 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         .metrics(options.metrics.is_some())
         .build()
         .unwrap_or_else(|error| panic!("bookstore: invalid HALO metadata: {error}"));
-    let mut router = router
+    let mut router = match &agents {
+        // Its tools are the API's operations, called in process through the layer.
+        Some(agents) => router.clone().merge(agents.router(&halo, router)),
+        None => router,
+    };
+    router = router
         .route(
             "/openapi.json",
             get(move || {

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/] [--metrics]
+//!           [--llm-base-url http://127.0.0.1:11434/v1 --llm-model qwen2.5:7b [--llm-api-key KEY]]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
 
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 use bookstore::cli::Cli;
 use bookstore::{AppState, Options};
 use clap::Parser;
+use halo_agent::OpenAiProvider;
 use halo_axum::{JsonLinesSink, Prometheus, RedisStore};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
@@ -87,6 +89,26 @@ async fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+    }
+    if let (Some(base_url), Some(model)) = (&cli.llm_base_url, &cli.llm_model) {
+        let mut provider = OpenAiProvider::builder().base_url(base_url).model(model);
+        if let Some(key) = &cli.llm_api_key {
+            provider = provider.api_key(key);
+        }
+        match provider.build() {
+            Ok(provider) => options = options.llm(provider),
+            Err(error) => {
+                eprintln!("bookstore: --llm-base-url: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "agent:       curl -N http://{addr}/agents/{}/run -H 'Authorization: Bearer demo-admin' \\\n             -H 'Accept: text/event-stream' -H 'Content-Type: application/json' -d '{{\"input\": \"Is Dune in stock?\"}}'",
+            bookstore::agents::NAME
+        );
+        let _ = out.flush();
     }
     let app = bookstore::app_with(AppState::seeded(), options);
     // With the client's address known, anonymous callers get rate budgets of their own.
