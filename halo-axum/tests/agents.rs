@@ -342,7 +342,7 @@ async fn agents_are_listed_and_described_like_tools() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_run_sends_the_documented_events_and_calls_tools_as_the_caller() {
     let llm = ScriptedLlm::start([
         Turn::calls([
@@ -594,7 +594,7 @@ async fn an_unstreamed_run_answers_json_and_bad_input_is_refused_before_the_mode
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_leaves_cancels_the_run() {
     let slow = "a long answer that takes a while to write, one piece at a time";
     let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(100))]).await;
@@ -644,4 +644,45 @@ async fn a_client_that_leaves_cancels_the_run() {
         text.len() < slow.len(),
         "the run stopped mid-answer: {text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn configured_to_continue_a_run_outlives_its_client() {
+    let slow = "an answer written slowly, piece by piece";
+    let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(30))]).await;
+    let (server, _) = serve(&llm, OnDisconnect::Continue).await;
+    let mut response = reqwest::Client::new()
+        .post(server.url("/agents/note_taker/run"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"input": "Tell me"}))
+        .send()
+        .await
+        .unwrap();
+    let call_id = response.headers()["halo-call-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let mut seen = String::new();
+    while !seen.contains("event: llm_chunk") {
+        let chunk = response.chunk().await.unwrap().expect("more events");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    drop(response);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let rest = reqwest::Client::new()
+        .post(server.url("/agents/note_taker/run"))
+        .header("accept", "text/event-stream")
+        .header("halo-call-id", &call_id)
+        .header("last-event-id", "1")
+        .json(&json!({"input": "Tell me"}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let events = parse(&rest);
+    let last = events.last().unwrap();
+    assert_eq!(last.name, "agent_end", "{rest}");
+    assert_eq!(last.data["data"]["content"], slow);
 }

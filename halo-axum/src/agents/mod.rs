@@ -425,8 +425,8 @@ impl Agents {
 
     /// The routes that run the agents, to merge into the app (inside its layer). The agents'
     /// tools are `app`'s operations, called in process through `layer`: give the app
-    /// **without** the layer, as for [`McpService`](crate::mcp::McpService) (its routes; the
-    /// agents' own are not needed).
+    /// **without** the layer (its routes; the agents' own are not needed), as for the MCP
+    /// service.
     pub fn router<S>(&self, layer: &HaloLayer, app: S) -> Router
     where
         S: Service<Request<Body>, Response = Response, Error = Infallible>

@@ -38,14 +38,9 @@ impl Run {
         ValidJson(request): ValidJson<AgentRequest>,
     ) -> Response {
         let call = progress.call().cloned();
-        if let Some(call) = &call
-            && !call.set_on_disconnect(self.on_disconnect)
-            && self.on_disconnect == OnDisconnect::Cancel
-        {
-            call.fail(
-                Problem::new(503).with_detail("the run was cancelled: its client disconnected"),
-            );
-            return StatusCode::NO_CONTENT.into_response();
+        if let Some(call) = &call {
+            // The layer starts a run as cancelled on disconnect; this agent may say otherwise.
+            call.set_on_disconnect(self.on_disconnect);
         }
         let input = match request.input {
             AgentInput::Text(text) if text.trim().is_empty() => {

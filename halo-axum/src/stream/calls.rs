@@ -122,10 +122,15 @@ impl Call {
         self.changed.notify_waiters();
     }
 
-    /// Sends the first event: `tool_start`, or `agent_start` for a hosted agent's run.
+    /// Sends the first event: `tool_start`, or `agent_start` for a hosted agent's run, which
+    /// is cancelled when its last client leaves unless its handler says otherwise.
     pub(crate) fn begin(&self, tool: &str, agent: bool) {
         if agent {
-            self.state().agent = true;
+            {
+                let mut state = self.state();
+                state.agent = true;
+                state.on_disconnect = OnDisconnect::Cancel;
+            }
             self.push(&AgentEvent::AgentStart(AgentStart::new(
                 self.id.clone(),
                 Some(tool.to_owned()),
@@ -150,13 +155,10 @@ impl Call {
         self.push(&AgentEvent::AgentError(AgentFailure::new(code, detail)));
     }
 
-    /// What happens when its last client leaves, instead of the layer's setting; gives
-    /// whether a client is still connected.
+    /// What happens when its last client leaves, from now on.
     #[cfg(feature = "agents")]
-    pub(crate) fn set_on_disconnect(&self, policy: OnDisconnect) -> bool {
-        let mut state = self.state();
-        state.on_disconnect = policy;
-        state.subscribers > 0
+    pub(crate) fn set_on_disconnect(&self, policy: OnDisconnect) {
+        self.state().on_disconnect = policy;
     }
 
     /// Remembers the task running the handler, to cancel it when the policy says so.
