@@ -81,3 +81,16 @@ pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::ValidJson;
+
+/// Internals for the fuzz targets (`fuzz/`); not a stable API.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// The fast body check's verdict on `body` against `schema`: `Some(true)` when it vouches
+    /// for the body, `Some(false)` when it leaves it to the full check, `None` when the
+    /// schema does not take the fast check at all.
+    #[must_use]
+    pub fn fast_body_check(schema: &serde_json::Value, formats: bool, body: &[u8]) -> Option<bool> {
+        crate::validate::Fast::compile(schema, formats).map(|fast| fast.accepts(body))
+    }
+}

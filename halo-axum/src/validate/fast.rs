@@ -56,7 +56,7 @@ const EXACT_IN_F64: u64 = 1 << 53;
 const MAX_TRACKED: usize = 64;
 
 /// A body schema compiled for the fast check.
-pub(super) struct Fast {
+pub(crate) struct Fast {
     root: Node,
 }
 
@@ -64,7 +64,7 @@ impl Fast {
     /// Compiles `schema` (with `format` asserted when `formats`), or `None` when the fast
     /// check would not help: the schema uses keywords with document-wide meaning, or its
     /// root is outside the supported set.
-    pub(super) fn compile(schema: &Value, formats: bool) -> Option<Self> {
+    pub(crate) fn compile(schema: &Value, formats: bool) -> Option<Self> {
         if !self_contained(schema) {
             return None;
         }
@@ -80,7 +80,7 @@ impl Fast {
 
     /// Whether `bytes` are one JSON value that certainly fits the schema. `false` means
     /// "not known": the full check decides.
-    pub(super) fn accepts(&self, bytes: &[u8]) -> bool {
+    pub(crate) fn accepts(&self, bytes: &[u8]) -> bool {
         // One pass over the whole body checks its UTF-8 faster than string by string.
         let Ok(text) = std::str::from_utf8(bytes) else {
             return false;

@@ -16,7 +16,7 @@ use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 use serde_json::Value;
 
-use self::fast::Fast;
+pub(crate) use self::fast::Fast;
 use self::params::Param;
 use crate::registry::BodySpec;
 
