@@ -594,18 +594,20 @@ async fn an_unstreamed_run_answers_json_and_bad_input_is_refused_before_the_mode
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_client_that_leaves_cancels_the_run() {
-    let slow = "a long answer that takes a while to write, one piece at a time";
-    let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(100))]).await;
-    let (server, _) = serve(&llm, OnDisconnect::Cancel).await;
-    let mut response = reqwest::Client::new()
-        .post(server.url("/agents/note_taker/run"))
-        .header("accept", "text/event-stream")
-        .json(&json!({"input": "Tell me a story"}))
-        .send()
-        .await
-        .unwrap();
+/// Starts a streamed run of `note_taker`, leaves after its first `llm_chunk`, waits `pause`,
+/// then resumes the run after event 1: the body of the resumed stream and its events.
+async fn leave_then_resume(
+    server: &TestServer,
+    input: &str,
+    pause: Duration,
+) -> (String, Vec<Sse>) {
+    let run = || {
+        reqwest::Client::new()
+            .post(server.url("/agents/note_taker/run"))
+            .header("accept", "text/event-stream")
+            .json(&json!({"input": input}))
+    };
+    let mut response = run().send().await.unwrap();
     let call_id = response.headers()["halo-call-id"]
         .to_str()
         .unwrap()
@@ -616,14 +618,10 @@ async fn a_client_that_leaves_cancels_the_run() {
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
     drop(response);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-
-    let rest = reqwest::Client::new()
-        .post(server.url("/agents/note_taker/run"))
-        .header("accept", "text/event-stream")
+    tokio::time::sleep(pause).await;
+    let rest = run()
         .header("halo-call-id", &call_id)
         .header("last-event-id", "1")
-        .json(&json!({"input": "Tell me a story"}))
         .send()
         .await
         .unwrap()
@@ -631,6 +629,16 @@ async fn a_client_that_leaves_cancels_the_run() {
         .await
         .unwrap();
     let events = parse(&rest);
+    (rest, events)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_leaves_cancels_the_run() {
+    let slow = "a long answer that takes a while to write, one piece at a time";
+    let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(100))]).await;
+    let (server, _) = serve(&llm, OnDisconnect::Cancel).await;
+    let (rest, events) =
+        leave_then_resume(&server, "Tell me a story", Duration::from_millis(300)).await;
     let last = events.last().unwrap();
     assert_eq!(last.name, "agent_error", "{rest}");
     assert_eq!(last.data["data"]["code"], "cancelled");
@@ -651,37 +659,7 @@ async fn configured_to_continue_a_run_outlives_its_client() {
     let slow = "an answer written slowly, piece by piece";
     let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(30))]).await;
     let (server, _) = serve(&llm, OnDisconnect::Continue).await;
-    let mut response = reqwest::Client::new()
-        .post(server.url("/agents/note_taker/run"))
-        .header("accept", "text/event-stream")
-        .json(&json!({"input": "Tell me"}))
-        .send()
-        .await
-        .unwrap();
-    let call_id = response.headers()["halo-call-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let mut seen = String::new();
-    while !seen.contains("event: llm_chunk") {
-        let chunk = response.chunk().await.unwrap().expect("more events");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    drop(response);
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let rest = reqwest::Client::new()
-        .post(server.url("/agents/note_taker/run"))
-        .header("accept", "text/event-stream")
-        .header("halo-call-id", &call_id)
-        .header("last-event-id", "1")
-        .json(&json!({"input": "Tell me"}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let events = parse(&rest);
+    let (rest, events) = leave_then_resume(&server, "Tell me", Duration::from_millis(800)).await;
     let last = events.last().unwrap();
     assert_eq!(last.name, "agent_end", "{rest}");
     assert_eq!(last.data["data"]["content"], slow);

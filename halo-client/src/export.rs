@@ -75,7 +75,7 @@ pub fn export_tools(tools: &[(ToolEntry, ToolSchema)], format: ToolFormat) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use halo_protocol::{Call, InputField, Location, is_self_contained};
+    use halo_protocol::{Call, InputField, Location};
     use serde_json::json;
 
     fn tool(name: &str, method: &str, url: &str) -> (ToolEntry, ToolSchema) {
@@ -208,99 +208,5 @@ mod tests {
                 "{name}"
             );
         }
-    }
-
-    #[test]
-    fn nested_entries_are_unwrapped() {
-        let body = json!({"type": "object", "description": "The pet", "required": ["name"],
-                          "properties": {"name": {"type": "string"}}});
-        let (entry, mut schema) = tool("add", "POST", "/pets");
-        schema.input.insert(
-            "body".into(),
-            InputField::new(body.clone())
-                .located(Location::Body)
-                .required(true),
-        );
-        // Through the wire form, as a client reads it.
-        let wire = serde_json::to_value(&schema).unwrap();
-        assert!(wire["input"]["body"]["allOf"].is_array());
-        let read: ToolSchema = serde_json::from_value(wire).unwrap();
-        let tools = export_tools(&[(entry, read)], ToolFormat::OpenAi);
-        let parameters = &tools[0]["function"]["parameters"];
-        assert_eq!(parameters["properties"]["body"], body);
-        assert_eq!(parameters["required"], json!(["body"]));
-    }
-
-    #[test]
-    fn defs_move_to_the_root_and_clashes_are_renamed() {
-        let node = |kind: &str| {
-            json!({"type": "object", "properties": {
-                "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
-                "kind": {"const": kind}
-            }})
-        };
-        let entry_with = |kind: &str| {
-            let mut field = node(kind);
-            field["$defs"] = json!({"Node": node(kind)});
-            field["example"] = json!({"$ref": "#/$defs/Node"});
-            InputField::new(field).located(Location::Body)
-        };
-        let (entry, mut schema) = tool("t", "POST", "/t");
-        schema.input.insert("a".into(), entry_with("a"));
-        schema.input.insert("same".into(), entry_with("a"));
-        schema.input.insert("b".into(), entry_with("b"));
-        let tools = export_tools(&[(entry, schema)], ToolFormat::Anthropic);
-        let parameters = &tools[0]["input_schema"];
-        assert!(is_self_contained(parameters), "{parameters:#}");
-        let defs = parameters["$defs"].as_object().unwrap();
-        assert_eq!(
-            defs.keys().collect::<Vec<_>>(),
-            ["Node", "Node_2"],
-            "identical definitions are shared"
-        );
-        assert_eq!(defs["Node"], node("a"));
-        let properties = &parameters["properties"];
-        assert!(properties["a"].get("$defs").is_none());
-        assert_eq!(
-            properties["a"]["properties"]["kids"]["items"]["$ref"],
-            "#/$defs/Node"
-        );
-        assert_eq!(
-            properties["b"]["properties"]["kids"]["items"]["$ref"],
-            "#/$defs/Node_2"
-        );
-        assert_eq!(
-            defs["Node_2"]["properties"]["kids"]["items"]["$ref"],
-            "#/$defs/Node_2"
-        );
-        assert_eq!(defs["Node_2"]["properties"]["kind"]["const"], "b");
-        // Data is never rewritten.
-        assert_eq!(properties["b"]["example"]["$ref"], "#/$defs/Node");
-    }
-
-    #[test]
-    fn a_renamed_definition_renames_those_that_use_it() {
-        let entry_with = |leaf: &str| {
-            InputField::new(json!({
-                "$ref": "#/$defs/Tree",
-                "$defs": {
-                    "Tree": {"type": "array", "items": {"$ref": "#/$defs/Leaf"}},
-                    "Leaf": {"type": leaf}
-                }
-            }))
-        };
-        let (entry, mut schema) = tool("t", "POST", "/t");
-        schema.input.insert("one".into(), entry_with("string"));
-        schema.input.insert("two".into(), entry_with("integer"));
-        let tools = export_tools(&[(entry, schema)], ToolFormat::Anthropic);
-        let parameters = &tools[0]["input_schema"];
-        assert!(is_self_contained(parameters), "{parameters:#}");
-        let two = &parameters["properties"]["two"]["$ref"];
-        let tree = two.as_str().unwrap().strip_prefix("#/$defs/").unwrap();
-        assert_eq!(tree, "Tree_2");
-        let leaf_ref = parameters["$defs"][tree]["items"]["$ref"].as_str().unwrap();
-        let leaf = leaf_ref.strip_prefix("#/$defs/").unwrap();
-        assert_eq!(parameters["$defs"][leaf]["type"], "integer");
-        assert_eq!(parameters["$defs"]["Leaf"]["type"], "string");
     }
 }
