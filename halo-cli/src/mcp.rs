@@ -18,14 +18,11 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures_util::future::{self, Either};
-use halo_client::protocol::{
-    Manifest, ToolDefinition, ToolEntry, ToolOutput, ToolSchema, tool_definitions,
-};
+use halo_client::protocol::{Manifest, ToolEntry, ToolOutput, ToolSchema, tool_definitions};
 use halo_client::{Client, ToolResponse};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
@@ -121,7 +118,7 @@ impl Toolset {
             .map(|(definition, (_, schema))| (definition.name.clone(), schema.clone()))
             .collect();
         Self {
-            tools: definitions.iter().map(mcp_tool).collect(),
+            tools: definitions.iter().map(Tool::from).collect(),
             schemas,
             described,
         }
@@ -191,53 +188,13 @@ impl ServerHandler for Bridge {
                 output_of,
             ),
         };
-        Ok(tool_result(output).into())
+        Ok(CallToolResult::from(output).into())
     }
 }
 
 /// The output of a call the server answered.
 fn output_of(response: &ToolResponse) -> ToolOutput {
     ToolOutput::from_response(response.status().as_u16(), response.to_value())
-}
-
-/// An output as an MCP tool result.
-fn tool_result(output: ToolOutput) -> CallToolResult {
-    let content = vec![ContentBlock::text(output.text)];
-    let mut result = if output.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    result.structured_content = output.structured;
-    result
-}
-
-/// A tool definition as an MCP tool.
-fn mcp_tool(definition: &ToolDefinition) -> Tool {
-    let hints = definition.hints;
-    let mut annotations = ToolAnnotations::new()
-        .read_only(hints.read_only)
-        .idempotent(hints.idempotent);
-    if let Some(destructive) = hints.destructive {
-        annotations = annotations.destructive(destructive);
-    }
-    annotations.title.clone_from(&definition.title);
-    let mut tool = Tool::new(
-        definition.name.clone(),
-        definition.description.clone(),
-        Arc::new(definition.input_schema.clone()),
-    )
-    .with_annotations(annotations);
-    if definition.description.is_empty() {
-        tool.description = None;
-    }
-    if let Some(title) = &definition.title {
-        tool = tool.with_title(title);
-    }
-    if let Some(output) = &definition.output_schema {
-        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
-    }
-    tool
 }
 
 /// What the server tells MCP clients about itself.
@@ -332,52 +289,25 @@ fn log(message: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use halo_client::protocol::{Call, Effects, InputField, Location};
+    use halo_client::protocol::{Call, InputField, Location};
     use serde_json::json;
 
     #[test]
-    fn definitions_become_mcp_tools() {
-        let mut entry = ToolEntry::new("/api/payments/{id}/refund", "POST", "refund", "Refund.");
-        entry.title = Some("Refund a payment".into());
+    fn the_toolset_keeps_each_tool_with_its_schema() {
+        let entry = ToolEntry::new("/api/payments/{id}/refund", "POST", "refund", "Refund.");
         let mut schema = ToolSchema::new(Call::new("POST", "/api/payments/{id}/refund"));
-        schema.why = Some("Use when a customer asks".into());
-        schema.effects = Some(Effects::default());
-        if let Some(effects) = schema.effects.as_mut() {
-            effects.reversible = Some(false);
-        }
         schema.input.insert(
             "id".into(),
             InputField::new(json!({"type": "integer"}))
                 .located(Location::Path)
                 .required(true),
         );
-        schema.output = Some(json!({"type": "object"}));
         let toolset = Toolset::new(vec![(entry, schema)]);
-        let tool = serde_json::to_value(&toolset.tools[0]).unwrap();
-        assert_eq!(tool["name"], "refund");
-        assert_eq!(tool["title"], "Refund a payment");
-        assert_eq!(tool["description"], "Use when a customer asks\n\nRefund.");
-        assert_eq!(tool["inputSchema"]["required"], json!(["id"]));
-        assert_eq!(tool["outputSchema"], json!({"type": "object"}));
+        assert_eq!(toolset.tools.len(), 1);
+        assert_eq!(toolset.tools[0].name, "refund");
         assert_eq!(
-            tool["annotations"],
-            json!({"title": "Refund a payment", "readOnlyHint": false,
-                   "destructiveHint": true, "idempotentHint": false})
+            toolset.schemas["refund"].call.url,
+            "/api/payments/{id}/refund"
         );
-        assert!(toolset.schemas.contains_key("refund"));
-    }
-
-    #[test]
-    fn outputs_become_results() {
-        let result = tool_result(ToolOutput::from_response(
-            404,
-            json!({"type": "about:blank", "title": "Not Found", "status": 404,
-                   "detail": "no book 9"}),
-        ));
-        let wire = serde_json::to_value(&result).unwrap();
-        assert_eq!(wire["isError"], true);
-        assert_eq!(wire["structuredContent"]["detail"], "no book 9");
-        let text = wire["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains("no book 9"), "{text}");
     }
 }

@@ -21,6 +21,8 @@
 //! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it.
 //! - [`tool_definitions`]: tools as LLM APIs and MCP see them (name, description, input
 //!   schema, hints), and [`place_arguments`]: a call's arguments back into a request.
+//!   With feature `mcp`, definitions and outputs convert into `rmcp`'s `Tool` and
+//!   `CallToolResult` (`From` impls).
 //!
 //! ```
 //! use halo_protocol::{accepts_halo, TagFilter};
@@ -38,6 +40,8 @@ mod date;
 mod definition;
 mod events;
 mod manifest;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod metadata;
 mod names;
 mod negotiate;

@@ -3,12 +3,11 @@
 
 use std::sync::Arc;
 
-use halo_protocol::{Manifest, ToolDefinition, ToolOutput, tool_definitions, tool_names};
+use halo_protocol::{Manifest, tool_definitions, tool_names};
 use http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -74,7 +73,7 @@ impl ServerHandler for Bridge {
             .await
             .map_err(protocol_error)?;
         Ok(ListToolsResult::with_all_items(
-            tool_definitions(&tools).iter().map(mcp_tool).collect(),
+            tool_definitions(&tools).iter().map(Tool::from).collect(),
         ))
     }
 
@@ -97,50 +96,10 @@ impl ServerHandler for Bridge {
             })?;
         let schema = match local.schema(caller, entry, &mut Vec::new()).await {
             Ok(schema) => schema,
-            Err(Failure::Answered(output)) => return Ok(tool_result(output).into()),
+            Err(Failure::Answered(output)) => return Ok(CallToolResult::from(output).into()),
             Err(failure) => return Err(protocol_error(failure)),
         };
         let args = request.arguments.map_or(Value::Null, Value::Object);
-        Ok(tool_result(local.call(caller, &schema, args).await).into())
+        Ok(CallToolResult::from(local.call(caller, &schema, args).await).into())
     }
-}
-
-/// An output as an MCP tool result.
-fn tool_result(output: ToolOutput) -> CallToolResult {
-    let content = vec![ContentBlock::text(output.text)];
-    let mut result = if output.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    result.structured_content = output.structured;
-    result
-}
-
-/// A tool definition as an MCP tool.
-fn mcp_tool(definition: &ToolDefinition) -> Tool {
-    let hints = definition.hints;
-    let mut annotations = ToolAnnotations::new()
-        .read_only(hints.read_only)
-        .idempotent(hints.idempotent);
-    if let Some(destructive) = hints.destructive {
-        annotations = annotations.destructive(destructive);
-    }
-    annotations.title.clone_from(&definition.title);
-    let mut tool = Tool::new(
-        definition.name.clone(),
-        definition.description.clone(),
-        Arc::new(definition.input_schema.clone()),
-    )
-    .with_annotations(annotations);
-    if definition.description.is_empty() {
-        tool.description = None;
-    }
-    if let Some(title) = &definition.title {
-        tool = tool.with_title(title);
-    }
-    if let Some(output) = &definition.output_schema {
-        tool = tool.with_raw_output_schema(Arc::new(output.clone()));
-    }
-    tool
 }
