@@ -17,12 +17,15 @@ use std::process::ExitCode;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use futures_util::future::{self, Either};
-use halo_client::protocol::{Manifest, ToolEntry, ToolOutput, ToolSchema, tool_definitions};
-use halo_client::{Client, ToolResponse};
+use halo_client::protocol::{
+    Manifest, ToolEntry, ToolEvent, ToolOutput, ToolSchema, mcp_progress, tool_definitions,
+};
+use halo_client::{Client, StreamEvent, ToolResponse};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
@@ -167,7 +170,7 @@ impl ServerHandler for Bridge {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let toolset = self.toolset();
         let Some(schema) = toolset.schemas.get(request.name.as_ref()) else {
@@ -179,22 +182,79 @@ impl ServerHandler for Bridge {
         let args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let output = match self.client.call(schema, args).await {
-            Ok(response) => output_of(&response),
-            // A 4xx/5xx keeps its answer: the model gets the problem details.
-            Err(error) => error.response().map_or_else(
-                // The client's messages never carry a credential.
-                || ToolOutput::failure(error.to_string()),
-                output_of,
-            ),
+        // A client that asked for progress gets the streamed steps of a streaming tool.
+        let progress = context
+            .meta
+            .get_progress_token()
+            .filter(|_| schema.stream.is_some());
+        let call = match progress {
+            Some(token) => Either::Left(streamed(&self.client, schema, args, token, &context.peer)),
+            None => Either::Right(async {
+                match self.client.call(schema, args).await {
+                    Ok(response) => output_of(&response),
+                    Err(error) => output_of_error(&error),
+                }
+            }),
+        };
+        let cancelled = std::pin::pin!(context.ct.cancelled());
+        let output = match future::select(std::pin::pin!(call), cancelled).await {
+            Either::Left((output, _)) => output,
+            Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),
         };
         Ok(CallToolResult::from(output).into())
     }
 }
 
+/// Calls a streaming tool, relaying each `tool_progress` event as an MCP progress
+/// notification for `token`; the output is the call's end.
+async fn streamed(
+    client: &Client,
+    schema: &ToolSchema,
+    args: serde_json::Value,
+    token: ProgressToken,
+    peer: &Peer<RoleServer>,
+) -> ToolOutput {
+    let mut events = match client.call_stream(schema, args).await {
+        Ok(events) => events,
+        Err(error) => return output_of_error(&error),
+    };
+    let mut progress = 0.0;
+    while let Some(event) = events.next().await {
+        match event.map(StreamEvent::into_event) {
+            Ok(ToolEvent::ToolProgress(data)) => {
+                let note = mcp_progress(token.clone(), progress, &data);
+                progress = note.progress;
+                // A client that stopped listening still gets the result.
+                let _ = peer.notify_progress(note).await;
+            }
+            Ok(ToolEvent::ToolEnd(end)) => {
+                return ToolOutput::from_response(end.status, end.content);
+            }
+            Ok(ToolEvent::ToolError(problem)) => return ToolOutput::problem(problem),
+            Ok(_) => {}
+            Err(error) => return output_of_error(&error),
+        }
+    }
+    ToolOutput::failure("the stream ended before the call did")
+}
+
 /// The output of a call the server answered.
 fn output_of(response: &ToolResponse) -> ToolOutput {
     ToolOutput::from_response(response.status().as_u16(), response.to_value())
+}
+
+/// The output of a call that failed: a 4xx/5xx keeps its answer, so the model gets the
+/// problem details; otherwise the client's message, which never carries a credential.
+fn output_of_error(error: &halo_client::Error) -> ToolOutput {
+    error.response().map_or_else(
+        || {
+            error.problem().map_or_else(
+                || ToolOutput::failure(error.to_string()),
+                ToolOutput::problem,
+            )
+        },
+        output_of,
+    )
 }
 
 /// What the server tells MCP clients about itself.

@@ -13,7 +13,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use halo_tests::{TestServer, interop_script, python, spawn};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
@@ -24,13 +26,30 @@ use tokio::sync::mpsc;
 /// A Python start, an SDK import and a few calls; a hang fails the run instead.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// An MCP client that reports `notifications/tools/list_changed`.
+/// What the server told the client besides answers.
+#[derive(Debug)]
+enum Note {
+    /// `notifications/tools/list_changed`.
+    ListChanged,
+    /// `notifications/progress`.
+    Progress(ProgressNotificationParam),
+}
+
+/// An MCP client that reports the server's notifications.
 #[derive(Clone)]
-struct Listener(mpsc::UnboundedSender<()>);
+struct Listener(mpsc::UnboundedSender<Note>);
 
 impl ClientHandler for Listener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.0.send(());
+        let _ = self.0.send(Note::ListChanged);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(Note::Progress(params));
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -43,7 +62,7 @@ async fn connect(
     args: &[&str],
 ) -> (
     RunningService<RoleClient, Listener>,
-    mpsc::UnboundedReceiver<()>,
+    mpsc::UnboundedReceiver<Note>,
 ) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_halo"));
     command
@@ -292,6 +311,47 @@ impl Changing {
             );
         spawn(app).await
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_tool_reports_its_steps_as_progress() {
+    let server = spawn(bookstore::app()).await;
+    let (client, mut notes) =
+        connect(&["--bearer", "demo-reader", "mcp", &server.base_url()]).await;
+
+    // rmcp's client sends a progress token with every request.
+    let done = call(&client, "summarize_book", json!({"id": 1, "chapters": 3})).await;
+    assert_eq!(done.is_error, Some(false), "{}", text(&done));
+    let summary = done.structured_content.as_ref().expect("structured");
+    assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(3));
+
+    let mut steps = Vec::new();
+    while let Ok(note) = notes.try_recv() {
+        if let Note::Progress(progress) = note {
+            steps.push((progress.progress, progress.total, progress.message));
+        }
+    }
+    let expected: Vec<_> = (1..=3)
+        .map(|chapter| {
+            (
+                f64::from(chapter),
+                Some(3.0),
+                Some(format!("summarising chapter {chapter}")),
+            )
+        })
+        .collect();
+    assert_eq!(steps, expected);
+
+    // A tool that does not stream answers without progress.
+    let found = call(&client, "get_book", json!({"id": 1})).await;
+    assert_eq!(found.is_error, Some(false));
+    assert!(notes.try_recv().is_err(), "no progress for get_book");
+
+    // The stream's error ends the call as an error result with the problem.
+    let missing = call(&client, "summarize_book", json!({"id": 999})).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert_eq!(missing.structured_content.as_ref().unwrap()["status"], 404);
+    client.cancel().await.expect("the session ends");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

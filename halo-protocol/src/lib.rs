@@ -22,7 +22,8 @@
 //! - [`tool_definitions`]: tools as LLM APIs and MCP see them (name, description, input
 //!   schema, hints), and [`place_arguments`]: a call's arguments back into a request.
 //!   With feature `mcp`, definitions and outputs convert into `rmcp`'s `Tool` and
-//!   `CallToolResult` (`From` impls).
+//!   `CallToolResult` (`From` impls), and [`tool_progress`](ToolEvent::ToolProgress) data
+//!   into MCP progress notifications (`mcp_progress`).
 //!
 //! ```
 //! use halo_protocol::{accepts_halo, TagFilter};
@@ -63,6 +64,8 @@ pub use definition::{
 };
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use manifest::{Manifest, ToolEntry, ToolKind};
+#[cfg(feature = "mcp")]
+pub use mcp::mcp_progress;
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{accepts, accepts_halo, essence, is_json, negotiate_language};

@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
+};
+use serde_json::Value;
 
 use crate::{ToolDefinition, ToolOutput};
 
@@ -73,6 +76,55 @@ impl From<ToolOutput> for CallToolResult {
     }
 }
 
+/// The data of the `count`-th `tool_progress` event of a call (counting from 1) as an MCP
+/// progress notification for `token`.
+///
+/// The convention of HALO handlers, `{"step", "total", "message"}`, maps onto `progress`,
+/// `total` and `message`. MCP asks for a progress that grows with every notification, so a
+/// `step` that does not exceed the one before (`previous`, 0 at first) gives way to
+/// `previous + 1`; data of another shape counts as one step, its JSON text the message.
+///
+/// ```
+/// use halo_protocol::mcp_progress;
+/// use rmcp::model::{NumberOrString, ProgressToken};
+/// use serde_json::json;
+///
+/// let token = ProgressToken(NumberOrString::Number(7));
+/// let data = json!({"step": 2, "total": 5, "message": "chapter 2"});
+/// let note = mcp_progress(token, 1.0, &data);
+/// assert_eq!((note.progress, note.total), (2.0, Some(5.0)));
+/// assert_eq!(note.message.as_deref(), Some("chapter 2"));
+/// ```
+#[must_use]
+pub fn mcp_progress(
+    token: ProgressToken,
+    previous: f64,
+    data: &Value,
+) -> ProgressNotificationParam {
+    let next = previous + 1.0;
+    let (progress, total, message) = match data {
+        Value::Object(object) => (
+            object
+                .get("step")
+                .and_then(Value::as_f64)
+                .filter(|step| *step > previous)
+                .unwrap_or(next),
+            object.get("total").and_then(Value::as_f64),
+            object
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        ),
+        Value::String(text) => (next, None, Some(text.clone())),
+        Value::Null => (next, None, None),
+        other => (next, None, Some(other.to_string())),
+    };
+    let mut note = ProgressNotificationParam::new(token, progress);
+    note.total = total;
+    note.message = message;
+    note
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -122,6 +174,40 @@ mod tests {
         assert!(
             wire["annotations"].get("destructiveHint").is_none(),
             "{wire}"
+        );
+    }
+
+    #[test]
+    fn progress_always_grows() {
+        let token = || ProgressToken(rmcp::model::NumberOrString::Number(1));
+        let first = mcp_progress(token(), 0.0, &json!({"step": 1, "total": 3}));
+        assert_eq!(
+            (first.progress, first.total, first.message),
+            (1.0, Some(3.0), None)
+        );
+        // A step that repeats or goes back, a missing step, other shapes: one more.
+        for data in [
+            json!({"step": 1}),
+            json!({"message": "m"}),
+            json!("m"),
+            json!(4),
+            json!(null),
+        ] {
+            assert_eq!(mcp_progress(token(), 1.0, &data).progress, 2.0, "{data}");
+        }
+        assert_eq!(
+            mcp_progress(token(), 1.0, &json!("half"))
+                .message
+                .as_deref(),
+            Some("half")
+        );
+        assert_eq!(
+            mcp_progress(token(), 1.0, &json!([1])).message.as_deref(),
+            Some("[1]")
+        );
+        assert_eq!(
+            mcp_progress(token(), 1.0, &json!({"step": 9.5})).progress,
+            9.5
         );
     }
 
