@@ -226,7 +226,7 @@ fn not_found(path: &str) -> Response {
 }
 
 /// Whether `If-None-Match` names this entity tag (weak comparison, `*` matches anything).
-fn matches_etag(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+pub(crate) fn matches_etag(headers: &HeaderMap, etag: &HeaderValue) -> bool {
     let ours = etag.as_bytes();
     headers.get_all(IF_NONE_MATCH).iter().any(|value| {
         value.as_bytes().split(|b| *b == b',').any(|candidate| {

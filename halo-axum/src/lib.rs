@@ -17,6 +17,9 @@ mod local;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 mod metrics;
+#[cfg(feature = "playground")]
+#[cfg_attr(docsrs, doc(cfg(feature = "playground")))]
+pub mod playground;
 mod problem;
 mod registry;
 mod stream;

@@ -48,7 +48,7 @@ pub(crate) struct Cached {
 }
 
 impl Cached {
-    fn new(body: Vec<u8>) -> Self {
+    pub(crate) fn new(body: Vec<u8>) -> Self {
         let etag = format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(&body));
         Self {
             body: Bytes::from(body),
