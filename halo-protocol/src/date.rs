@@ -36,6 +36,21 @@ pub fn check_date(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The day `text` (`YYYY-MM-DD`) falls on, counted from 1970-01-01 (negative before it);
+/// `None` when [`check_date`] refuses the text.
+pub(crate) fn epoch_days(text: &str) -> Option<i64> {
+    check_date(text).ok()?;
+    let number = |range: std::ops::Range<usize>| text[range].parse::<i64>().unwrap_or(0);
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    // Howard Hinnant's `days_from_civil`: years start in March, so the leap day is last.
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    Some(era * 146_097 + day_of_era - 719_468)
+}
+
 fn days_in_month(year: u32, month: u32) -> u32 {
     let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     match month {
@@ -49,6 +64,17 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_since_the_epoch() {
+        assert_eq!(epoch_days("1970-01-01"), Some(0));
+        assert_eq!(epoch_days("1970-01-02"), Some(1));
+        assert_eq!(epoch_days("1969-12-31"), Some(-1));
+        assert_eq!(epoch_days("2000-03-01"), Some(11_017));
+        assert_eq!(epoch_days("2024-02-29"), Some(19_782));
+        assert_eq!(epoch_days("2027-06-30"), Some(20_999));
+        assert_eq!(epoch_days("2025-02-29"), None);
+    }
 
     #[test]
     fn dates_must_exist() {

@@ -24,6 +24,8 @@
 //!   With feature `mcp`, definitions and outputs convert into `rmcp`'s `Tool` and
 //!   `CallToolResult` (`From` impls), and [`tool_progress`](ToolEvent::ToolProgress) data
 //!   into MCP progress notifications (`mcp_progress`).
+//! - [`lint`]: rules on the quality of an API's descriptions (`why`, tags, input
+//!   descriptions, examples, `undo`, `sunset`), checked over discovered tools.
 //!
 //! ```
 //! use halo_protocol::{accepts_halo, TagFilter};
@@ -40,6 +42,7 @@ mod agent;
 mod date;
 mod definition;
 mod events;
+pub mod lint;
 mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;
