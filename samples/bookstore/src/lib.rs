@@ -34,6 +34,7 @@ use axum::routing::get;
 use halo_agent::LlmProvider;
 use halo_axum::agents::Agents;
 use halo_axum::mcp::McpService;
+use halo_axum::playground::Playground;
 use halo_axum::{HaloLayer, JsonLinesSink, Prometheus, RedisStore};
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
@@ -116,7 +117,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 ///
 /// `/mcp` serves the same tools over MCP (streamable HTTP) to the caller its credentials
 /// name, each call dispatched in process through the HALO layer
-/// ([`halo_axum::mcp::McpService`]); it accepts loopback hosts only.
+/// ([`halo_axum::mcp::McpService`]); it accepts loopback hosts only. `/playground` is a page
+/// to see and try the tools in a browser ([`halo_axum::playground::Playground`]).
 ///
 /// # Panics
 /// Never for the bookstore as shipped; an edit that makes its HALO metadata invalid panics
@@ -242,5 +244,8 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         .layer(CorsLayer::permissive());
     // The same tools over MCP (streamable HTTP), dispatched in process through the layer.
     let mcp = McpService::builder(&halo, app.clone()).build();
-    app.layer(halo).nest_service("/mcp", mcp)
+    app.layer(halo)
+        .nest_service("/mcp", mcp)
+        // A page to see and try the tools in a browser; its calls are ordinary requests.
+        .nest_service("/playground", Playground::new())
 }

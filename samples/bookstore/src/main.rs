@@ -51,6 +51,7 @@ async fn main() -> ExitCode {
         "discover it: curl -X OPTIONS http://{addr}/ -H 'Accept: application/llm+json'"
     );
     let _ = writeln!(out, "OpenAPI:     curl http://{addr}/openapi.json");
+    let _ = writeln!(out, "playground:  http://{addr}/playground/ (in a browser)");
     if cli.metrics {
         let _ = writeln!(out, "metrics:     curl http://{addr}/metrics");
     }

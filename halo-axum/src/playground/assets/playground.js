@@ -48,7 +48,7 @@ function h(tag, attributes = {}, ...children) {
 }
 
 function append(element, children) {
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     element.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
