@@ -1,0 +1,212 @@
+// Drives the bookstore's playground in headless Chromium, as a developer would: without and
+// with credentials, filtered by a tag, a streamed call whose progress must show up live, a
+// validation problem, input refused before sending, a header and a JSON array placed, and
+// refused credentials. Every request the page makes must stay on the server's origin.
+//
+//   node playground.mjs http://127.0.0.1:PORT/playground
+//
+// HALO_CHROMIUM: the browser (default /usr/bin/chromium).
+// PLAYGROUND_SCREENSHOT: where the screenshot goes (default <workspace>/target/playground.png).
+// Run by tests/tests/playground_browser.rs, which starts the bookstore.
+
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const address = process.argv[2] ?? process.env.PLAYGROUND_URL;
+if (!address) {
+  console.error('usage: node playground.mjs http://127.0.0.1:PORT/playground');
+  process.exit(2);
+}
+const origin = new URL(address).origin;
+const executablePath = process.env.HALO_CHROMIUM || '/usr/bin/chromium';
+const screenshot = process.env.PLAYGROUND_SCREENSHOT || resolve(here, '..', '..', 'target', 'playground.png');
+/// Long enough that the progress must be seen before the result when it is streamed live
+/// (the bookstore takes 40 ms per chapter), short of the tool's 5 s deadline.
+const CHAPTERS = 12;
+
+function step(text) {
+  console.log(`- ${text}`);
+}
+
+const browser = await chromium.launch({ executablePath, headless: true });
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+
+  const requests = [];
+  const problems = [];
+  context.on('request', (request) => {
+    requests.push({
+      method: request.method(),
+      url: request.url(),
+      headers: request.headers(),
+      body: request.postData(),
+    });
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    // Failed fetches of 4xx answers are logged by Chromium and expected; policy violations
+    // and script errors are not.
+    if (message.type() === 'error' && !/status of (401|403|404|422)/.test(message.text())) {
+      problems.push(`console: ${message.text()}`);
+    }
+  });
+
+  const names = () => page.$$eval('#tools [data-tool]', (buttons) => buttons.map((b) => b.dataset.tool));
+  const listIs = (expected) => page.waitForFunction(
+    (want) => [...document.querySelectorAll('#tools [data-tool]')].map((b) => b.dataset.tool).join(',') === want,
+    expected.join(','),
+  );
+
+  step('the page, asked for without its trailing slash');
+  await page.goto(address.replace(/\/+$/, ''));
+  assert.equal(new URL(page.url()).pathname.endsWith('/playground/'), true, page.url());
+  await page.waitForSelector('#tools [data-tool]');
+  await page.waitForFunction(() => document.querySelector('#api')?.textContent.includes('Bookstore'));
+  const anonymous = await names();
+  assert.ok(anonymous.includes('get_book'), `anonymous tools: ${anonymous}`);
+  assert.ok(!anonymous.includes('summarize_book'), `an anonymous caller sees summarize_book: ${anonymous}`);
+  assert.match(await page.textContent('#caller'), /No credentials/);
+
+  step('credentials that are refused: the 401 problem is shown');
+  await page.fill('#credentials', 'Bearer not-a-token');
+  await page.click('#connect');
+  await page.waitForSelector('#discovery-error #problem');
+  assert.equal(await page.textContent('#discovery-error [data-problem="status"]'), '401');
+  assert.deepEqual(await names(), []);
+
+  step('a reader sees more tools than anyone');
+  await page.fill('#credentials', 'Bearer demo-reader');
+  await page.click('#connect');
+  await page.waitForSelector('#tools [data-tool="summarize_book"]');
+  const reader = await names();
+  assert.ok(reader.length > anonymous.length, `reader ${reader} vs anonymous ${anonymous}`);
+  assert.ok(!reader.includes('create_book'), `a reader sees create_book: ${reader}`);
+  const discovery = requests.filter((r) => r.method === 'OPTIONS' && r.headers.authorization === 'Bearer demo-reader');
+  assert.ok(discovery.length > 0, 'discovery did not carry the credentials');
+  assert.equal(discovery.at(-1).headers.accept, 'application/llm+json');
+
+  step('filtered by a tag, on the server');
+  const tags = await page.$$eval('#tags [data-tag]', (chips) => chips.map((c) => c.dataset.tag));
+  for (const tag of ['books', 'read', 'expensive', 'orders', 'weather']) {
+    assert.ok(tags.includes(tag), `tag ${tag} missing from ${tags}`);
+  }
+  await page.click('#tags [data-tag="expensive"]');
+  await listIs(['summarize_book']);
+  assert.ok(
+    requests.some((r) => r.method === 'OPTIONS' && new URL(r.url).search === '?tags=expensive'),
+    'the filter was not asked of the server',
+  );
+  assert.equal(await page.getAttribute('#tags [data-tag="expensive"]', 'aria-pressed'), 'true');
+
+  step('the streaming tool: its schema and a typed form');
+  await page.click('#tools [data-tool="summarize_book"]');
+  await page.waitForSelector('#tool-why');
+  assert.match(await page.textContent('#tool-why'), /what a book is about/);
+  assert.equal(await page.getAttribute('[data-field="id"]', 'type'), 'number');
+  assert.equal(await page.getAttribute('[data-field="chapters"]', 'type'), 'number');
+  const styles = await page.$$eval('select[data-field="style"] option', (options) => options.map((o) => o.textContent));
+  assert.deepEqual(styles.slice(1), ['brief', 'detailed']);
+
+  step('a streamed call: progress shown live, then the result');
+  await page.fill('[data-field="id"]', '1');
+  await page.fill('[data-field="chapters"]', String(CHAPTERS));
+  await page.selectOption('select[data-field="style"]', { label: 'detailed' });
+  assert.equal(await page.isChecked('#stream'), true);
+  const live = page.waitForFunction(
+    () => document.querySelectorAll('#events [data-event="tool_progress"]').length >= 1
+      && document.querySelector('#result') === null,
+    null,
+    { polling: 'raf' },
+  );
+  await page.click('#invoke');
+  await live;
+  await page.waitForSelector('#result');
+  const events = await page.$$eval('#events [data-event]', (items) => items.map((item) => ({
+    type: item.dataset.event,
+    id: item.querySelector('.event-id').textContent,
+    summary: item.querySelector('.event-summary')?.textContent ?? '',
+  })));
+  assert.equal(events.length, CHAPTERS + 2, JSON.stringify(events));
+  assert.equal(events[0].type, 'tool_start');
+  assert.equal(events.at(-1).type, 'tool_end');
+  events.slice(1, -1).forEach((event, i) => {
+    assert.equal(event.type, 'tool_progress');
+    assert.equal(event.summary, `${i + 1}/${CHAPTERS} · summarising chapter ${i + 1}`);
+  });
+  assert.deepEqual(events.map((e) => e.id), events.map((_, i) => `#${i + 1}`));
+  const result = JSON.parse(await page.textContent('#result pre'));
+  assert.equal(result.title, 'Dune');
+  assert.equal(result.style, 'detailed');
+  assert.equal(result.chapters.length, CHAPTERS);
+  assert.match(await page.textContent('#status'), /^200 OK · text\/event-stream · call c-/);
+  const invoked = requests.filter((r) => r.method === 'POST').at(-1);
+  assert.equal(new URL(invoked.url).pathname, '/api/books/1/summarize');
+  assert.equal(invoked.headers.accept, 'text/event-stream');
+  assert.equal(invoked.headers.authorization, 'Bearer demo-reader');
+  assert.deepEqual(JSON.parse(invoked.body), { chapters: CHAPTERS, style: 'detailed' });
+  mkdirSync(dirname(screenshot), { recursive: true });
+  await page.screenshot({ path: screenshot, fullPage: true });
+
+  step('input the API refuses: the 422 problem, with its pointer');
+  await page.fill('[data-field="chapters"]', '50');
+  await page.click('#invoke');
+  await page.waitForSelector('#problem');
+  assert.equal(await page.textContent('#problem [data-problem="status"]'), '422');
+  const pointers = await page.$$eval('#problem .errors code', (codes) => codes.map((c) => c.textContent));
+  assert.deepEqual(pointers, ['/chapters']);
+
+  step('a required field left empty: refused before sending');
+  const posts = requests.filter((r) => r.method === 'POST').length;
+  await page.fill('[data-field="id"]', '');
+  await page.click('#invoke');
+  await page.waitForSelector('#input-errors');
+  assert.match(await page.textContent('#input-errors'), /`id` is required/);
+  assert.equal(requests.filter((r) => r.method === 'POST').length, posts, 'sent anyway');
+
+  step('an admin: a JSON array and a header argument');
+  await page.fill('#credentials', 'Bearer demo-admin');
+  await page.click('#connect');
+  await page.click('#tags [data-tag="expensive"]'); // off again: every tool
+  await page.waitForSelector('#tools [data-tool="create_order"]');
+  await page.click('#tools [data-tool="create_order"]');
+  await page.waitForSelector('textarea[data-field="items"]');
+  await page.fill('[data-field="customer_email"]', 'ada@example.com');
+  await page.fill('[data-field="items"]', '[{"book_id": 1, "quantity": 1');
+  await page.click('#invoke');
+  await page.waitForSelector('#input-errors');
+  assert.match(await page.textContent('#input-errors'), /`items` is not valid JSON/);
+  assert.equal(requests.filter((r) => r.method === 'POST').length, posts, 'sent anyway');
+  await page.fill('[data-field="items"]', '[{"book_id": 1, "quantity": 1}]');
+  await page.fill('[data-field="Idempotency-Key"]', 'playground-order-1');
+  await page.uncheck('#stream');
+  await page.click('#invoke');
+  await page.waitForSelector('#result');
+  assert.match(await page.textContent('#status'), /^201 /);
+  const order = requests.filter((r) => r.method === 'POST').at(-1);
+  assert.equal(new URL(order.url).pathname, '/api/orders');
+  assert.equal(order.headers['idempotency-key'], 'playground-order-1');
+  assert.equal(order.headers.accept, 'application/json');
+  assert.deepEqual(JSON.parse(order.body), {
+    customer_email: 'ada@example.com',
+    items: [{ book_id: 1, quantity: 1 }],
+  });
+
+  step('offline: every request stayed on the server, the credentials in memory only');
+  for (const request of requests) {
+    assert.equal(new URL(request.url).origin, origin, `a request left the server: ${request.url}`);
+    assert.ok(!request.url.includes('demo-'), `credentials in a URL: ${request.url}`);
+  }
+  const stored = await page.evaluate(() => localStorage.length + sessionStorage.length + document.cookie.length);
+  assert.equal(stored, 0, 'the page stored something');
+  assert.deepEqual(problems, []);
+  console.log(`ok: ${requests.length} requests, all to ${origin}; screenshot ${screenshot}`);
+} finally {
+  await browser.close();
+}
