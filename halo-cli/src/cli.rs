@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// each operation there.
 ///
 /// Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
-/// what was asked (or `diff` found a change, or a stream ended with `tool_error`), 2 for
-/// usage, network and other errors.
+/// what was asked (or `diff` found a change, or a stream ended with `tool_error`, or `lint`
+/// found an error), 2 for usage, network and other errors.
 #[derive(Debug, Parser)]
 #[command(name = "halo", version, propagate_version = true, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -169,6 +169,59 @@ pub(crate) enum Command {
         #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
         poll: f64,
     },
+    /// Check the quality of the API's descriptions (`why`, tags, input descriptions,
+    /// examples, `undo`, `sunset`, ...), for CI.
+    ///
+    /// Fetches the manifest and every tool's schema and checks each tool against the rules
+    /// below. Prints the findings grouped by tool and a summary line, or with `--json` one
+    /// JSON object (`tools_checked`, `errors`, `warnings`, `findings` with `rule`, `level`,
+    /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). Levels are set like
+    /// clippy's: `-D warnings` makes warnings fail, `--allow`/`--warn`/`--deny RULE` set one
+    /// rule. Only the tools the credentials may discover are checked: lint in CI with
+    /// credentials that see every tool.
+    ///
+    /// Exit status: 0 when no finding is an error (warnings alone pass), 1 when one is, 2 for
+    /// usage errors and when the API cannot be linted (network, an error answer to
+    /// discovery).
+    #[command(after_long_help = crate::lint::rules_help())]
+    Lint(LintArgs),
+}
+
+/// The API to lint and the level of each rule (`lint`).
+#[derive(Debug, Args)]
+pub(crate) struct LintArgs {
+    /// The API's base URL.
+    pub(crate) url: String,
+    /// Only tools with any of these tags.
+    #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+    pub(crate) tags: Vec<String>,
+    /// Do not check these rules (`warnings`: report no warnings).
+    #[arg(long, short = 'A', value_name = "RULE", value_delimiter = ',', value_parser = crate::lint::lint_rule)]
+    pub(crate) allow: Vec<LintRule>,
+    /// Report these rules' findings as warnings.
+    #[arg(long, short = 'W', value_name = "RULE", value_delimiter = ',', value_parser = crate::lint::lint_rule)]
+    pub(crate) warn: Vec<LintRule>,
+    /// Report these rules' findings as errors (`warnings`: every warning fails).
+    #[arg(long, short = 'D', value_name = "RULE", value_delimiter = ',', value_parser = crate::lint::lint_rule)]
+    pub(crate) deny: Vec<LintRule>,
+}
+
+/// A rule named on the command line of `lint`, or `warnings` (every rule at warn level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LintRule {
+    /// Every rule whose level is warn.
+    Warnings,
+    /// One rule.
+    Rule(halo_client::protocol::lint::Rule),
+}
+
+impl std::fmt::Display for LintRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Warnings => f.write_str("warnings"),
+            Self::Rule(rule) => rule.fmt(f),
+        }
+    }
 }
 
 /// The task, and the model that does it (`agent`).

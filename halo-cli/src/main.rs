@@ -4,7 +4,8 @@
 //! application/llm+json` lists their tools, and `OPTIONS` on a path gives each operation's
 //! schema. `halo` reads both, calls operations with arguments placed where their schemas say
 //! (and streams their events), exports the tools for LLM APIs, and pins them so that changes
-//! can be reviewed; `halo mcp` serves them to MCP clients over stdio.
+//! can be reviewed; `halo mcp` serves them to MCP clients over stdio; `halo lint` checks
+//! the quality of their descriptions.
 //!
 //! ```text
 //! halo discover http://127.0.0.1:3000 --tags books
@@ -14,17 +15,19 @@
 //! halo export http://127.0.0.1:3000 --format anthropic
 //! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
 //! halo diff http://127.0.0.1:3000 bookstore.pin.json
+//! halo --bearer demo-admin lint http://127.0.0.1:3000 -D warnings
 //! halo --bearer demo-reader mcp http://127.0.0.1:3000 --tags books
 //! halo --bearer demo-reader agent http://127.0.0.1:3000 "Is Dune in stock?" \
 //!     --llm-base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b
 //! ```
 //!
 //! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
-//! what was asked (or `diff` found a change, or a stream ended with `tool_error`), 2 for
-//! usage, network and other errors.
+//! what was asked (or `diff` found a change, or a stream ended with `tool_error`, or `lint`
+//! found an error), 2 for usage, network and other errors.
 
 mod agent;
 mod cli;
+mod lint;
 mod mcp;
 mod output;
 mod run;

@@ -387,7 +387,8 @@ pub(crate) fn pinned(pin: &Pin, path: &std::path::Path) -> String {
     )
 }
 
-fn heading(api: &str, version: &str) -> String {
+/// `API version`, for the first line of a report.
+pub(crate) fn heading(api: &str, version: &str) -> String {
     match (api.is_empty(), version.is_empty()) {
         (true, _) => format!("(unnamed API) {}", line(version)),
         (false, true) => line(api),

@@ -91,9 +91,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::other(format!("cannot start the async runtime: {e}")))?;
-    let anonymous = cli.global.bearer.is_none()
-        && cli.global.api_key.is_none()
-        && cli.global.credentials.is_none();
+    let anonymous = anonymous(&cli.global);
     runtime
         .block_on(execute(cli))
         .map_err(|failure| match failure {
@@ -192,6 +190,10 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             };
             return crate::agent::run(&client, options, json).await;
         }
+        Command::Lint(args) => {
+            let client = client(&global, &args.url)?;
+            return crate::lint::run(&client, args, json, anonymous(&global)).await;
+        }
         Command::Mcp { url, tags, poll } => {
             let options = mcp::Options {
                 tags,
@@ -214,6 +216,11 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the command line gives no credentials.
+fn anonymous(global: &Global) -> bool {
+    global.bearer.is_none() && global.api_key.is_none() && global.credentials.is_none()
 }
 
 /// A client for `url` with the command line's credentials and timeout.

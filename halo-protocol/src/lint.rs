@@ -404,17 +404,40 @@ impl Linter {
     /// Checks each tool (a manifest entry with its schema) and returns the findings.
     #[must_use]
     pub fn check(&self, tools: &[(ToolEntry, ToolSchema)]) -> Report {
+        let listed: Vec<&ToolEntry> = tools.iter().map(|(entry, _)| entry).collect();
+        self.check_among(tools, &listed)
+    }
+
+    /// Checks some of the tools an API lists (those a tag filter selects): `listed` is
+    /// every entry of the manifest, which links may name and names must differ from.
+    ///
+    /// ```
+    /// use halo_protocol::lint::Linter;
+    /// use halo_protocol::{Call, Effects, ToolEntry, ToolSchema};
+    ///
+    /// let refund = ToolEntry::new("/refunds", "POST", "refund", "Refund.").with_tags(["payments", "write"]);
+    /// let charge = ToolEntry::new("/charges", "POST", "charge", "Charge.").with_tags(["payments", "write"]);
+    /// let mut schema = ToolSchema::new(Call::new("POST", "/charges"));
+    /// let mut effects = Effects::default();
+    /// effects.reversible = Some(true);
+    /// effects.undo = Some("POST /refunds".into());
+    /// schema.effects = Some(effects);
+    /// let report = Linter::new().check_among(&[(charge.clone(), schema)], &[&charge, &refund]);
+    /// assert!(report.findings.iter().all(|finding| finding.rule.id() != "unknown-link"));
+    /// ```
+    #[must_use]
+    pub fn check_among(&self, tools: &[(ToolEntry, ToolSchema)], listed: &[&ToolEntry]) -> Report {
         let mut found = Vec::new();
-        let mut names: HashMap<&str, &ToolEntry> = HashMap::new();
         for (entry, schema) in tools {
             let mut tool = Tool {
                 entry,
                 schema,
-                tools,
+                listed,
                 today: self.today,
                 found: Vec::new(),
             };
-            if let Some(first) = names.get(entry.name.as_str()) {
+            let first = listed.iter().find(|other| other.name == entry.name);
+            if let Some(first) = first.filter(|first| !same_tool(first, entry)) {
                 tool.push(
                     Rule::DuplicateName,
                     format!(
@@ -422,8 +445,6 @@ impl Linter {
                         entry.name, entry.method, entry.url, first.method, first.url
                     ),
                 );
-            } else {
-                names.insert(&entry.name, entry);
             }
             tool.check();
             found.extend(tool.found);
@@ -469,7 +490,7 @@ const MAX_DEPTH: usize = 64;
 struct Tool<'a> {
     entry: &'a ToolEntry,
     schema: &'a ToolSchema,
-    tools: &'a [(ToolEntry, ToolSchema)],
+    listed: &'a [&'a ToolEntry],
     today: Option<i64>,
     found: Vec<(Rule, Finding)>,
 }
@@ -555,7 +576,7 @@ impl Tool<'_> {
                 format!("`{name}` has no tags")
             } else {
                 format!(
-                    "`{name}` has no domain tag: {} only say what kind of tool it is",
+                    "`{name}` has no domain tag, only generic ones: {}",
                     quoted(tags)
                 )
             };
@@ -745,7 +766,7 @@ impl Tool<'_> {
         if !path.starts_with('/') {
             return true;
         }
-        self.tools.iter().any(|(entry, _)| {
+        self.listed.iter().any(|entry| {
             same_path(&entry.url, path)
                 && method.is_none_or(|method| entry.method.eq_ignore_ascii_case(method))
         })
@@ -757,6 +778,11 @@ impl Tool<'_> {
         tags.iter().any(|t| t == "write")
             || (!tags.iter().any(|t| t == "read") && !is_safe(&self.entry.method))
     }
+}
+
+/// Whether two entries are one tool (one method on one path).
+fn same_tool(a: &ToolEntry, b: &ToolEntry) -> bool {
+    a.url == b.url && a.method.eq_ignore_ascii_case(&b.method)
 }
 
 fn is_blank(text: &str) -> bool {
@@ -1310,6 +1336,17 @@ mod tests {
         assert_eq!(report.findings[0].tool, "get_pet");
         assert_eq!(report.findings[0].method, "DELETE");
         assert!(report.findings[0].message.contains("GET /pets/{id}"));
+        // Among listed tools that are not checked (a tag filter), the first keeps the name.
+        let listed: Vec<&ToolEntry> = tools.iter().map(|(entry, _)| entry).collect();
+        let report = Linter::new().check_among(&tools[1..2], &listed);
+        assert_eq!(ids(&report.findings), []);
+        let report = Linter::new().check_among(&tools[2..], &listed);
+        assert_eq!(ids(&report.findings), [Rule::DuplicateName]);
+        // Links may name listed tools that are not checked.
+        let report = Linter::new().check_among(&tools[..1], &listed);
+        assert_eq!(ids(&report.findings), []);
+        let report = Linter::new().check_among(&tools[..1], &listed[..1]);
+        assert_eq!(ids(&report.findings), [Rule::UnknownLink]);
         let found = with_first(|entry, _| entry.name = "create pet".into());
         assert_eq!(ids(&found), [Rule::InvalidName]);
         let found = with_first(|entry, _| entry.name = "x".repeat(65));

@@ -1,0 +1,219 @@
+//! `halo lint`: the quality of an API's descriptions, checked for CI.
+//!
+//! Fetches the manifest and every schema through the client (as the given credentials see
+//! the API), runs [`Linter`] over them, and prints a report grouped by tool: exit 1 when any
+//! finding is an error, 2 when the API cannot be linted.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use halo_client::Client;
+use halo_client::protocol::lint::{Finding, Level, Linter, Report, Rule};
+use halo_client::protocol::{Manifest, ToolEntry};
+use serde_json::json;
+
+use crate::cli::{LintArgs, LintRule};
+use crate::output::{self, line};
+use crate::run::{Failure, describe_manifest, print_err, print_out};
+
+/// Lints the API `client` talks to and prints the report (JSON with `json`).
+pub(crate) async fn run(
+    client: &Client,
+    args: LintArgs,
+    json: bool,
+    anonymous: bool,
+) -> Result<ExitCode, Failure> {
+    let linter = linter(&args)?.at(SystemTime::now());
+    let cannot = |failure: Failure| {
+        let message = match failure {
+            Failure::Status(error) => error.to_string(),
+            Failure::NotDescribed(message) | Failure::Other(message) => message,
+        };
+        Failure::Other(format!("cannot lint {}: {message}", client.base_url()))
+    };
+    let tags: Vec<&str> = args.tags.iter().map(String::as_str).collect();
+    let manifest = client.discover(&tags).await.map_err(|e| cannot(e.into()))?;
+    // Links may name tools the tag filter leaves out.
+    let everything = if tags.is_empty() {
+        None
+    } else {
+        Some(client.discover(&[]).await.map_err(|e| cannot(e.into()))?)
+    };
+    let heading = output::heading(&manifest.api, &manifest.version);
+    let tools = describe_manifest(client, manifest.clone())
+        .await
+        .map_err(cannot)?;
+    let listed: Vec<&ToolEntry> = everything
+        .as_ref()
+        .unwrap_or(&manifest)
+        .tools
+        .iter()
+        .collect();
+    let report = linter.check_among(&tools, &listed);
+    if json {
+        print_out(&output::json(&json!({
+            "api": manifest.api,
+            "version": manifest.version,
+            "tags": args.tags,
+            "tools_checked": report.tools_checked,
+            "errors": report.errors,
+            "warnings": report.warnings,
+            "findings": report.findings,
+        })));
+    } else {
+        print_out(&text(&heading, &args.tags, &report));
+    }
+    notes(&manifest, anonymous);
+    Ok(if report.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The linter the flags configure; a rule given two levels is a usage error.
+fn linter(args: &LintArgs) -> Result<Linter, Failure> {
+    let mut linter = Linter::new();
+    let mut given: Vec<(LintRule, &str)> = Vec::new();
+    for (rules, level, flag) in [
+        (&args.allow, Level::Allow, "--allow"),
+        (&args.warn, Level::Warn, "--warn"),
+        (&args.deny, Level::Deny, "--deny"),
+    ] {
+        for rule in rules {
+            if let Some((_, other)) = given.iter().find(|(r, f)| r == rule && *f != flag) {
+                return Err(Failure::Other(format!(
+                    "`{rule}` is given to both {other} and {flag}; give each rule one level"
+                )));
+            }
+            given.push((*rule, flag));
+            linter = match rule {
+                LintRule::Warnings => linter.warnings(level),
+                LintRule::Rule(rule) => linter.level(*rule, level),
+            };
+        }
+    }
+    Ok(linter)
+}
+
+/// The report for people: a heading, the findings grouped by tool, a summary line.
+fn text(heading: &str, tags: &[String], report: &Report) -> String {
+    let mut out = heading.to_owned();
+    if !tags.is_empty() {
+        let _ = write!(out, " (tools tagged {})", line(&tags.join(",")));
+    }
+    out.push('\n');
+    let mut current: Option<(&str, &str, &str)> = None;
+    for finding in &report.findings {
+        let tool = (
+            finding.tool.as_str(),
+            finding.method.as_str(),
+            finding.url.as_str(),
+        );
+        if current != Some(tool) {
+            let _ = write!(
+                out,
+                "\n{} ({} {})\n",
+                line(tool.0),
+                line(tool.1),
+                line(tool.2)
+            );
+            current = Some(tool);
+        }
+        out.push_str(&finding_text(finding));
+    }
+    if !report.findings.is_empty() {
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{}, {}, {}",
+        count(report.errors, "error"),
+        count(report.warnings, "warning"),
+        count(report.tools_checked, "tool") + " checked"
+    );
+    out
+}
+
+fn finding_text(finding: &Finding) -> String {
+    let mut out = format!(
+        "  {}[{}]: {}\n",
+        finding.severity,
+        finding.rule,
+        line(&finding.message)
+    );
+    if let Some(pointer) = &finding.pointer {
+        let _ = writeln!(out, "    at:   {}", line(pointer));
+    }
+    let _ = writeln!(out, "    help: {}", line(&finding.hint));
+    out
+}
+
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What the report cannot say by itself, on standard error: lint sees only what the
+/// credentials may discover.
+fn notes(manifest: &Manifest, anonymous: bool) {
+    if manifest.tools.is_empty() {
+        print_err("halo: the API lists no tools to these credentials: nothing was checked\n");
+    }
+    if anonymous {
+        print_err(
+            "halo: no credentials were given, so only the tools anyone may discover were \
+             checked; lint with credentials that see every tool (--bearer, --api-key or \
+             --credentials)\n",
+        );
+    }
+}
+
+/// `--allow`, `--warn` and `--deny` values: a rule id, or `warnings` for every rule at warn
+/// level.
+pub(crate) fn lint_rule(text: &str) -> Result<LintRule, String> {
+    if text == "warnings" {
+        return Ok(LintRule::Warnings);
+    }
+    text.parse::<Rule>()
+        .map(LintRule::Rule)
+        .map_err(|e| e.to_string())
+}
+
+/// The rules, for `halo lint --help`.
+pub(crate) fn rules_help() -> String {
+    let mut out = "Rules (default level, id: what it checks):\n".to_owned();
+    for rule in Rule::ALL {
+        let level = match rule.default_level() {
+            Level::Deny => "error",
+            Level::Warn => "warn",
+            _ => "allow",
+        };
+        let _ = writeln!(out, "  {level:<5}  {}: {}", rule.id(), rule.summary());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_values() {
+        assert_eq!(lint_rule("warnings"), Ok(LintRule::Warnings));
+        assert_eq!(
+            lint_rule("missing-why"),
+            Ok(LintRule::Rule(Rule::MissingWhy))
+        );
+        let err = lint_rule("missing-wyh").unwrap_err();
+        assert!(err.contains("missing-why,"), "{err}");
+    }
+
+    #[test]
+    fn every_rule_is_in_the_help() {
+        let help = rules_help();
+        for rule in Rule::ALL {
+            assert!(help.contains(rule.id()), "{help}");
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! `halo lint` over real HTTP: a deliberately poor API (axum + utoipa + `HaloLayer`, built
+//! here) fails with each rule it breaks reported, as text and as JSON; `--allow`, `--deny`
+//! and `-D warnings` change the exit status; what the credentials cannot see is not checked;
+//! the sample bookstore passes, warnings denied; usage and network failures exit 2.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use axum::Json;
+use axum::extract::{Path, Query};
+use axum::routing::options;
+use halo_axum::{HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_tests::{TestServer, spawn};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+// The request types only describe the API (`dead_code`): the handlers read nothing.
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct Filter {
+    q: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+struct Size {
+    width: u32,
+    /// Height in millimetres.
+    height: u32,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+struct NewWidget {
+    /// What the widget is called.
+    name: String,
+    /// How big it is.
+    size: Size,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+struct Paint {
+    /// The colour, e.g. `red`.
+    colour: String,
+}
+
+/// List widgets.
+// No `why`, no domain tag, an undescribed query parameter.
+#[utoipa::path(get, path = "/widgets", tags = ["read"], params(Filter),
+    responses((status = 200, body = Vec<String>)))]
+async fn list_widgets(Query(_): Query<Filter>) -> Json<Vec<String>> {
+    Json(vec![])
+}
+
+/// Make a widget.
+// Neither `read` nor `write`; reversible without `undo`; no example; a nested property
+// without a description.
+#[halo(why = "Use to make a widget", reversible = true)]
+#[utoipa::path(post, path = "/widgets", tags = ["widgets"], request_body = NewWidget,
+    responses((status = 201)))]
+async fn create_widget(Json(_): Json<Value>) {}
+
+/// Scrap a widget.
+// `read` on DELETE.
+#[halo(why = "Use to scrap a widget for good", reversible = false)]
+#[utoipa::path(delete, path = "/widgets/{id}", tags = ["widgets", "read"],
+    params(("id" = u64, Path, description = "The widget's id")),
+    responses((status = 204)))]
+async fn scrap_widget(Path(_): Path<u64>) {}
+
+// No description at all; does not say whether it can be undone; an example with an
+// argument the tool does not take, and without the required one.
+#[halo(why = "Use to paint a widget", example(input = { "id": 1, "color": "red" }))]
+#[utoipa::path(post, path = "/widgets/{id}/paint", tags = ["widgets", "write"],
+    params(("id" = u64, Path, description = "The widget's id")), request_body = Paint,
+    responses((status = 204)))]
+async fn paint_widget(Path(_): Path<u64>, Json(_): Json<Value>) {}
+
+/// Find widgets by name (old).
+// Deprecated without a sunset date.
+#[halo(why = "Do not use: list_widgets does more", status = "deprecated")]
+#[utoipa::path(get, path = "/widgets/find", tags = ["widgets", "read"],
+    responses((status = 200, body = Vec<String>)))]
+async fn find_widgets() -> Json<Vec<String>> {
+    Json(vec![])
+}
+
+/// Count widgets (old).
+// Past its sunset, replaced by a tool only admins may see.
+#[halo(
+    why = "Do not use: count_all_widgets replaces it",
+    status = "deprecated",
+    sunset = "2001-01-01",
+    replace_with = "/admin/widgets/count"
+)]
+#[utoipa::path(get, path = "/widgets/count", tags = ["widgets", "read"],
+    responses((status = 200, body = u64)))]
+async fn count_widgets() -> Json<u64> {
+    Json(0)
+}
+
+/// Count every widget, hidden ones included.
+#[halo(why = "Use to count widgets for a stock report")]
+#[utoipa::path(get, path = "/admin/widgets/count", tags = ["widgets", "read", "admin"],
+    responses((status = 200, body = u64)), security(("bearer" = ["admin"])))]
+async fn count_all_widgets() -> Json<u64> {
+    Json(0)
+}
+
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Widgets", version = "0.1.0"), modifiers(&Bearer))]
+struct Doc;
+
+/// The poor API, with `admin` the only token.
+async fn poor_api() -> TestServer {
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(list_widgets, create_widget))
+        .routes(routes!(scrap_widget))
+        .routes(routes!(paint_widget))
+        .routes(routes!(find_widgets))
+        .routes(routes!(count_widgets))
+        .routes(routes!(count_all_widgets))
+        .split_for_parts();
+    let halo = HaloLayer::builder(api)
+        .authenticator(
+            StaticAuthenticator::new()
+                .bearer("admin", Principal::new("admin").with_scopes(["admin"])),
+        )
+        .build()
+        .expect("poor, but valid, metadata");
+    spawn(router.layer(halo)).await
+}
+
+/// What a run of `halo` left.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn expect(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "{self:#?}");
+        self
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
+    }
+}
+
+/// Runs `halo` (blocking this thread; the servers run on the runtime's workers).
+fn halo(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_halo"))
+        .args(args)
+        .env_remove("HALO_BEARER")
+        .env_remove("HALO_API_KEY")
+        .output()
+        .expect("run halo");
+    Run {
+        code: output.status.code().expect("halo exits, not killed"),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+/// `(rule, tool)` of every finding of a JSON report.
+fn found(report: &Value) -> BTreeSet<(String, String)> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().expect("a rule").to_owned(),
+                f["tool"].as_str().expect("a tool").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn finding<'a>(report: &'a Value, rule: &str, tool: &str) -> &'a Value {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == rule && f["tool"] == tool)
+        .unwrap_or_else(|| panic!("no {rule} on {tool}: {report:#}"))
+}
+
+/// What the poor API breaks, as an anonymous caller sees it.
+const EXPECTED: [(&str, &str); 13] = [
+    ("missing-why", "list_widgets"),
+    ("missing-domain-tag", "list_widgets"),
+    ("missing-input-description", "list_widgets"),
+    ("read-write-tag", "create_widget"),
+    ("missing-example", "create_widget"),
+    ("missing-undo", "create_widget"),
+    ("missing-input-description", "create_widget"),
+    ("tag-contradicts-method", "scrap_widget"),
+    ("missing-description", "paint_widget"),
+    ("missing-reversible", "paint_widget"),
+    ("example-mismatch", "paint_widget"),
+    ("missing-sunset", "find_widgets"),
+    ("past-sunset", "count_widgets"),
+];
+
+/// Every error-level rule the poor API breaks.
+const ERRORS: &str = "missing-why,missing-domain-tag,read-write-tag,tag-contradicts-method,\
+                      missing-undo,example-mismatch,missing-sunset";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poor_api_fails_with_every_rule_it_breaks() {
+    let server = poor_api().await;
+    let base = server.base_url();
+
+    let run = halo(&["--json", "lint", &base]).expect(1);
+    let report = run.json();
+    assert_eq!(report["api"], "Widgets");
+    assert_eq!(report["tools_checked"], 6, "the admin tool is hidden");
+    let rules = found(&report);
+    let mut expected: BTreeSet<(String, String)> = EXPECTED
+        .iter()
+        .map(|(rule, tool)| ((*rule).to_owned(), (*tool).to_owned()))
+        .collect();
+    expected.insert(("unknown-link".into(), "count_widgets".into()));
+    assert_eq!(rules, expected, "{report:#}");
+
+    // Messages name the tool, inputs their parameter and pointer, and every finding has a
+    // hint.
+    let why = finding(&report, "missing-why", "list_widgets");
+    assert_eq!(why["level"], "error");
+    assert_eq!(
+        (why["method"].as_str(), why["url"].as_str()),
+        (Some("GET"), Some("/widgets"))
+    );
+    assert!(
+        why["message"].as_str().unwrap().contains("`list_widgets`"),
+        "{why}"
+    );
+    let query = finding(&report, "missing-input-description", "list_widgets");
+    assert_eq!(
+        (query["param"].as_str(), query["pointer"].as_str()),
+        (Some("q"), Some("/input/q"))
+    );
+    assert_eq!(query["level"], "warning");
+    let nested = finding(&report, "missing-input-description", "create_widget");
+    assert_eq!(nested["param"], "size");
+    assert_eq!(nested["pointer"], "/input/size/properties/width");
+    let mismatches: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "example-mismatch")
+        .collect();
+    let params: BTreeSet<&str> = mismatches
+        .iter()
+        .filter_map(|f| f["param"].as_str())
+        .collect();
+    assert_eq!(params, BTreeSet::from(["color", "colour"]));
+    let link = finding(&report, "unknown-link", "count_widgets");
+    assert_eq!(link["pointer"], "/replace_with");
+    assert!(
+        link["message"]
+            .as_str()
+            .unwrap()
+            .contains("/admin/widgets/count")
+    );
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| { f["hint"].as_str().is_some_and(|hint| !hint.is_empty()) })
+    );
+    let errors = report["errors"].as_u64().unwrap();
+    let warnings = report["warnings"].as_u64().unwrap();
+    assert_eq!(
+        errors + warnings,
+        report["findings"].as_array().unwrap().len() as u64
+    );
+    assert!(run.stderr.contains("no credentials were given"), "{run:#?}");
+
+    // The same, for people: grouped by tool, then one summary line.
+    let text = halo(&["lint", &base]).expect(1);
+    let out = &text.stdout;
+    assert!(out.starts_with("Widgets 0.1.0\n"), "{out}");
+    let list = out
+        .find("\nlist_widgets (GET /widgets)\n")
+        .expect("a list_widgets group");
+    let create = out
+        .find("\ncreate_widget (POST /widgets)\n")
+        .expect("a create_widget group");
+    assert!(list < create, "{out}");
+    assert_eq!(
+        out.matches("list_widgets (GET /widgets)").count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains("  error[missing-why]: `list_widgets` has no `why`"),
+        "{out}"
+    );
+    assert!(out.contains("    at:   /input/q\n"), "{out}");
+    assert!(out.contains("    help: "), "{out}");
+    assert!(
+        out.ends_with(&format!(
+            "\n{errors} errors, {warnings} warnings, 6 tools checked\n"
+        )),
+        "{out}"
+    );
+
+    // With credentials that see the admin tool, the link resolves and it is checked too.
+    let admin = halo(&["--bearer", "admin", "--json", "lint", &base]).expect(1);
+    let report = admin.json();
+    assert_eq!(report["tools_checked"], 7);
+    assert!(
+        !found(&report)
+            .iter()
+            .any(|(rule, _)| rule == "unknown-link"),
+        "{report:#}"
+    );
+    assert!(!admin.stderr.contains("no credentials"), "{admin:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn levels_change_the_exit_status() {
+    let server = poor_api().await;
+    let base = server.base_url();
+    let admin = ["--bearer", "admin", "--json", "lint", base.as_str()];
+    let lint = |extra: &[&str]| {
+        let mut args = admin.to_vec();
+        args.extend_from_slice(extra);
+        halo(&args)
+    };
+
+    // Every error allowed: warnings alone pass.
+    let allowed = lint(&["--allow", ERRORS]).expect(0);
+    let report = allowed.json();
+    assert_eq!(report["errors"], 0);
+    assert!(report["warnings"].as_u64().unwrap() > 0);
+    assert!(!found(&report).iter().any(|(rule, _)| rule == "missing-why"));
+
+    // ... unless warnings are denied, or one of them is.
+    let denied = lint(&["--allow", ERRORS, "-D", "warnings"]).expect(1);
+    assert_eq!(denied.json()["warnings"], 0);
+    assert_eq!(denied.json()["errors"], report["warnings"]);
+    let one = lint(&["-A", ERRORS, "--deny", "missing-example"]).expect(1);
+    assert_eq!(
+        finding(&one.json(), "missing-example", "create_widget")["level"],
+        "error"
+    );
+
+    // An error made a warning no longer fails.
+    let all_but_why: Vec<&str> = ERRORS.split(',').filter(|r| *r != "missing-why").collect();
+    let all_but_why = all_but_why.join(",");
+    let warned = lint(&["-A", &all_but_why, "--warn", "missing-why"]).expect(0);
+    let report = warned.json();
+    assert_eq!(report["errors"], 0);
+    assert_eq!(
+        finding(&report, "missing-why", "list_widgets")["level"],
+        "warning"
+    );
+    // `-A warnings` silences every warning, as in rustc.
+    let silent = lint(&["-A", &all_but_why, "-W", "missing-why", "-A", "warnings"]).expect(0);
+    assert_eq!(silent.json()["findings"], json!([]));
+
+    // Unknown rules and a rule given two levels are usage errors.
+    let unknown = lint(&["--deny", "missing-whyy"]).expect(2);
+    assert!(
+        unknown.stderr.contains("unknown lint rule `missing-whyy`"),
+        "{unknown:#?}"
+    );
+    assert!(unknown.stdout.is_empty(), "{unknown:#?}");
+    let twice = lint(&["--allow", "missing-why", "--deny", "missing-why"]).expect(2);
+    assert!(
+        twice
+            .stderr
+            .contains("`missing-why` is given to both --allow and --deny"),
+        "{twice:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bookstore_passes_with_warnings_denied() {
+    let server = spawn(bookstore::app()).await;
+    let base = server.base_url();
+    for credentials in [&["--bearer", "demo-admin"][..], &[]] {
+        let mut args = credentials.to_vec();
+        args.extend(["--json", "lint", &base, "-D", "warnings"]);
+        let report = halo(&args).expect(0).json();
+        assert_eq!(report["findings"], json!([]), "{report:#}");
+        let checked = report["tools_checked"].as_u64().unwrap();
+        assert_eq!(checked, if credentials.is_empty() { 4 } else { 15 });
+    }
+    let text = halo(&["--bearer", "demo-admin", "lint", &base, "--tags", "orders"]).expect(0);
+    assert_eq!(
+        text.stdout,
+        "Bookstore 1.2.0 (tools tagged orders)\n0 errors, 0 warnings, 2 tools checked\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_that_cannot_be_linted_exits_2() {
+    // Discovery answers something that is not a manifest.
+    let broken = spawn(axum::Router::new().route(
+        "/",
+        options(|| async { ([("content-type", "application/llm+json")], "not json") }),
+    ))
+    .await;
+    let run = halo(&["lint", &broken.base_url()]).expect(2);
+    assert!(run.stderr.contains("cannot lint"), "{run:#?}");
+    assert!(run.stdout.is_empty(), "{run:#?}");
+
+    // Nothing listens.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let run = halo(&["lint", &format!("http://127.0.0.1:{port}")]).expect(2);
+    assert!(run.stderr.contains("could not connect"), "{run:#?}");
+}
