@@ -265,15 +265,31 @@ impl Local {
         schema: &ToolSchema,
         args: Value,
     ) -> ToolOutput {
+        match self.tool_request(caller, schema, args) {
+            Ok(request) => self.answer(request).await,
+            Err(output) => output,
+        }
+    }
+
+    /// The request that calls a tool with `args`, or the output of a call that cannot be
+    /// made.
+    pub(crate) fn tool_request(
+        &self,
+        caller: Option<&Parts>,
+        schema: &ToolSchema,
+        args: Value,
+    ) -> Result<Request<Body>, ToolOutput> {
         let Ok(method) = Method::from_bytes(schema.call.method.as_bytes()) else {
-            return ToolOutput::failure("the tool's method is not an HTTP method");
+            return Err(ToolOutput::failure(
+                "the tool's method is not an HTTP method",
+            ));
         };
         let placed = match place_arguments(&schema.call.url, method.as_str(), Some(schema), args) {
             Ok(placed) => placed,
             Err(error) => {
-                return ToolOutput::problem(
+                return Err(ToolOutput::problem(
                     Problem::new(400).with_detail(format!("invalid arguments: {error}")),
-                );
+                ));
             }
         };
         let mut target = placed.target;
@@ -283,10 +299,9 @@ impl Local {
             target.push('=');
             target.extend(utf8_percent_encode(value, QUERY));
         }
-        let mut request = match self.request(caller, method, &target) {
-            Ok(request) => request,
-            Err(message) => return ToolOutput::failure(message),
-        };
+        let mut request = self
+            .request(caller, method, &target)
+            .map_err(ToolOutput::failure)?;
         let headers = request.headers_mut();
         for (name, value) in placed.headers {
             // `place_arguments` vouches for both.
@@ -314,6 +329,11 @@ impl Local {
             }
             None => {}
         }
+        Ok(request)
+    }
+
+    /// Sends a tool's request through the app: the output of its answer.
+    pub(crate) async fn answer(&self, request: Request<Body>) -> ToolOutput {
         match self.send(request, self.max_response_bytes).await {
             Ok((status, _, body)) => ToolOutput::from_response(status.as_u16(), body),
             Err(message) => ToolOutput::failure(message),

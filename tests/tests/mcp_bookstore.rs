@@ -6,19 +6,31 @@ use std::time::Duration;
 
 use halo_tests::{interop_script, python, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt as _};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
 use tokio::process::Command;
+use tokio::sync::mpsc;
 
 /// A Python start, an SDK import and a few calls; a hang fails the run instead.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// An rmcp client of the bookstore's `/mcp`, with a bearer token when given.
 async fn client(url: String, bearer: Option<&str>) -> RunningService<RoleClient, ()> {
+    client_with((), url, bearer).await
+}
+
+/// An rmcp client whose notifications `handler` receives.
+async fn client_with<H: ClientHandler>(
+    handler: H,
+    url: String,
+    bearer: Option<&str>,
+) -> RunningService<RoleClient, H> {
     let mut headers = HeaderMap::new();
     if let Some(token) = bearer {
         let value = HeaderValue::from_str(&format!("Bearer {token}")).expect("a header value");
@@ -29,7 +41,8 @@ async fn client(url: String, bearer: Option<&str>) -> RunningService<RoleClient,
         .build()
         .expect("a reqwest client");
     let config = StreamableHttpClientTransportConfig::with_uri(url);
-    ().serve(StreamableHttpClientTransport::with_client(http, config))
+    handler
+        .serve(StreamableHttpClientTransport::with_client(http, config))
         .await
         .expect("an MCP session with the bookstore")
 }
@@ -38,7 +51,11 @@ fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|tool| tool.name.as_ref()).collect()
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
+async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
     let Value::Object(args) = args else {
         panic!("arguments are an object")
     };
@@ -106,6 +123,60 @@ async fn a_reader_sees_no_write_tools_and_an_admin_writes() {
     let id = order.structured_content.as_ref().expect("the order")["id"].clone();
     let read = call(&admin, "get_order", json!({ "id": id })).await;
     assert_eq!(read.structured_content.as_ref().unwrap()["id"], id);
+}
+
+/// A client that keeps the progress notifications it gets.
+#[derive(Clone)]
+struct Progressing(mpsc::UnboundedSender<ProgressNotificationParam>);
+
+impl ClientHandler for Progressing {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_tool_reports_its_steps_as_progress() {
+    let server = spawn(bookstore::app()).await;
+    let (sender, mut notes) = mpsc::unbounded_channel();
+    let reader = client_with(Progressing(sender), server.url("/mcp"), Some("demo-reader")).await;
+
+    // rmcp's client sends a progress token with every request; the steps come before the
+    // result, on the answer's event stream.
+    let done = call(&reader, "summarize_book", json!({"id": 1, "chapters": 3})).await;
+    assert_eq!(done.is_error, Some(false), "{done:?}");
+    let summary = done.structured_content.as_ref().expect("structured");
+    assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(3));
+    let mut steps = Vec::new();
+    while let Ok(note) = notes.try_recv() {
+        steps.push((note.progress, note.total, note.message));
+    }
+    let expected: Vec<_> = (1..=3)
+        .map(|chapter| {
+            (
+                f64::from(chapter),
+                Some(3.0),
+                Some(format!("summarising chapter {chapter}")),
+            )
+        })
+        .collect();
+    assert_eq!(steps, expected);
+
+    // A tool that does not stream answers without progress.
+    let book = call(&reader, "get_book", json!({"id": 1})).await;
+    assert_eq!(book.is_error, Some(false));
+    assert!(notes.try_recv().is_err(), "no progress for get_book");
+    let missing = call(&reader, "summarize_book", json!({"id": 999})).await;
+    assert_eq!(missing.structured_content.as_ref().unwrap()["status"], 404);
+    reader.cancel().await.expect("the session ends");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

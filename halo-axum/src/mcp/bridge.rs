@@ -1,18 +1,22 @@
 //! The MCP server behind `/mcp`: discovery and calls dispatched in process through the app
 //! wrapped by its HALO layer ([`Local`]), with the MCP request's credentials.
 
+use std::pin::pin;
 use std::sync::Arc;
 
-use halo_protocol::{Manifest, tool_definitions, tool_names};
+use futures_util::future::{self, Either};
+use halo_protocol::{Manifest, ToolOutput, mcp_progress, tool_definitions, tool_names};
 use http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio::sync::mpsc;
 
+use crate::Progress;
 use crate::local::{Failure, Local};
 
 /// One MCP server per request (the transport is stateless), sharing the app.
@@ -100,6 +104,56 @@ impl ServerHandler for Bridge {
             Err(failure) => return Err(protocol_error(failure)),
         };
         let args = request.arguments.map_or(Value::Null, Value::Object);
-        Ok(CallToolResult::from(local.call(caller, &schema, args).await).into())
+        let mut call = match local.tool_request(caller, &schema, args) {
+            Ok(call) => call,
+            Err(output) => return Ok(CallToolResult::from(output).into()),
+        };
+        // A client that asked for progress gets the steps of a streaming tool as they come.
+        let progress = context
+            .meta
+            .get_progress_token()
+            .filter(|_| schema.stream.is_some());
+        let output = match progress {
+            Some(token) => {
+                let (relay, steps) = mpsc::unbounded_channel();
+                call.extensions_mut().insert(Progress::relayed(relay));
+                relaying(local.answer(call), steps, token, &context.peer).await
+            }
+            None => local.answer(call).await,
+        };
+        Ok(CallToolResult::from(output).into())
     }
+}
+
+/// Awaits a call, sending each step its handler reports as an MCP progress notification for
+/// `token`, the last ones before the answer.
+async fn relaying(
+    answer: impl Future<Output = ToolOutput>,
+    mut steps: mpsc::UnboundedReceiver<Value>,
+    token: ProgressToken,
+    peer: &Peer<RoleServer>,
+) -> ToolOutput {
+    let mut progress = 0.0;
+    let mut notify = async |data: Value| {
+        let note = mcp_progress(token.clone(), progress, &data);
+        progress = note.progress;
+        // A client that stopped listening still gets the result.
+        let _ = peer.notify_progress(note).await;
+    };
+    let mut answer = pin!(answer);
+    let output = loop {
+        match future::select(answer, pin!(steps.recv())).await {
+            Either::Left((output, _)) => break output,
+            Either::Right((Some(data), pending)) => {
+                answer = pending;
+                notify(data).await;
+            }
+            // Every sender is gone: nothing more to relay.
+            Either::Right((None, pending)) => break pending.await,
+        }
+    };
+    while let Ok(data) = steps.try_recv() {
+        notify(data).await;
+    }
+    output
 }

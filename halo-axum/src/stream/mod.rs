@@ -82,38 +82,69 @@ impl Default for StreamConfig {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Progress {
-    call: Option<Arc<Call>>,
+    sink: Option<Sink>,
+}
+
+/// Where a handler's progress goes.
+#[derive(Debug, Clone)]
+enum Sink {
+    /// A call streamed over SSE.
+    Call(Arc<Call>),
+    /// A caller in the same process (an MCP request with a progress token), which gets each
+    /// event's data as it comes.
+    #[cfg(feature = "mcp")]
+    Relay(tokio::sync::mpsc::UnboundedSender<Value>),
 }
 
 impl Progress {
     pub(crate) fn attached(call: Arc<Call>) -> Self {
-        Self { call: Some(call) }
+        Self {
+            sink: Some(Sink::Call(call)),
+        }
+    }
+
+    /// Progress that goes to `relay`: the layer does not stream the call, and whoever
+    /// made the request in process reads the steps.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn relayed(relay: tokio::sync::mpsc::UnboundedSender<Value>) -> Self {
+        Self {
+            sink: Some(Sink::Relay(relay)),
+        }
     }
 
     /// Whether a client is receiving the events.
     #[must_use]
     pub fn is_streaming(&self) -> bool {
-        self.call.is_some()
+        self.sink.is_some()
     }
 
     /// The streamed call, for a handler that sends events of its own (a hosted agent's).
     #[cfg(feature = "agents")]
     pub(crate) fn call(&self) -> Option<&Arc<Call>> {
-        self.call.as_ref()
+        match self.sink.as_ref()? {
+            Sink::Call(call) => Some(call),
+            #[cfg(feature = "mcp")]
+            Sink::Relay(_) => None,
+        }
     }
 
     /// Sends any JSON as the data of a `tool_progress` event. A value that fails to
     /// serialise is sent as `null`.
     pub fn send(&self, data: impl Serialize) {
-        if let Some(call) = &self.call {
-            let data = serde_json::to_value(data).unwrap_or(Value::Null);
-            call.push(&ToolEvent::ToolProgress(data));
+        let Some(sink) = &self.sink else { return };
+        let data = serde_json::to_value(data).unwrap_or(Value::Null);
+        match sink {
+            Sink::Call(call) => call.push(&ToolEvent::ToolProgress(data)),
+            #[cfg(feature = "mcp")]
+            Sink::Relay(relay) => {
+                let _ = relay.send(data);
+            }
         }
     }
 
     /// Sends `{"step": …, "total": …, "message": …}` (`total` left out when unknown).
     pub fn step(&self, step: u64, total: Option<u64>, message: impl Into<String>) {
-        if self.call.is_some() {
+        if self.sink.is_some() {
             let mut data = json!({"step": step, "message": message.into()});
             if let Some(total) = total {
                 data["total"] = total.into();
