@@ -9,7 +9,8 @@
 //! `/usr/bin/chromium`) and `tests/browser/node_modules` (`npm ci` there); `bash .ci/test`
 //! provides all three.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use halo_tests::{spawn, workspace_root};
@@ -75,33 +76,123 @@ fn show(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_playground_lists_filters_and_streams_in_chromium() {
+/// Runs `script` (in `tests/browser`) on the playground at `playground`, with `env`; fails
+/// with the script's output when it fails.
+async fn run_script(script: &str, playground: String, env: &[(&str, &OsStr)]) {
     let (node, chromium, dir) = (node(), chromium(), browser_tests());
-    let server = spawn(bookstore::app()).await;
-    let screenshot = workspace_root().join("target").join("playground.png");
-    let _ = std::fs::remove_file(&screenshot);
-
-    let run = Command::new(&node)
-        .arg(Path::new("playground.mjs"))
-        .arg(server.url("/playground"))
+    let mut command = Command::new(&node);
+    command
+        .arg(script)
+        .arg(playground)
         .current_dir(&dir)
         .env("HALO_CHROMIUM", &chromium)
-        .env("PLAYGROUND_SCREENSHOT", &screenshot)
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
+        .kill_on_drop(true);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = tokio::time::timeout(SCRIPT_TIMEOUT, command.output())
         .await
-        .unwrap_or_else(|_| panic!("the browser test took longer than {SCRIPT_TIMEOUT:?}"))
+        .unwrap_or_else(|_| panic!("{script} took longer than {SCRIPT_TIMEOUT:?}"))
         .unwrap_or_else(|error| panic!("cannot run {}: {error}", node.display()));
     assert!(
         output.status.success(),
-        "the browser test failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        "the browser test {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
         output.status,
         show(&output.stdout),
         show(&output.stderr)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_lists_filters_and_streams_in_chromium() {
+    let server = spawn(bookstore::app()).await;
+    let screenshot = workspace_root().join("target").join("playground.png");
+    let _ = std::fs::remove_file(&screenshot);
+    run_script(
+        "playground.mjs",
+        server.url("/playground"),
+        &[("PLAYGROUND_SCREENSHOT", screenshot.as_os_str())],
+    )
+    .await;
     let written = std::fs::metadata(&screenshot)
         .unwrap_or_else(|error| panic!("no screenshot at {}: {error}", screenshot.display()));
     assert!(written.len() > 0, "an empty screenshot");
+}
+
+/// Markup the API under test puts in every text the playground shows; it must come out as
+/// text. Each would set `window.pwned` if the page ran it.
+const MARKUP: [&str; 6] = [
+    r#"<img src=x onerror="window.pwned='api'">"#,
+    r#"<script>window.pwned='description'</script>"#,
+    r#"<b onmouseover="window.pwned='tag'">tag</b>"#,
+    r#"<img src=x onerror="window.pwned='enum'">"#,
+    r#"<img src=x onerror="window.pwned='progress'">"#,
+    r#"<img src=x onerror="window.pwned='result'">"#,
+];
+
+/// An API whose every text is markup: its description, the tool's summary, `why`, tag,
+/// parameter description and enum, its progress messages, its result and its problems.
+fn hostile_api() -> axum::Router {
+    use axum::Json;
+    use axum::extract::Path as UrlPath;
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    use halo_axum::playground::Playground;
+    use halo_axum::{HaloLayer, Progress};
+    use serde_json::{Value, json};
+
+    let api: utoipa::openapi::OpenApi = serde_json::from_value(json!({
+        "openapi": "3.1.0",
+        "info": {"title": MARKUP[0], "version": "1", "description": MARKUP[1]},
+        "paths": {"/echo/{id}": {"post": {
+            "operationId": "echo",
+            "summary": MARKUP[1],
+            "tags": [MARKUP[2], "read"],
+            "x-halo-why": MARKUP[0],
+            "parameters": [{"name": "id", "in": "path", "required": true,
+                            "description": MARKUP[1], "schema": {"type": "string"}}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["note"],
+                "properties": {"note": {"type": "string", "enum": [MARKUP[3], "fail"]}}
+            }}}},
+            "responses": {"200": {"description": "the echo"}}
+        }}}
+    }))
+    .expect("an OpenAPI document");
+
+    async fn echo(
+        UrlPath(id): UrlPath<String>,
+        progress: Progress,
+        Json(body): Json<Value>,
+    ) -> axum::response::Response {
+        progress.step(1, Some(1), MARKUP[4]);
+        if body["note"] == "fail" {
+            let problem = json!({"type": "about:blank", "title": MARKUP[0], "status": 422,
+                "detail": MARKUP[5], "errors": [{"pointer": MARKUP[2], "message": MARKUP[1]}]});
+            return (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                [("content-type", "application/problem+json")],
+                problem.to_string(),
+            )
+                .into_response();
+        }
+        Json(json!({"id": id, "note": body["note"], "html": MARKUP[5]})).into_response()
+    }
+
+    axum::Router::new()
+        .route("/echo/{id}", axum::routing::post(echo))
+        .layer(HaloLayer::from_openapi(api))
+        .nest_service("/playground", Playground::new())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_playground_shows_markup_from_the_api_as_text() {
+    let server = spawn(hostile_api()).await;
+    let markup = serde_json::to_string(&MARKUP).expect("JSON");
+    run_script(
+        "hostile.mjs",
+        server.url("/playground"),
+        &[("HALO_MARKUP", OsStr::new(&markup))],
+    )
+    .await;
 }
