@@ -147,8 +147,8 @@ impl Rule {
             Self::TagContradictsMethod => (
                 "tag-contradicts-method",
                 Deny,
-                "`write` is not on a safe method (GET, HEAD, OPTIONS, QUERY), `read` not on \
-                 PUT, PATCH or DELETE",
+                "`write` is not on a safe method (GET, HEAD, OPTIONS, TRACE, QUERY), `read` \
+                 not on PUT, PATCH or DELETE",
                 "fix the tag, or the method: safe methods must not change state",
             ),
             Self::MissingInputDescription => (
