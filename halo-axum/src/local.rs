@@ -259,6 +259,7 @@ impl Local {
 
     /// Calls a tool in process and reads its answer. Arguments that cannot be placed are a
     /// `400` problem, for the model to correct.
+    #[cfg(feature = "agents")]
     pub(crate) async fn call(
         &self,
         caller: Option<&Parts>,

@@ -113,13 +113,20 @@ impl ServerHandler for Bridge {
             .meta
             .get_progress_token()
             .filter(|_| schema.stream.is_some());
-        let output = match progress {
-            Some(token) => {
-                let (relay, steps) = mpsc::unbounded_channel();
-                call.extensions_mut().insert(Progress::relayed(relay));
-                relaying(local.answer(call), steps, token, &context.peer).await
+        let answer = async {
+            match progress {
+                Some(token) => {
+                    let (relay, steps) = mpsc::unbounded_channel();
+                    call.extensions_mut().insert(Progress::relayed(relay));
+                    relaying(local.answer(call), steps, token, &context.peer).await
+                }
+                None => local.answer(call).await,
             }
-            None => local.answer(call).await,
+        };
+        // A cancelled request drops the call (and with it the handler, unless it streams).
+        let output = match future::select(pin!(answer), pin!(context.ct.cancelled())).await {
+            Either::Left((output, _)) => output,
+            Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),
         };
         Ok(CallToolResult::from(output).into())
     }
