@@ -133,6 +133,13 @@ struct Doc;
 
 /// The poor API, with `admin` the only token.
 async fn poor_api() -> TestServer {
+    poor_api_with(|builder| builder).await
+}
+
+/// The poor API, its layer configured further by `configure`.
+async fn poor_api_with(
+    configure: impl FnOnce(halo_axum::HaloBuilder) -> halo_axum::HaloBuilder,
+) -> TestServer {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(list_widgets, create_widget))
         .routes(routes!(scrap_widget))
@@ -141,7 +148,7 @@ async fn poor_api() -> TestServer {
         .routes(routes!(count_widgets))
         .routes(routes!(count_all_widgets))
         .split_for_parts();
-    let halo = HaloLayer::builder(api)
+    let halo = configure(HaloLayer::builder(api))
         .authenticator(
             StaticAuthenticator::new()
                 .bearer("admin", Principal::new("admin").with_scopes(["admin"])),
@@ -433,6 +440,14 @@ async fn an_api_that_cannot_be_linted_exits_2() {
     let run = halo(&["lint", &broken.base_url()]).expect(2);
     assert!(run.stderr.contains("cannot lint"), "{run:#?}");
     assert!(run.stdout.is_empty(), "{run:#?}");
+
+    // Discovery needs credentials that were not given.
+    let guarded = poor_api_with(|builder| builder.require_credentials(true)).await;
+    let run = halo(&["lint", &guarded.base_url()]).expect(2);
+    assert!(run.stderr.contains("cannot lint"), "{run:#?}");
+    assert!(run.stderr.contains("401"), "{run:#?}");
+    let run = halo(&["--bearer", "admin", "lint", &guarded.base_url()]).expect(1);
+    assert!(run.stdout.ends_with("7 tools checked\n"), "{run:#?}");
 
     // Nothing listens.
     let port = {

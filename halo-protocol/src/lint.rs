@@ -301,7 +301,9 @@ pub struct Finding {
     /// The argument concerned, for findings about inputs and examples.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub param: Option<String>,
-    /// Where in the tool's schema (a JSON Pointer): the field that is wrong or missing.
+    /// Where in the tool's schema (a JSON Pointer): the field that is wrong or missing. Input
+    /// entries are pointed into as [`InputField::schema`](crate::InputField::schema) holds
+    /// them, without the `allOf` nesting of an object entry on the wire.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
     /// What is wrong, naming the tool.
