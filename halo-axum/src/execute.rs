@@ -245,7 +245,9 @@ where
             .await
         {
             Ok(decision) => decision,
-            Err(unavailable) => return Ok((unavailable.response("rate budgets"), Outcome::Denied)),
+            Err(unavailable) => {
+                return Ok((unavailable.response("rate budgets"), Outcome::Unavailable));
+            }
         };
         let headers = [
             (RATELIMIT_POLICY, rate.policy()),
@@ -324,7 +326,7 @@ where
     }
     let call = match shared.calls.start(tool, described.name(), caller_id) {
         Ok(call) => call,
-        Err(problem) => return Ok((problem::from_problem(&problem), Outcome::Denied)),
+        Err(problem) => return Ok((problem::from_problem(&problem), Outcome::Unavailable)),
     };
     call.begin(described.name(), described.is_agent());
     parts
@@ -377,7 +379,10 @@ async fn claim_key(
     let claim = shared.governance.stores.records.claim(key, print).await;
     let answer = match claim {
         Ok(Claim::First(ticket)) => return Ok(ticket),
-        Err(unavailable) => (unavailable.response("idempotency records"), Outcome::Denied),
+        Err(unavailable) => (
+            unavailable.response("idempotency records"),
+            Outcome::Unavailable,
+        ),
         Ok(Claim::Replay(stored)) => (replay(stored), Outcome::Replayed),
         Ok(Claim::InFlight) => (
             problem::response(

@@ -4,15 +4,16 @@
 #![allow(missing_docs, unreachable_pub)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use halo_axum::{
-    Fallback, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator, ValidJson, halo,
+    AuditRecord, AuditSink, Fallback, HaloLayer, Principal, Progress, RedisStore,
+    StaticAuthenticator, ValidJson, halo,
 };
 use halo_tests::redis::RedisServer;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,15 @@ struct Instance {
     runs: Arc<AtomicUsize>,
     charges: Arc<AtomicUsize>,
     gate: Arc<Semaphore>,
+    /// The outcomes of the instance's audit records.
+    outcomes: Arc<Mutex<Vec<String>>>,
+}
+
+impl AuditSink for Instance {
+    fn record(&self, record: AuditRecord) {
+        let outcome = record.outcome.as_str().to_owned();
+        self.outcomes.lock().unwrap().push(outcome);
+    }
 }
 
 impl Instance {
@@ -37,6 +47,7 @@ impl Instance {
             runs: Arc::default(),
             charges: Arc::default(),
             gate: Arc::new(Semaphore::new(0)),
+            outcomes: Arc::default(),
         }
     }
 
@@ -122,6 +133,7 @@ async fn serve(instance: &Instance, store: RedisStore) -> String {
                 .bearer("bob", Principal::new("bob")),
         )
         .redis(store)
+        .audit(instance.clone())
         .build()
         .unwrap();
     let app = router.with_state(instance.clone()).layer(layer);
@@ -326,6 +338,10 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
     let refused = post(&b, "/orders", Some("before"), json!({"amount": 5})).await;
     assert_unavailable(&refused, &redis);
     assert_eq!(on_b.runs(), 0);
+    assert_eq!(
+        *on_b.outcomes.lock().unwrap(),
+        ["unavailable", "unavailable"]
+    );
     // Rates fall back to each instance's own budget.
     let charged = post(&b, "/charge", None, json!({"amount": 5})).await;
     assert_eq!(charged.status, StatusCode::OK, "{}", charged.body);
@@ -382,6 +398,7 @@ async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
     assert_unavailable(&refused, &redis);
     assert!(refused.body.contains("rate budgets"), "{}", refused.body);
     assert_eq!(on_a.charges.load(Ordering::SeqCst), 0);
+    assert_eq!(*on_a.outcomes.lock().unwrap(), ["unavailable"]);
     let local = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
     assert_eq!(local.status, StatusCode::CREATED);
     let again = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;

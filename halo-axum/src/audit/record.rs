@@ -38,11 +38,14 @@ pub enum Outcome {
     Invalid,
     /// The handler did not answer within the tool's deadline.
     TimedOut,
+    /// The call was refused with `503` before the handler ran: a shared store (rate budgets,
+    /// idempotency records) could not be reached, or the layer was at its limit of calls.
+    Unavailable,
 }
 
 impl Outcome {
     /// The outcome as it is serialised: `"executed"`, `"replayed"`, `"rate_limited"`,
-    /// `"denied"`, `"invalid"` or `"timed_out"`.
+    /// `"denied"`, `"invalid"`, `"timed_out"` or `"unavailable"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -52,6 +55,7 @@ impl Outcome {
             Self::Denied => "denied",
             Self::Invalid => "invalid",
             Self::TimedOut => "timed_out",
+            Self::Unavailable => "unavailable",
         }
     }
 }
@@ -524,6 +528,7 @@ mod tests {
             (Outcome::Denied, "denied"),
             (Outcome::Invalid, "invalid"),
             (Outcome::TimedOut, "timed_out"),
+            (Outcome::Unavailable, "unavailable"),
         ] {
             assert_eq!(serde_json::to_value(outcome).unwrap(), json!(name));
             assert_eq!(outcome.as_str(), name);
