@@ -603,7 +603,6 @@ function place(template, method, input, args) {
     } else if (location === 'header') {
       if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) throw `\`${name}\` is not a valid header name`;
       const text = scalar(name, 'header', value);
-      // eslint-disable-next-line no-control-regex
       if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(text)) throw `\`${name}\` holds characters a header cannot carry`;
       headers = headers.filter(([taken]) => taken.toLowerCase() !== name.toLowerCase());
       headers.push([name, text]);
@@ -675,22 +674,28 @@ async function call({ tool, method, template, schema, fields, stream, output, in
   const generation = state.generation.tool;
   const current = () => generation === state.generation.tool && state.call === controller;
   let headers;
+  let requestBody;
   try {
     headers = apiHeaders(stream ? EVENT_STREAM : 'application/json');
+    for (const [name, value] of placed.headers) {
+      try {
+        headers.set(name, value);
+      } catch {
+        throw new Error(`\`${name}\` holds characters a header cannot carry`);
+      }
+    }
+    if (placed.payload?.raw !== undefined) {
+      headers.set('Content-Type', placed.payload.contentType);
+      requestBody = placed.payload.raw;
+    } else if (placed.payload) {
+      headers.set('Content-Type', 'application/json');
+      requestBody = JSON.stringify(placed.payload.json);
+    }
+    headers.set('Accept', stream ? EVENT_STREAM : 'application/json');
   } catch (error) {
-    output.append(h('div', { class: 'error', text: error.message }));
+    output.append(h('div', { id: 'input-errors', class: 'error' }, h('p', { text: `Not sent: ${error.message}` })));
     return;
   }
-  for (const [name, value] of placed.headers) headers.set(name, value);
-  let requestBody;
-  if (placed.payload?.raw !== undefined) {
-    headers.set('Content-Type', placed.payload.contentType);
-    requestBody = placed.payload.raw;
-  } else if (placed.payload) {
-    headers.set('Content-Type', 'application/json');
-    requestBody = JSON.stringify(placed.payload.json);
-  }
-  headers.set('Accept', stream ? EVENT_STREAM : 'application/json');
 
   output.append(h('section', { id: 'request', class: 'request' },
     h('h3', { text: 'Request' }),
@@ -737,9 +742,11 @@ async function call({ tool, method, template, schema, fields, stream, output, in
     if (!current() && error.name === 'AbortError') return;
     status.replaceChildren(h('span', { class: 'bad', text: error.name === 'AbortError' ? 'Cancelled.' : `The request failed: ${error.message}` }));
   } finally {
-    if (state.call === controller) state.call = null;
-    invoke.disabled = false;
-    cancel.disabled = true;
+    if (state.call === controller) {
+      state.call = null;
+      invoke.disabled = false;
+      cancel.disabled = true;
+    }
   }
 }
 
