@@ -12,6 +12,7 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use halo_tests::mcp::assert_chapter_progress;
 use halo_tests::{TestServer, interop_script, python, spawn};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
@@ -328,19 +329,10 @@ async fn a_streaming_tool_reports_its_steps_as_progress() {
     let mut steps = Vec::new();
     while let Ok(note) = notes.try_recv() {
         if let Note::Progress(progress) = note {
-            steps.push((progress.progress, progress.total, progress.message));
+            steps.push(progress);
         }
     }
-    let expected: Vec<_> = (1..=3)
-        .map(|chapter| {
-            (
-                f64::from(chapter),
-                Some(3.0),
-                Some(format!("summarising chapter {chapter}")),
-            )
-        })
-        .collect();
-    assert_eq!(steps, expected);
+    assert_chapter_progress(&steps, 3);
 
     // A tool that does not stream answers without progress.
     let found = call(&client, "get_book", json!({"id": 1})).await;

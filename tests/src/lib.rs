@@ -18,6 +18,7 @@
 //! ```
 
 pub mod llm;
+pub mod mcp;
 pub mod redis;
 
 use std::io;

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use halo_tests::mcp::assert_chapter_progress;
 use halo_tests::{interop_script, python, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{
@@ -157,18 +158,9 @@ async fn a_streaming_tool_reports_its_steps_as_progress() {
     assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(3));
     let mut steps = Vec::new();
     while let Ok(note) = notes.try_recv() {
-        steps.push((note.progress, note.total, note.message));
+        steps.push(note);
     }
-    let expected: Vec<_> = (1..=3)
-        .map(|chapter| {
-            (
-                f64::from(chapter),
-                Some(3.0),
-                Some(format!("summarising chapter {chapter}")),
-            )
-        })
-        .collect();
-    assert_eq!(steps, expected);
+    assert_chapter_progress(&steps, 3);
 
     // A tool that does not stream answers without progress.
     let book = call(&reader, "get_book", json!({"id": 1})).await;
