@@ -10,6 +10,7 @@ use axum::Json;
 use axum::extract::{Path, Query};
 use axum::routing::options;
 use halo_axum::{HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_client::agent::OpenAiProvider;
 use halo_tests::{TestServer, spawn};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -422,6 +423,32 @@ async fn the_bookstore_passes_with_warnings_denied() {
         let checked = report["tools_checked"].as_u64().unwrap();
         assert_eq!(checked, if credentials.is_empty() { 4 } else { 15 });
     }
+
+    // With a model, the bookstore also lists its hosted shopping assistant, which passes too.
+    // (Linting never runs it, so the model is never asked.)
+    let model = OpenAiProvider::builder()
+        .base_url("http://127.0.0.1:9/v1")
+        .model("unused")
+        .build()
+        .expect("a provider");
+    let hosting = spawn(bookstore::app_with(
+        bookstore::AppState::seeded(),
+        bookstore::Options::default().llm(model),
+    ))
+    .await;
+    let report = halo(&[
+        "--bearer",
+        "demo-admin",
+        "--json",
+        "lint",
+        &hosting.base_url(),
+        "-D",
+        "warnings",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(report["findings"], json!([]), "{report:#}");
+    assert_eq!(report["tools_checked"], 16);
     let text = halo(&["--bearer", "demo-admin", "lint", &base, "--tags", "orders"]).expect(0);
     assert_eq!(
         text.stdout,

@@ -251,8 +251,12 @@ impl HostedAgent {
             "required": ["role", "content"],
             "additionalProperties": false,
             "properties": {
-                "role": {"type": "string", "enum": ["user", "assistant"]},
-                "content": {"type": "string"}
+                "role": {
+                    "type": "string",
+                    "enum": ["user", "assistant"],
+                    "description": "Who said it: the user, or the agent in an earlier turn"
+                },
+                "content": {"type": "string", "description": "What was said"}
             }
         });
         let request = json!({
