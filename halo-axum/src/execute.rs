@@ -74,18 +74,9 @@ pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
 }
 
 impl Shared {
-    /// Whether a request that is not discovery may need the layer: checks are on, it asks for
-    /// a stream (`streaming`), or some tool has rules.
-    pub(crate) fn intercepts(&self, streaming: bool) -> bool {
-        self.checks(streaming) || self.governance.any()
-    }
-
-    /// Whether a call of the tool at `tool` needs the layer.
-    pub(crate) fn executes(&self, streaming: bool, tool: usize) -> bool {
-        self.checks(streaming) || self.governance.governs(tool)
-    }
-
-    fn checks(&self, streaming: bool) -> bool {
+    /// Whether every call of a described operation needs the layer: checks are on, or the
+    /// caller asks for a stream. Otherwise only governed tools do.
+    pub(crate) fn checks(&self, streaming: bool) -> bool {
         self.authenticator.is_some()
             || self.validate
             || self.audit.is_some()

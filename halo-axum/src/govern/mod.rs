@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
-use http::HeaderName;
 use http::request::Parts;
+use http::{HeaderName, Method};
 
 pub(crate) use self::idempotency::{Claim, Idempotency, Stored, fingerprint};
 pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
@@ -84,6 +84,9 @@ impl Stores {
 pub(crate) struct Governance {
     rules: Vec<Rules>,
     any: bool,
+    /// Which paths may be those of governed tools: most requests pass through after a few
+    /// comparisons, without walking the registry's router.
+    governed: Prefilter,
     pub(crate) stores: Stores,
 }
 
@@ -118,14 +121,20 @@ impl Governance {
             .collect();
         Self {
             any: rules.iter().any(Rules::any),
+            governed: Prefilter::new(&registry.templates_where(|tool| rules[tool].any())),
             rules,
             stores,
         }
     }
 
-    /// Whether some tool has a rule.
-    pub(crate) fn any(&self) -> bool {
-        self.any
+    /// The governed tool a request on `path` with `method` calls, if any.
+    pub(crate) fn tool(&self, registry: &Registry, path: &str, method: &Method) -> Option<usize> {
+        if !self.any || !self.governed.may_match(path) {
+            return None;
+        }
+        let (_, entry, _) = registry.path(path)?;
+        let (tool, _) = registry.tool(entry, method)?;
+        self.governs(tool).then_some(tool)
     }
 
     /// The rules of the tool at `index`.
@@ -139,6 +148,40 @@ impl Governance {
     }
 }
 
+/// A test that a request path cannot be one of some templates: it may match a template
+/// only if it equals it (a template without parameters) or starts with the text before its
+/// first parameter. Whether it does is the registry's router to say, which prefers static
+/// segments over parameters.
+#[derive(Debug, Default)]
+struct Prefilter {
+    /// Templates without parameters.
+    exact: Vec<Box<str>>,
+    /// The text before the first parameter of the others.
+    prefixes: Vec<Box<str>>,
+}
+
+impl Prefilter {
+    fn new(templates: &[&str]) -> Self {
+        let mut filter = Self::default();
+        for template in templates {
+            match template.find('{') {
+                None => filter.exact.push((*template).into()),
+                Some(at) => filter.prefixes.push(template[..at].into()),
+            }
+        }
+        filter
+    }
+
+    /// Whether `path` may be the path of one of the templates.
+    fn may_match(&self, path: &str) -> bool {
+        self.exact.iter().any(|exact| **exact == *path)
+            || self
+                .prefixes
+                .iter()
+                .any(|prefix| path.starts_with(&**prefix))
+    }
+}
+
 /// Whose budget a call spends: the principal's, or the client address's when anonymous (the
 /// address needs `into_make_service_with_connect_info`; without it, anonymous callers share
 /// one budget).
@@ -149,5 +192,26 @@ pub(crate) fn caller_key(caller: Option<&Principal>, parts: &Parts) -> String {
             Some(ConnectInfo(address)) => format!("ip:{}", address.ip()),
             None => "anonymous".to_owned(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Prefilter;
+
+    #[test]
+    fn the_prefilter_never_rules_out_a_path_a_template_matches() {
+        let filter = Prefilter::new(&["/pets", "/pets/{id}/vaccines", "/files/{*rest}"]);
+        // Candidates only: the registry's router decides ("/pets/1" has no vaccines).
+        for path in ["/pets", "/pets/1/vaccines", "/pets/1", "/files/a/b"] {
+            assert!(filter.may_match(path), "{path}");
+        }
+        for path in ["/petsx", "/pet", "/owners", "/files", "/", ""] {
+            assert!(!filter.may_match(path), "{path}");
+        }
+        assert!(!Prefilter::new(&[]).may_match("/pets"));
+        // Without parameters, only the template itself.
+        let exact = Prefilter::new(&["/pets"]);
+        assert!(exact.may_match("/pets") && !exact.may_match("/pets/1"));
     }
 }

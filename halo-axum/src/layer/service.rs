@@ -84,15 +84,19 @@ where
             ));
         }
         let streaming = execute::wants_stream(request.headers());
-        if !shared.intercepts(streaming) {
-            return ResponseFuture::inner(self.inner.call(request));
-        }
         let registry = &shared.discovery.registry;
-        let tool = registry
-            .path(request.uri().path())
-            .and_then(|(_, entry, _)| registry.tool(entry, request.method()))
-            .map(|(index, _)| index);
-        let Some(tool) = tool.filter(|&tool| shared.executes(streaming, tool)) else {
+        let (path, method) = (request.uri().path(), request.method());
+        let tool = if shared.checks(streaming) {
+            // Every described operation goes through the layer.
+            registry
+                .path(path)
+                .and_then(|(_, entry, _)| registry.tool(entry, method))
+                .map(|(index, _)| index)
+        } else {
+            // Only the tools with a rate, a key or a deadline do.
+            shared.governance.tool(registry, path, method)
+        };
+        let Some(tool) = tool else {
             return ResponseFuture::inner(self.inner.call(request));
         };
         // The ready service serves this call; a clone takes its place for the next one.

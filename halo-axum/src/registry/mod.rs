@@ -107,6 +107,8 @@ impl Tool {
 /// One described path: its methods and their tools.
 #[derive(Debug)]
 pub(crate) struct PathEntry {
+    /// The path template, as the document writes it.
+    template: String,
     /// The described methods, and the index of each one's tool.
     methods: Vec<(&'static str, usize)>,
     /// The methods and `OPTIONS`, for `Allow` when the app has no `OPTIONS` answer of its own.
@@ -239,7 +241,11 @@ impl Registry {
             let listed: Vec<&str> = methods.iter().map(|(method, _)| *method).collect();
             let allow = HeaderValue::try_from(format!("{}, OPTIONS", listed.join(", ")))
                 .map_err(|e| BuildError::invalid_path(template, e))?;
-            paths.push(PathEntry { methods, allow });
+            paths.push(PathEntry {
+                template: template.clone(),
+                methods,
+                allow,
+            });
         }
         if let Some(operation_id) = described.keys().next() {
             return Err(BuildError::unknown_operation(operation_id));
@@ -381,6 +387,15 @@ impl Registry {
         let matched = self.templates.at(path).ok()?;
         let index = *matched.value;
         Some((index, &self.paths[index], matched.params))
+    }
+
+    /// The templates of the paths where some tool is kept by `keep` (given the tool's index).
+    pub(crate) fn templates_where(&self, keep: impl Fn(usize) -> bool) -> Vec<&str> {
+        self.paths
+            .iter()
+            .filter(|entry| entry.methods.iter().any(|&(_, tool)| keep(tool)))
+            .map(|entry| entry.template.as_str())
+            .collect()
     }
 
     /// The tool a request calls: its path and method (`HEAD` falls back to `GET`).
