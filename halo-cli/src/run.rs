@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use halo_client::protocol::{Manifest, ToolEntry, ToolEvent, ToolSchema, entry_schema};
+use halo_client::protocol::{Manifest, ToolEntry, ToolEvent, ToolSchema};
 use halo_client::{
     Client, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse, export_tools,
 };
@@ -323,27 +323,13 @@ async fn only_method(client: &Client, path: &str) -> Result<Method, Failure> {
     )))
 }
 
-/// Each tool of the manifest with its schema. A tool at `/` cannot be described on its own
-/// (`OPTIONS /` is the manifest), so it gets a schema made from its entry.
+/// Each tool of the manifest with its schema.
 pub(crate) async fn describe_manifest(
     client: &Client,
     manifest: Manifest,
 ) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {
-    let described: Vec<&ToolEntry> = manifest.tools.iter().filter(|t| t.url != "/").collect();
-    let mut schemas = client.describe_all(described).await?.into_iter();
-    let mut tools = Vec::with_capacity(manifest.tools.len());
-    for entry in manifest.tools {
-        let schema = if entry.url == "/" {
-            entry_schema(&entry)
-        } else {
-            match schemas.next() {
-                Some(schema) => schema,
-                None => break,
-            }
-        };
-        tools.push((entry, schema));
-    }
-    Ok(tools)
+    let schemas = client.describe_all(&manifest.tools).await?;
+    Ok(manifest.tools.into_iter().zip(schemas).collect())
 }
 
 /// `--data`: JSON, `@FILE` or `@-` (stdin).

@@ -219,7 +219,9 @@ impl Client {
     }
 
     /// The schemas of many tools, fetched concurrently (at most the builder's `concurrency` at
-    /// a time, one request per path however many methods it has), in the order given.
+    /// a time, one request per path however many methods it has), in the order given. A tool
+    /// at `/`, whose `OPTIONS` is the manifest, gets the schema its entry makes
+    /// ([`entry_schema`](halo_protocol::entry_schema)).
     ///
     /// # Errors
     /// The first error of any of them.
@@ -228,7 +230,11 @@ impl Client {
         I: IntoIterator<Item = &'a ToolEntry>,
     {
         let tools: Vec<&ToolEntry> = tools.into_iter().collect();
-        let mut paths: Vec<&str> = tools.iter().map(|tool| tool.url.as_str()).collect();
+        let mut paths: Vec<&str> = tools
+            .iter()
+            .map(|tool| tool.url.as_str())
+            .filter(|url| *url != "/")
+            .collect();
         paths.sort_unstable();
         paths.dedup();
         let fetched: HashMap<&str, Arc<Vec<ToolSchema>>> = stream::iter(paths)
@@ -239,6 +245,9 @@ impl Client {
         tools
             .iter()
             .map(|tool| {
+                if tool.url == "/" {
+                    return Ok(halo_protocol::entry_schema(tool));
+                }
                 let method = parse_method(&tool.method)?;
                 find(&fetched[tool.url.as_str()], &method, &tool.url).cloned()
             })

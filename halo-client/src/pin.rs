@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use halo_protocol::{Manifest, ToolEntry, ToolSchema};
+use halo_protocol::{Manifest, ToolSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -261,7 +261,7 @@ impl Client {
     /// ```
     pub async fn pin(&self, tags: &[&str]) -> Result<Pin> {
         let manifest = self.discover(tags).await?;
-        let schemas = describe_manifest(self, &manifest).await?;
+        let schemas = self.describe_all(&manifest.tools).await?;
         let mut pin = Pin::new(&manifest, &schemas);
         let mut tags: Vec<String> = tags
             .iter()
@@ -275,25 +275,6 @@ impl Client {
         pin.tags = tags;
         Ok(pin)
     }
-}
-
-/// The schema of every tool of a manifest, in order. Tools at `/` (whose `OPTIONS` is the
-/// manifest) get a schema made from their entry.
-pub(crate) async fn describe_manifest(
-    client: &Client,
-    manifest: &Manifest,
-) -> Result<Vec<ToolSchema>> {
-    let described: Vec<&ToolEntry> = manifest.tools.iter().filter(|t| t.url != "/").collect();
-    let mut fetched = client.describe_all(described).await?.into_iter();
-    let mut schemas = Vec::with_capacity(manifest.tools.len());
-    for entry in &manifest.tools {
-        if entry.url == "/" {
-            schemas.push(halo_protocol::entry_schema(entry));
-        } else if let Some(schema) = fetched.next() {
-            schemas.push(schema);
-        }
-    }
-    Ok(schemas)
 }
 
 /// `"METHOD url"`, the method upper-cased.
@@ -351,7 +332,7 @@ fn canonical(value: &Value, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use halo_protocol::{Call, InputField, Location};
+    use halo_protocol::{Call, InputField, Location, ToolEntry};
     use serde_json::json;
 
     fn schema(method: &str, url: &str) -> ToolSchema {

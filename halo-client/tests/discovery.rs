@@ -298,3 +298,22 @@ async fn describe_all_reports_a_method_a_path_does_not_describe() {
     let error = client.describe_all(&tools).await.unwrap_err();
     assert!(error.is_not_described(), "{error:?}");
 }
+
+#[tokio::test]
+async fn describe_all_makes_a_root_tools_schema_from_its_entry() {
+    let server = halo::Server::start().await;
+    let client = Client::new(&server.base).unwrap();
+    let tools = [
+        halo_client::protocol::ToolEntry::new("/", "POST", "ask", "Ask anything."),
+        halo_client::protocol::ToolEntry::new("/items/{id}", "GET", "get_item", ""),
+    ];
+    let schemas = client.describe_all(&tools).await.unwrap();
+    assert_eq!(
+        (schemas[0].call.method.as_str(), schemas[0].call.url.as_str()),
+        ("POST", "/")
+    );
+    assert_eq!(schemas[0].description, "Ask anything.");
+    assert_eq!(schemas[1].call.url, "/items/{id}");
+    // `OPTIONS /` is the manifest: it is never asked for a tool's schema.
+    assert!(server.discoveries().iter().all(|seen| seen.uri != "/"));
+}

@@ -48,7 +48,7 @@ impl RemoteTools {
     /// As [`Client::discover`] and [`Client::describe_all`].
     pub async fn discover(client: &Client, tags: &[&str]) -> Result<Self> {
         let manifest = client.discover(tags).await?;
-        let schemas = crate::pin::describe_manifest(client, &manifest).await?;
+        let schemas = client.describe_all(&manifest.tools).await?;
         Ok(Self::from_tools(
             client,
             manifest.tools.into_iter().zip(schemas).collect(),
