@@ -309,7 +309,10 @@ async fn describe_all_makes_a_root_tools_schema_from_its_entry() {
     ];
     let schemas = client.describe_all(&tools).await.unwrap();
     assert_eq!(
-        (schemas[0].call.method.as_str(), schemas[0].call.url.as_str()),
+        (
+            schemas[0].call.method.as_str(),
+            schemas[0].call.url.as_str()
+        ),
         ("POST", "/")
     );
     assert_eq!(schemas[0].description, "Ask anything.");

@@ -58,6 +58,23 @@ await run(origin, async ({ page, requests, names }) => {
   assert.ok(discovery.length > 0, 'discovery did not carry the credentials');
   assert.equal(discovery.at(-1).headers.accept, 'application/llm+json');
 
+  step('an API key, in the header named beside it, shows the inventory tools');
+  assert.ok(!reader.includes('get_stock'), `a reader sees get_stock: ${reader}`);
+  // One caller per request: the bookstore's key holder, without the bearer token.
+  await page.fill('#credentials', '');
+  await page.fill('#api-key', 'demo-key');
+  await page.click('#connect');
+  await page.waitForSelector('#tools [data-tool="get_stock"]');
+  const keyed = requests.filter((r) => r.method === 'OPTIONS' && r.headers['x-api-key'] === 'demo-key');
+  assert.ok(keyed.length > 0, 'discovery did not carry the API key');
+  assert.equal(keyed.at(-1).headers.authorization, undefined);
+  assert.match(await page.textContent('#caller'), /these credentials/);
+  await page.fill('#credentials', 'Bearer demo-reader');
+  await page.fill('#api-key', '');
+  await page.click('#connect');
+  await page.waitForFunction(() => !document.querySelector('#tools [data-tool="get_stock"]'));
+  assert.deepEqual(await names(), reader);
+
   step('filtered by a tag, on the server');
   const tags = await page.$$eval('#tags [data-tag]', (chips) => chips.map((c) => c.dataset.tag));
   for (const tag of ['books', 'read', 'expensive', 'orders', 'weather']) {
@@ -163,4 +180,4 @@ await run(origin, async ({ page, requests, names }) => {
     customer_email: 'ada@example.com',
     items: [{ book_id: 1, quantity: 1 }],
   });
-}, { secrets: ['demo-reader', 'demo-admin', 'not-a-token'] });
+}, { secrets: ['demo-reader', 'demo-admin', 'not-a-token', 'demo-key'] });

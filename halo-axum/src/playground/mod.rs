@@ -70,8 +70,8 @@ static STATICS: LazyLock<Statics> = LazyLock::new(|| Statics {
 /// such as `/playground`.
 ///
 /// The page asks the API itself, from the browser, with the credentials typed into it
-/// (an `Authorization` value, kept in the page's memory only), so it lists exactly the tools
-/// that caller may see. It:
+/// (an `Authorization` value and an API key in a header the user names, kept in the page's
+/// memory only), so it lists exactly the tools that caller may see. It:
 ///
 /// - lists the tools of the manifest (`OPTIONS /`), filtered by tag on the server (`?tags=`);
 /// - shows a tool's schema (`OPTIONS` on its path): `why`, description, effects, limits, and

@@ -15,6 +15,8 @@ const api = apiBase(document.querySelector('meta[name="halo-api-base"]')?.conten
 const state = {
   /// The `Authorization` value typed in, or ''.
   credentials: '',
+  /// An API key typed in (`value`, or ''), and the header it goes in.
+  apiKey: { header: 'X-API-Key', value: '' },
   /// The unfiltered manifest for these credentials: its tags make the filter.
   manifest: null,
   /// The tags selected; the server filters by them.
@@ -101,8 +103,23 @@ function apiHeaders(accept) {
       throw new Error('the credentials cannot be sent as a header value (a line break or another control character?)');
     }
   }
+  if (state.apiKey.value) {
+    try {
+      headers.set(state.apiKey.header, state.apiKey.value);
+    } catch {
+      throw new Error(`the API key cannot be sent in a header named ${JSON.stringify(state.apiKey.header)} (is the name a header name, and the key free of line breaks?)`);
+    }
+  }
   headers.set('Accept', accept);
   return headers;
+}
+
+/// The names of the headers that carry credentials, for saying so without their values.
+function credentialHeaders() {
+  return [
+    state.credentials ? 'Authorization' : null,
+    state.apiKey.value ? state.apiKey.header : null,
+  ].filter(Boolean);
 }
 
 /// A discovery request: the parsed document when `200`, otherwise an error that carries the
@@ -205,7 +222,7 @@ function showApi(manifest) {
     h('code', { text: `${api.prefix}/` }),
     typeof manifest.description === 'string' ? h('span', { class: 'api-description', text: manifest.description }) : null,
   );
-  $('caller').textContent = state.credentials
+  $('caller').textContent = credentialHeaders().length > 0
     ? 'Listing what these credentials may call.'
     : 'No credentials: listing what anyone may call.';
 }
@@ -700,7 +717,9 @@ async function call({ tool, method, template, schema, fields, stream, output, in
   output.append(h('section', { id: 'request', class: 'request' },
     h('h3', { text: 'Request' }),
     h('code', { text: `${method} ${url.pathname}${url.search}` }),
-    state.credentials ? h('span', { class: 'hint', text: ' with Authorization (hidden)' }) : null,
+    credentialHeaders().length > 0
+      ? h('span', { class: 'hint', text: ` with ${credentialHeaders().join(' and ')} (hidden)` })
+      : null,
     requestBody !== undefined ? pre(requestBody) : null));
   const status = h('p', { id: 'status', class: 'status', text: 'Calling…' });
   const events = h('ol', { id: 'events', class: 'events' });
@@ -907,11 +926,17 @@ async function readEvents(body, onEvent) {
 $('credentials-form').addEventListener('submit', (event) => {
   event.preventDefault();
   state.credentials = $('credentials').value.trim();
+  state.apiKey = {
+    header: $('api-key-header').value.trim() || 'X-API-Key',
+    value: $('api-key').value.trim(),
+  };
   refresh();
 });
 $('forget').addEventListener('click', () => {
   $('credentials').value = '';
+  $('api-key').value = '';
   state.credentials = '';
+  state.apiKey = { ...state.apiKey, value: '' };
   refresh();
 });
 refresh();
