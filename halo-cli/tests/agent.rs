@@ -3,48 +3,18 @@
 //! events, the LLM settings from flags or environment variables, and a clear error (not a
 //! hang) when no model is configured.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use bookstore::auth::READER_TOKEN;
+use common::halo_with_env;
 use halo_client::protocol::AgentEvent;
 use halo_tests::llm::{Call, ScriptedLlm, Turn};
 use halo_tests::spawn;
 use serde_json::json;
 
 const LLM_KEY: &str = "sk-cli-test-key-42";
-
-/// What a run of `halo` left.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `halo` with `env` set and the LLM and credential variables otherwise cleared.
-fn halo(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_halo"));
-    command.args(args);
-    for name in [
-        "HALO_BEARER",
-        "HALO_API_KEY",
-        "HALO_LLM_BASE_URL",
-        "HALO_LLM_MODEL",
-        "HALO_LLM_API_KEY",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-    ] {
-        command.env_remove(name);
-    }
-    command.envs(env.iter().copied());
-    let output = command.output().expect("run halo");
-    Run {
-        code: output.status.code().expect("halo exits, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_answer_streams_and_each_tool_call_shows() {
@@ -58,7 +28,7 @@ async fn the_answer_streams_and_each_tool_call_shows() {
     ])
     .await;
     let base = store.base_url();
-    let run = halo(
+    let run = halo_with_env(
         &[
             "--bearer",
             READER_TOKEN,
@@ -119,7 +89,7 @@ async fn json_prints_every_event_and_a_failed_run_exits_1() {
     let looping = || Turn::calls([Call::new("get_book", json!({"id": 1}))]);
     let llm = ScriptedLlm::start([looping(), looping(), looping()]).await;
     let base = store.base_url();
-    let run = halo(
+    let run = halo_with_env(
         &[
             "--json",
             "agent",
@@ -154,7 +124,7 @@ async fn without_a_model_the_error_is_clear_and_immediate() {
     let store = spawn(bookstore::app()).await;
     let base = store.base_url();
     let started = Instant::now();
-    let run = halo(&["agent", &base, "Is Dune in stock?"], &[]);
+    let run = halo_with_env(&["agent", &base, "Is Dune in stock?"], &[]);
     assert!(started.elapsed() < Duration::from_secs(10), "{run:#?}");
     assert_eq!(run.code, 2, "{run:#?}");
     assert!(run.stdout.is_empty());
@@ -172,7 +142,7 @@ async fn without_a_model_the_error_is_clear_and_immediate() {
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let started = Instant::now();
-    let run = halo(
+    let run = halo_with_env(
         &["agent", &base, "Is Dune in stock?", "--model", "m"],
         &[("HALO_LLM_BASE_URL", &format!("http://127.0.0.1:{port}/v1"))],
     );

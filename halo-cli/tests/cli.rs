@@ -1,10 +1,12 @@
 //! The `halo` binary against the sample bookstore, over real HTTP.
 
+mod common;
+
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::Command;
 use std::sync::OnceLock;
 
+use common::{Run, halo, halo_with_env};
 use serde_json::{Value, json};
 
 /// The bookstore on `127.0.0.1:<free port>`, served by a background thread with its own
@@ -39,30 +41,6 @@ fn authority() -> &'static str {
     server().trim_start_matches("http://")
 }
 
-/// What a run of `halo` left.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
-    }
-
-    fn expect(self, code: i32) -> Self {
-        assert_eq!(self.code, code, "{self:#?}");
-        self
-    }
-}
-
-fn halo(args: &[&str]) -> Run {
-    halo_with_env(args, &[])
-}
-
 /// `halo --bearer demo-admin ARGS`: the bookstore's admin, who may see and call every tool.
 fn halo_as_admin(args: &[&str]) -> Run {
     let mut all = vec!["--bearer", "demo-admin"];
@@ -77,21 +55,6 @@ const PUBLIC: [&str; 4] = [
     "legacy_search_books",
     "search_books",
 ];
-
-fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_halo"))
-        .args(args)
-        .env_remove("HALO_BEARER")
-        .env_remove("HALO_API_KEY")
-        .envs(env.iter().copied())
-        .output()
-        .expect("run halo");
-    Run {
-        code: output.status.code().expect("halo exits, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
 
 fn write(dir: &Path, name: &str, contents: &str) -> String {
     let path = dir.join(name);

@@ -3,12 +3,14 @@
 //! and `-D warnings` change the exit status; what the credentials cannot see is not checked;
 //! the sample bookstore passes, warnings denied; usage and network failures exit 2.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use axum::Json;
 use axum::extract::{Path, Query};
 use axum::routing::options;
+use common::halo;
 use halo_axum::{HaloLayer, Principal, StaticAuthenticator, halo};
 use halo_client::agent::OpenAiProvider;
 use halo_tests::{TestServer, spawn};
@@ -157,41 +159,6 @@ async fn poor_api_with(
         .build()
         .expect("poor, but valid, metadata");
     spawn(router.layer(halo)).await
-}
-
-/// What a run of `halo` left.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn expect(self, code: i32) -> Self {
-        assert_eq!(self.code, code, "{self:#?}");
-        self
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
-    }
-}
-
-/// Runs `halo` (blocking this thread; the servers run on the runtime's workers).
-fn halo(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_halo"))
-        .args(args)
-        .env_remove("HALO_BEARER")
-        .env_remove("HALO_API_KEY")
-        .output()
-        .expect("run halo");
-    Run {
-        code: output.status.code().expect("halo exits, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
 }
 
 /// `(rule, tool)` of every finding of a JSON report.

@@ -3,52 +3,14 @@
 //! a 2xx `tool_end`, 1 on `tool_error` or an error answer, 2 when the server cannot be
 //! reached; a cut stream resumed without a repeated event.
 
+mod common;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../halo-client/tests/support/sse.rs"]
 mod sse;
 
-use std::process::Command;
-
-use serde_json::{Value, json};
+use common::halo;
+use serde_json::json;
 use sse::{Cut, Proxy, Server};
-
-/// What a run of `halo` left.
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn expect(self, code: i32) -> Self {
-        assert_eq!(self.code, code, "{self:#?}");
-        self
-    }
-
-    /// Each line of stdout as JSON.
-    fn json_lines(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-            .collect()
-    }
-}
-
-/// Runs `halo` (blocking this thread; the servers run on the runtime's workers).
-fn halo(args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_halo"))
-        .args(args)
-        .env_remove("HALO_BEARER")
-        .env_remove("HALO_API_KEY")
-        .output()
-        .expect("run halo");
-    Run {
-        code: output.status.code().expect("halo exits, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn events_are_printed_as_lines_and_the_result_in_full() {

@@ -1,0 +1,66 @@
+//! Running the `halo` binary in a test: its exit code and output.
+#![allow(dead_code, unreachable_pub)]
+
+use std::process::Command;
+
+use serde_json::Value;
+
+/// What a run of `halo` left.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The run, after asserting its exit code.
+    pub fn expect(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "{self:#?}");
+        self
+    }
+
+    /// Standard output as one JSON document.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
+    }
+
+    /// Each line of standard output as JSON.
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect()
+    }
+}
+
+/// `halo ARGS`, with none of the credentials or model settings of the environment.
+pub fn halo(args: &[&str]) -> Run {
+    halo_with_env(args, &[])
+}
+
+/// `halo ARGS` with `env` set, and none of the credentials or model settings of the
+/// environment otherwise.
+pub fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_halo"));
+    command.args(args);
+    for name in [
+        "HALO_BEARER",
+        "HALO_API_KEY",
+        "HALO_LLM_BASE_URL",
+        "HALO_LLM_MODEL",
+        "HALO_LLM_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    let output = command.output().expect("run halo");
+    Run {
+        code: output.status.code().expect("halo exits, not killed"),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
