@@ -13,12 +13,12 @@ use axum::http::StatusCode;
 use halo_agent::{Agent, OpenAiProvider};
 use halo_axum::agents::{Agents, HostedAgent};
 use halo_axum::{AuditRecord, AuditSink, HaloLayer, OnDisconnect, Principal, StaticAuthenticator};
+use halo_tests::BearerScheme;
 use halo_tests::llm::{Call, ScriptedLlm, Turn};
 use halo_tests::{TestServer, spawn};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa::{IntoParams, OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 const PROMPT: &str = "You keep notes. PROMPT-MARKER-7f3";
@@ -80,22 +80,8 @@ async fn create_note(Json(note): Json<NewNote>) -> (StatusCode, Json<Note>) {
     )
 }
 
-struct Schemes;
-
-impl Modify for Schemes {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-    }
-}
-
 #[derive(OpenApi)]
-#[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&Schemes))]
+#[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&BearerScheme))]
 struct Doc;
 
 /// Keeps audit records in memory.

@@ -11,11 +11,11 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use halo_axum::{HaloBuilder, HaloLayer, Principal, StaticAuthenticator, ValidJson, halo};
+use halo_tests::BearerScheme;
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Clone, Default)]
@@ -89,22 +89,8 @@ async fn slowish() -> &'static str {
     "done"
 }
 
-struct Bearer;
-
-impl Modify for Bearer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-    }
-}
-
 #[derive(OpenApi)]
-#[openapi(info(title = "Shop", version = "1"), modifiers(&Bearer))]
+#[openapi(info(title = "Shop", version = "1"), modifiers(&BearerScheme))]
 struct Doc;
 
 async fn serve(counter: &Counter, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> String {

@@ -13,10 +13,10 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use halo_axum::{HaloBuilder, HaloLayer, Principal, Prometheus, StaticAuthenticator, halo};
+use halo_tests::BearerScheme;
 use reqwest::Method;
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// Read a book.
@@ -62,22 +62,8 @@ async fn found(Path(id): Path<u64>) -> Json<Value> {
     Json(json!({"id": id}))
 }
 
-struct Bearer;
-
-impl Modify for Bearer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-    }
-}
-
 #[derive(OpenApi)]
-#[openapi(info(title = "Metered", version = "1"), modifiers(&Bearer))]
+#[openapi(info(title = "Metered", version = "1"), modifiers(&BearerScheme))]
 struct Doc;
 
 /// The process's one Prometheus recorder.

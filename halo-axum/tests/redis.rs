@@ -15,12 +15,12 @@ use halo_axum::{
     AuditRecord, AuditSink, Fallback, HaloLayer, Principal, Progress, RedisStore,
     StaticAuthenticator, ValidJson, halo,
 };
+use halo_tests::BearerScheme;
 use halo_tests::redis::RedisServer;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// One instance's state: how many orders and charges its handlers took, and a gate that
@@ -101,22 +101,8 @@ async fn work(State(instance): State<Instance>, progress: Progress) -> Json<Valu
     Json(json!({"done": true}))
 }
 
-struct Bearer;
-
-impl Modify for Bearer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-    }
-}
-
 #[derive(OpenApi)]
-#[openapi(info(title = "Shop", version = "1"), modifiers(&Bearer))]
+#[openapi(info(title = "Shop", version = "1"), modifiers(&BearerScheme))]
 struct Doc;
 
 /// Serves one instance of the API with `store`; its base URL.

@@ -13,11 +13,11 @@ use axum::routing::options;
 use common::halo;
 use halo_axum::{HaloLayer, Principal, StaticAuthenticator, halo};
 use halo_client::agent::OpenAiProvider;
+use halo_tests::BearerScheme;
 use halo_tests::{TestServer, spawn};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa::{IntoParams, OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 // The request types only describe the API (`dead_code`): the handlers read nothing.
@@ -116,22 +116,8 @@ async fn count_all_widgets() -> Json<u64> {
     Json(0)
 }
 
-struct Bearer;
-
-impl Modify for Bearer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-    }
-}
-
 #[derive(OpenApi)]
-#[openapi(info(title = "Widgets", version = "0.1.0"), modifiers(&Bearer))]
+#[openapi(info(title = "Widgets", version = "0.1.0"), modifiers(&BearerScheme))]
 struct Doc;
 
 /// The poor API, with `admin` the only token.

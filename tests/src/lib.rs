@@ -224,3 +224,21 @@ impl Drop for FastApiServer {
         let _ = self.child.wait();
     }
 }
+
+/// A utoipa modifier that declares the security scheme `bearer` (HTTP bearer tokens), for
+/// test APIs whose operations say `security(("bearer" = [...]))`.
+#[derive(Debug, Clone, Copy)]
+pub struct BearerScheme;
+
+impl utoipa::Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}

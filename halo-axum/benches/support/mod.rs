@@ -5,10 +5,10 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::StatusCode;
 use halo_axum::halo;
+use halo_tests::BearerScheme;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 // ---------------------------------------------------------------------------------------------
@@ -102,24 +102,10 @@ async fn categories() -> Json<Category> {
     Json(pet(0).category)
 }
 
-struct SecuritySchemes;
-
-impl Modify for SecuritySchemes {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-    }
-}
-
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Pet Shop", version = "1.0.0", description = "Pets for sale"),
-    modifiers(&SecuritySchemes)
+    modifiers(&BearerScheme)
 )]
 struct ApiDoc;
 
