@@ -35,7 +35,7 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 ];
 
 /// The app's HALO tools over MCP streamable HTTP, served by the app itself: a tower service
-/// to mount with [`Router::nest_service`], usually at `/mcp`.
+/// to mount with [`Router::nest_service`](axum::Router::nest_service), usually at `/mcp`.
 ///
 /// `tools/list` shows the tools the caller may see, and `tools/call` runs a tool, both in
 /// process (no network hop) through the app wrapped by its [`HaloLayer`]: the MCP request's
@@ -112,7 +112,7 @@ impl McpService {
     /// Give the app **without** the layer (the router you call `.layer(halo)` on): the
     /// service wraps it in `layer` itself, outermost, so every tool call goes through the
     /// layer's checks exactly once. The app must answer every request (`Infallible`), as an
-    /// axum [`Router`] does.
+    /// axum [`Router`](axum::Router) does.
     pub fn builder<S>(layer: &HaloLayer, app: S) -> McpBuilder
     where
         S: Service<Request<Body>, Response = Response, Error = Infallible>
