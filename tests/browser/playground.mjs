@@ -21,8 +21,9 @@ const playground = address('playground.mjs');
 const origin = new URL(playground).origin;
 const screenshot = process.env.PLAYGROUND_SCREENSHOT || resolve(here, '..', '..', 'target', 'playground.png');
 /// Long enough that the progress must be seen before the result when it is streamed live
-/// (the bookstore takes 40 ms per chapter), short of the tool's 5 s deadline.
-const CHAPTERS = 12;
+/// (the bookstore takes 40 ms per chapter, so 800 ms: the most it reads, for a wide window
+/// on a loaded machine), short of the tool's 5 s deadline.
+const CHAPTERS = 20;
 
 await run(origin, async ({ page, requests, names }) => {
   const listIs = (expected) => page.waitForFunction(
