@@ -24,8 +24,9 @@ export function step(text) {
 
 /// Runs `scenario({ page, requests, names })` in a fresh headless browser, then checks that
 /// every request stayed on `origin`, that no secret reached a URL, that the page stored
-/// nothing, and that no script error or policy violation happened.
-export async function run(origin, scenario, { secrets = [] } = {}) {
+/// nothing, and that no script error or policy violation happened (console errors matching
+/// one of `expected` aside).
+export async function run(origin, scenario, { secrets = [], expected = [] } = {}) {
   const executablePath = process.env.HALO_CHROMIUM || '/usr/bin/chromium';
   const browser = await chromium.launch({ executablePath, headless: true });
   try {
@@ -46,8 +47,9 @@ export async function run(origin, scenario, { secrets = [] } = {}) {
     page.on('console', (message) => {
       // Chromium logs each 4xx answer a fetch gets; those are expected. Policy violations
       // and script errors are not.
-      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) {
-        problems.push(`console: ${message.text()}`);
+      const text = message.text();
+      if (message.type() === 'error' && !/status of 4\d\d/.test(text) && !expected.some((re) => re.test(text))) {
+        problems.push(`console: ${text}`);
       }
     });
     const names = () => page.$$eval('#tools [data-tool]', (buttons) => buttons.map((b) => b.dataset.tool));

@@ -4,16 +4,23 @@
 //! streaming `summarize_book` and sees its progress live and then its result, sees a `422`
 //! problem with its pointer, input refused before sending, a header and a JSON array placed,
 //! and checks that no request left the server. A screenshot goes to `target/playground.png`.
+//! Behind a proxy that cuts the first event stream, `resume.mjs` sees the call resumed with
+//! `Last-Event-ID` and `Halo-Call-Id`, every event once and in order.
 //!
 //! Needs Node.js (`HALO_NODE`, or `node` on `PATH`), Chromium (`HALO_CHROMIUM`, or
 //! `/usr/bin/chromium`) and `tests/browser/node_modules` (`npm ci` there); `bash .ci/test`
 //! provides all three.
+
+#[path = "../../halo-client/tests/support/sse.rs"]
+#[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
+mod sse;
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use halo_tests::{spawn, workspace_root};
+use sse::{Cut, Proxy};
 use tokio::process::Command;
 
 /// A browser start and a dozen interactions; a hang fails the run instead.
@@ -117,6 +124,26 @@ async fn the_playground_lists_filters_and_streams_in_chromium() {
     let written = std::fs::metadata(&screenshot)
         .unwrap_or_else(|error| panic!("no screenshot at {}: {error}", screenshot.display()));
     assert!(written.len() > 0, "an empty screenshot");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_stream_is_resumed_in_chromium() {
+    const CUT_AFTER: usize = 3;
+    let server = spawn(bookstore::app()).await;
+    let proxy = Proxy::start(server.addr()).await;
+    // The first event stream through the proxy breaks after three events and a few bytes of
+    // the fourth; the resumed one runs to the end.
+    proxy.cut([Cut {
+        events: CUT_AFTER,
+        bytes: 7,
+    }]);
+    let cut_after = CUT_AFTER.to_string();
+    run_script(
+        "resume.mjs",
+        format!("{}/playground/", proxy.base),
+        &[("HALO_CUT_AFTER", OsStr::new(&cut_after))],
+    )
+    .await;
 }
 
 /// Markup the API under test puts in every text the playground shows; it must come out as

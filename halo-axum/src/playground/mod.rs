@@ -79,7 +79,8 @@ static STATICS: LazyLock<Statics> = LazyLock::new(|| Statics {
 /// - builds a form from the input (numbers as numbers, booleans as checkboxes, enums as
 ///   selects, objects and arrays as JSON), places each argument in the path, query, headers
 ///   or body as its `input` entry says, and calls the tool with `Accept: text/event-stream`,
-///   showing every event as it arrives and then the result;
+///   showing every event as it arrives and then the result (a broken stream is resumed with
+///   `Last-Event-ID` and `Halo-Call-Id`, as a HALO client does);
 /// - shows problem details (status, title, detail, and each error with its JSON Pointer).
 ///
 /// Everything the page needs is served by this service (no external scripts, styles or

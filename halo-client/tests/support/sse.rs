@@ -492,7 +492,13 @@ async fn relay(mut client: TcpStream, upstream: SocketAddr, cuts: Arc<Mutex<VecD
                     recent.drain(..32);
                 }
                 state = match state {
-                    Relay::Scanning if recent.ends_with(b"text/event-stream") => {
+                    // The header line, not the words: a script or page passing through
+                    // may well say `text/event-stream`.
+                    Relay::Scanning
+                        if recent
+                            .to_ascii_lowercase()
+                            .ends_with(b"\r\ncontent-type: text/event-stream") =>
+                    {
                         match lock(&cuts).pop_front() {
                             Some(cut) => Relay::Head(cut),
                             None => Relay::Scanning,

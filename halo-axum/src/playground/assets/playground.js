@@ -9,6 +9,10 @@ const HALO = 'application/llm+json';
 const EVENT_STREAM = 'text/event-stream';
 /// How much of an answer that is neither JSON nor events is shown.
 const TEXT_LIMIT = 64 * 1024;
+/// How often a dropped stream is resumed before giving up, and the first pause (doubled
+/// each time).
+const RESUME_ATTEMPTS = 5;
+const RESUME_DELAY_MS = 200;
 
 const api = apiBase(document.querySelector('meta[name="halo-api-base"]')?.content);
 
@@ -744,12 +748,10 @@ async function call({ tool, method, template, schema, fields, stream, output, in
       type ? ` · ${type}` : '',
       callId ? h('span', { text: ` · call ${callId}` }) : null);
     if (response.ok && type.toLowerCase().startsWith(EVENT_STREAM) && response.body) {
-      let terminal = false;
-      await readEvents(response.body, (event) => {
-        if (!current()) return;
-        terminal = showEvent(event, events, result) || terminal;
+      const ended = await readCall(response.body, {
+        url, method, headers, body: requestBody, signal: controller.signal, callId, events, result, current,
       });
-      if (current() && !terminal) {
+      if (current() && !ended) {
         result.append(h('p', { class: 'warning', text: 'The stream ended before a final event.' }));
       }
     } else {
@@ -767,6 +769,92 @@ async function call({ tool, method, template, schema, fields, stream, output, in
       cancel.disabled = true;
     }
   }
+}
+
+/// Reads a streamed call to its end, showing each event once. A stream that breaks (or ends)
+/// before its final event is resumed as a HALO client does: the same request again with
+/// `Last-Event-ID` and `Halo-Call-Id`, so the call is not run again and the server sends what
+/// was missed. True when the final event came; an answer that refuses the resumption (`410`
+/// when the call's events are gone) is shown as the result.
+async function readCall(body, call) {
+  const { events, result, current } = call;
+  let callId = call.callId;
+  let lastId = 0;
+  let ended = false;
+  const onEvent = (event) => {
+    if (!current()) return;
+    const id = Number(event.id);
+    if (Number.isSafeInteger(id) && id > 0) {
+      if (id <= lastId) return; // sent again after a resumption
+      lastId = id;
+    }
+    if (!callId && event.type === 'tool_start') {
+      try {
+        const start = JSON.parse(event.data);
+        callId = start?.data?.call_id ?? start?.call_id ?? null;
+      } catch {
+        // Not JSON: shown as it is, and not resumable.
+      }
+    }
+    ended = showEvent(event, events, result) || ended;
+  };
+  for (let attempt = 1; ; attempt += 1) {
+    let broken = null;
+    try {
+      await readEvents(body, onEvent);
+    } catch (error) {
+      if (error.name === 'AbortError') throw error;
+      broken = error;
+    }
+    if (ended || !current()) return ended;
+    if (!callId || typeof callId !== 'string' || attempt > RESUME_ATTEMPTS) return false;
+    events.append(h('li', { class: 'event e-resume', 'data-event': 'resume' },
+      h('span', { class: 'event-id', text: '' }),
+      h('span', { class: 'event-type', text: 'reconnecting' }),
+      h('span', { class: 'event-summary', text: `${broken ? 'the connection broke' : 'the stream ended early'}; resuming after #${lastId} (attempt ${attempt} of ${RESUME_ATTEMPTS})` })));
+    await pause(RESUME_DELAY_MS * 2 ** (attempt - 1), call.signal);
+    const headers = new Headers(call.headers);
+    headers.set('Last-Event-ID', String(lastId));
+    headers.set('Halo-Call-Id', callId);
+    let response;
+    try {
+      response = await fetch(call.url, {
+        method: call.method,
+        headers,
+        body: call.body,
+        signal: call.signal,
+        cache: 'no-store',
+        redirect: 'manual',
+      });
+    } catch (error) {
+      if (error.name === 'AbortError') throw error;
+      body = emptyStream();
+      continue;
+    }
+    const type = (response.headers.get('content-type') || '').toLowerCase();
+    if (!response.ok || !type.startsWith(EVENT_STREAM) || !response.body) {
+      const answer = await readAnswer(response);
+      if (current()) result.append(answerView(answer));
+      return true;
+    }
+    body = response.body;
+  }
+}
+
+/// Waits `ms`, or until `signal` aborts.
+function pause(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new DOMException('cancelled', 'AbortError'));
+    }, { once: true });
+  });
+}
+
+/// A body with no events, for an attempt whose request failed outright.
+function emptyStream() {
+  return new ReadableStream({ start: (controller) => controller.close() });
 }
 
 /// Shows one event of a stream; true when it ends the call.
