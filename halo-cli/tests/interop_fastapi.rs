@@ -85,3 +85,28 @@ fn the_cli_discovers_describes_and_calls_halo_fastapi() {
     ]));
     assert_eq!(created["title"], "from the cli", "{created}");
 }
+
+#[test]
+fn lint_reads_a_halo_fastapi_server() {
+    let server = FastApiServer::start();
+    let output = halo(&["--json", "lint", &server.base_url()]);
+    // The sample leaves tags off two operations: errors, so exit 1 (never 2: it was linted).
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("--json prints JSON");
+    assert_eq!(report["tools_checked"], 4, "{report:#}");
+    let found = |rule: &str, tool: &str| {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == rule && f["tool"] == tool)
+    };
+    assert!(found("missing-domain-tag", "get_note"), "{report:#}");
+    assert!(
+        found("missing-input-description", "create_note"),
+        "{report:#}"
+    );
+    // Its `why` and example are read from halo-fastapi's schema as from ours.
+    assert!(!found("missing-why", "create_note"), "{report:#}");
+    assert!(!found("missing-example", "create_note"), "{report:#}");
+}

@@ -123,13 +123,13 @@ impl Rule {
                 "missing-why",
                 Deny,
                 "every tool has a `why`: when a model should choose it, and when not",
-                "add `why` (#[halo(why = \"Use when ...\")] or the x-halo-why extension)",
+                "give the tool a `why` (halo-axum: #[halo(why = \"Use when ...\")]; OpenAPI: x-halo-why)",
             ),
             Self::MissingDescription => (
                 "missing-description",
                 Warn,
                 "every tool has a description (the operation's summary)",
-                "write a doc comment on the handler or the operation's `summary`",
+                "give the operation a `summary` (utoipa: the handler's doc comment)",
             ),
             Self::MissingDomainTag => (
                 "missing-domain-tag",
@@ -155,13 +155,15 @@ impl Rule {
                 "missing-input-description",
                 Warn,
                 "every argument, and every property inside one, has a description",
-                "add a doc comment on the field or `description = \"...\"` on the parameter",
+                "give it a `description` (utoipa: a doc comment on the field, or description = \"...\" \
+                 on the parameter)",
             ),
             Self::MissingExample => (
                 "missing-example",
                 Warn,
                 "every write has at least one example",
-                "add #[halo(example(input = { ... }, output = ...))] (x-halo-examples)",
+                "add an example of its input (halo-axum: #[halo(example(input = { ... }))]; OpenAPI: \
+                 x-halo-examples)",
             ),
             Self::ExampleMismatch => (
                 "example-mismatch",
@@ -173,19 +175,22 @@ impl Rule {
                 "missing-reversible",
                 Warn,
                 "every write says whether it can be undone (`effects.reversible`)",
-                "add #[halo(reversible = false)], or reversible = true with undo = \"...\"",
+                "say `effects.reversible` (halo-axum: #[halo(reversible = false)], or reversible = true \
+                 with undo = \"...\")",
             ),
             Self::MissingUndo => (
                 "missing-undo",
                 Deny,
                 "a reversible write names the operation that undoes it (`effects.undo`)",
-                "add #[halo(undo = \"POST /path/{id}/undo\")], or say reversible = false",
+                "name the operation that undoes it in `effects.undo` (halo-axum: #[halo(undo = \
+                 \"POST /path/{id}/undo\")]), or say it is not reversible",
             ),
             Self::MissingSunset => (
                 "missing-sunset",
                 Deny,
                 "a deprecated or retired tool has a `sunset` date (YYYY-MM-DD)",
-                "add #[halo(sunset = \"YYYY-MM-DD\", replace_with = \"...\")]",
+                "add `sunset` and `replace_with` (halo-axum: #[halo(sunset = \"YYYY-MM-DD\", \
+                 replace_with = \"...\")])",
             ),
             Self::PastSunset => (
                 "past-sunset",
