@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::future::{BoxFuture, join_all};
+use futures_util::future::BoxFuture;
+use futures_util::stream;
 use futures_util::{FutureExt as _, Stream, StreamExt as _};
 use halo_protocol::{
     AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentStart, LlmChunk, LlmEnd, Message, Problem,
@@ -63,6 +64,7 @@ struct Settings {
     timeout: Option<Duration>,
     model: ModelSettings,
     max_tool_output: usize,
+    max_concurrent_tools: usize,
 }
 
 /// Builds an [`Agent`].
@@ -116,6 +118,8 @@ impl Answer {
 
 /// The longest tool result given to the model by default, in bytes.
 const MAX_TOOL_OUTPUT: usize = 32 * 1024;
+/// The most tool calls of one turn that run at once, by default.
+const MAX_CONCURRENT_TOOLS: usize = 8;
 
 impl Agent {
     /// A builder for an agent on `provider`: no system prompt, 10 turns at most, no
@@ -130,6 +134,7 @@ impl Agent {
                 timeout: None,
                 model: ModelSettings::new(),
                 max_tool_output: MAX_TOOL_OUTPUT,
+                max_concurrent_tools: MAX_CONCURRENT_TOOLS,
             },
         }
     }
@@ -320,12 +325,14 @@ impl Agent {
             state
                 .messages
                 .push(Message::tool_calls(text, calls.clone()));
-            let results = join_all(
-                calls
-                    .iter()
-                    .map(|call| self.call_tool(tools, definitions, call, emitter)),
-            )
-            .await;
+            let pending: Vec<_> = calls
+                .iter()
+                .map(|call| self.call_tool(tools, definitions, call, emitter))
+                .collect();
+            let results: Vec<String> = stream::iter(pending)
+                .buffered(settings.max_concurrent_tools)
+                .collect()
+                .await;
             for (call, result) in calls.iter().zip(results) {
                 state.messages.push(Message::tool(call.id.clone(), result));
             }
@@ -473,6 +480,13 @@ impl AgentBuilder {
         self
     }
 
+    /// The most tool calls of one turn that run at the same time (8 by default, at least 1);
+    /// the others wait for a place. Results go back to the model in the order it asked.
+    pub fn max_concurrent_tools(mut self, calls: usize) -> Self {
+        self.settings.max_concurrent_tools = calls.max(1);
+        self
+    }
+
     /// The agent.
     #[must_use]
     pub fn build(self) -> Agent {
@@ -489,6 +503,7 @@ impl fmt::Debug for Settings {
             .field("system_prompt", &self.system_prompt.as_ref().map(|_| ".."))
             .field("max_turns", &self.max_turns)
             .field("timeout", &self.timeout)
+            .field("max_concurrent_tools", &self.max_concurrent_tools)
             .field("model", &self.model)
             .finish_non_exhaustive()
     }

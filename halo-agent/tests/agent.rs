@@ -362,3 +362,73 @@ async fn dropping_the_stream_stops_the_run() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(llm.requests().len(), 1);
 }
+
+/// A tool that takes a while and records how many of its calls ran at once.
+struct Gauge {
+    definitions: Vec<ToolDefinition>,
+    running: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl ToolSet for Gauge {
+    fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    fn call<'a>(
+        &'a self,
+        _name: &'a str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'a, ToolOutput> {
+        async move {
+            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            ToolOutput::from_response(200, json!({"n": arguments.get("n")}))
+        }
+        .boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_turn_runs_at_most_max_concurrent_tools_calls_at_once_and_answers_in_order() {
+    const CALLS: u64 = 7;
+    let llm = ScriptedLlm::start([
+        Turn::calls((0..CALLS).map(|n| llm::Call::new("gauge", json!({"n": n})))),
+        Turn::text("done"),
+    ])
+    .await;
+    let schema = ToolSchema::new(Call::new("GET", "/gauge"));
+    let gauge = Gauge {
+        definitions: tool_definitions(&[(ToolEntry::new("/gauge", "GET", "gauge", ""), schema)]),
+        running: AtomicUsize::new(0),
+        most: AtomicUsize::new(0),
+    };
+    let provider = OpenAiProvider::builder()
+        .base_url(llm.base_url())
+        .model("scripted")
+        .build()
+        .unwrap();
+    let answer = Agent::builder(provider)
+        .max_concurrent_tools(3)
+        .build()
+        .run(&gauge, "count")
+        .await
+        .unwrap();
+    assert_eq!(answer.content(), "done");
+    assert_eq!(
+        gauge.most.load(Ordering::SeqCst),
+        3,
+        "three at once, never more"
+    );
+    let results: Vec<&Message> = answer.messages()[2..].iter().take(CALLS as usize).collect();
+    for (n, message) in results.iter().enumerate() {
+        let wire = serde_json::to_value(message).unwrap();
+        assert_eq!(
+            wire["content"],
+            format!(r#"{{"n":{n}}}"#),
+            "in the order asked"
+        );
+    }
+}
