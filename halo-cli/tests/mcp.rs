@@ -12,7 +12,7 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use halo_tests::mcp::assert_chapter_progress;
+use halo_tests::mcp::{assert_chapter_progress, next_notes};
 use halo_tests::{TestServer, interop_script, python, spawn};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
@@ -326,12 +326,14 @@ async fn a_streaming_tool_reports_its_steps_as_progress() {
     let summary = done.structured_content.as_ref().expect("structured");
     assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(3));
 
-    let mut steps = Vec::new();
-    while let Ok(note) = notes.try_recv() {
-        if let Note::Progress(progress) = note {
-            steps.push(progress);
-        }
-    }
+    let steps = next_notes(&mut notes, 3)
+        .await
+        .into_iter()
+        .filter_map(|note| match note {
+            Note::Progress(progress) => Some(progress),
+            Note::ListChanged => None,
+        })
+        .collect::<Vec<_>>();
     assert_chapter_progress(&steps, 3);
 
     // A tool that does not stream answers without progress.

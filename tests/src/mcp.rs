@@ -24,3 +24,21 @@ pub fn assert_chapter_progress(notes: &[ProgressNotificationParam], chapters: u3
         .collect();
     assert_eq!(seen, expected);
 }
+
+/// The next `count` items of `notes`, waiting up to 5 s for them (an MCP client hands
+/// notifications to its handler apart from answers, so the last ones may come just after
+/// the call's result): fewer when they do not come.
+pub async fn next_notes<T>(
+    notes: &mut tokio::sync::mpsc::UnboundedReceiver<T>,
+    count: usize,
+) -> Vec<T> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut seen = Vec::with_capacity(count);
+    while seen.len() < count {
+        match tokio::time::timeout_at(deadline, notes.recv()).await {
+            Ok(Some(note)) => seen.push(note),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    seen
+}

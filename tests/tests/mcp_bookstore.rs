@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use halo_tests::mcp::assert_chapter_progress;
+use halo_client::agent::OpenAiProvider;
+use halo_tests::llm::{self, ScriptedLlm, Turn};
+use halo_tests::mcp::{assert_chapter_progress, next_notes};
 use halo_tests::{interop_script, python, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{
@@ -156,11 +158,7 @@ async fn a_streaming_tool_reports_its_steps_as_progress() {
     assert_eq!(done.is_error, Some(false), "{done:?}");
     let summary = done.structured_content.as_ref().expect("structured");
     assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(3));
-    let mut steps = Vec::new();
-    while let Ok(note) = notes.try_recv() {
-        steps.push(note);
-    }
-    assert_chapter_progress(&steps, 3);
+    assert_chapter_progress(&next_notes(&mut notes, 3).await, 3);
 
     // A tool that does not stream answers without progress.
     let book = call(&reader, "get_book", json!({"id": 1})).await;
@@ -168,6 +166,50 @@ async fn a_streaming_tool_reports_its_steps_as_progress() {
     assert!(notes.try_recv().is_err(), "no progress for get_book");
     let missing = call(&reader, "summarize_book", json!({"id": 999})).await;
     assert_eq!(missing.structured_content.as_ref().unwrap()["status"], 404);
+    reader.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_agent_reports_its_tool_calls_and_turns_as_progress() {
+    let llm = ScriptedLlm::start([
+        Turn::calls([llm::Call::new("search_books", json!({"q": "dune"}))]),
+        Turn::text("Dune, id 1, 10.99 EUR."),
+    ])
+    .await;
+    let provider = OpenAiProvider::builder()
+        .base_url(llm.base_url())
+        .model("scripted")
+        .build()
+        .expect("a provider");
+    let options = bookstore::Options::default().llm(provider);
+    let server = spawn(bookstore::app_with(bookstore::AppState::seeded(), options)).await;
+    let (sender, mut notes) = mpsc::unbounded_channel();
+    let reader = client_with(Progressing(sender), server.url("/mcp"), Some("demo-reader")).await;
+
+    let answer = call(
+        &reader,
+        "shopping_assistant",
+        json!({"input": "Is Dune sold here?"}),
+    )
+    .await;
+    assert_eq!(answer.is_error, Some(false), "{answer:?}");
+    let end = answer.structured_content.as_ref().expect("structured");
+    assert_eq!(end["content"], "Dune, id 1, 10.99 EUR.");
+    assert_eq!(end["turns"], 2);
+    let steps: Vec<_> = next_notes(&mut notes, 4)
+        .await
+        .into_iter()
+        .map(|note| (note.progress, note.message.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1.0, "the model finished turn 1".to_owned()),
+            (2.0, "calling search_books".to_owned()),
+            (3.0, "search_books answered".to_owned()),
+            (4.0, "the model finished turn 2".to_owned()),
+        ]
+    );
     reader.cancel().await.expect("the session ends");
 }
 

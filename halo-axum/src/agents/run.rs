@@ -7,7 +7,7 @@ use axum::Json;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use halo_protocol::{
-    AgentEvent, AgentFailure, AgentInput, AgentRequest, FailureCode, FieldError, Problem,
+    AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentRequest, FailureCode, FieldError, Problem,
 };
 use http::StatusCode;
 use http::header::ACCEPT_LANGUAGE;
@@ -81,14 +81,23 @@ impl Run {
             .map(str::to_owned);
         let agent = self.agent.agent_for(language.as_deref());
         let Some(call) = call else {
-            return match agent.run(&tools, messages).await {
-                Ok(answer) => Json(json!({
-                    "content": answer.content(),
-                    "turns": answer.turns(),
-                    "usage": answer.usage(),
+            let outcome = if progress.is_streaming() {
+                relayed(&agent, tools, messages, &progress).await
+            } else {
+                agent
+                    .run(&tools, messages)
+                    .await
+                    .map(|answer| AgentEnd::new(answer.content(), answer.turns(), answer.usage()))
+                    .map_err(|error| AgentFailure::new(error.code(), error.to_string()))
+            };
+            return match outcome {
+                Ok(end) => Json(json!({
+                    "content": end.content,
+                    "turns": end.turns,
+                    "usage": end.usage,
                 }))
                 .into_response(),
-                Err(error) => problem::response(status_of(&error), error.to_string()),
+                Err(failure) => problem::response(status_of(failure.code), failure.detail),
             };
         };
         let mut events = agent.run_stream(tools, messages);
@@ -101,6 +110,35 @@ impl Run {
         }
         StatusCode::NO_CONTENT.into_response()
     }
+}
+
+/// Runs the agent for a caller in the same process that follows its progress (an MCP
+/// request with a progress token): each tool call and each turn of the model is a step.
+async fn relayed(
+    agent: &halo_agent::Agent,
+    tools: LocalTools,
+    messages: Vec<halo_protocol::Message>,
+    progress: &Progress,
+) -> Result<AgentEnd, AgentFailure> {
+    let mut events = agent.run_stream(tools, messages);
+    let mut step = 0;
+    while let Some(event) = events.next().await {
+        let message = match event {
+            AgentEvent::AgentEnd(end) => return Ok(end),
+            AgentEvent::AgentError(failure) => return Err(failure),
+            AgentEvent::ToolStart(start) => format!("calling {}", start.tool),
+            AgentEvent::ToolEnd(end) if end.is_error => format!("{} failed", end.tool),
+            AgentEvent::ToolEnd(end) => format!("{} answered", end.tool),
+            AgentEvent::LlmEnd(end) => format!("the model finished turn {}", end.turn),
+            _ => continue,
+        };
+        step += 1;
+        progress.step(step, None, message);
+    }
+    Err(AgentFailure::new(
+        FailureCode::Other,
+        "the run ended without an answer",
+    ))
 }
 
 /// A `422` naming what is wrong with the input.
@@ -125,15 +163,12 @@ fn refuse(call: Option<&crate::stream::Call>, problem: Problem) -> Response {
     problem::from_problem(&problem)
 }
 
-/// The status of an unstreamed run that failed.
-fn status_of(error: &halo_agent::Error) -> StatusCode {
-    if error.is_input() {
-        StatusCode::UNPROCESSABLE_ENTITY
-    } else if error.is_deadline() {
-        StatusCode::GATEWAY_TIMEOUT
-    } else if error.is_llm() {
-        StatusCode::BAD_GATEWAY
-    } else {
-        StatusCode::INTERNAL_SERVER_ERROR
+/// The status of an unstreamed run that failed this way.
+fn status_of(code: FailureCode) -> StatusCode {
+    match code {
+        FailureCode::Input => StatusCode::UNPROCESSABLE_ENTITY,
+        FailureCode::Deadline => StatusCode::GATEWAY_TIMEOUT,
+        FailureCode::Llm => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
