@@ -225,16 +225,7 @@ async fn agents_are_listed_and_described_like_tools() {
     let llm = ScriptedLlm::start([]).await;
     let (server, _) = serve(&llm, OnDisconnect::Cancel).await;
     let client = reqwest::Client::new();
-    let manifest: Value = client
-        .request(reqwest::Method::OPTIONS, server.url("/"))
-        .header("accept", "application/llm+json")
-        .bearer_auth("reader-token")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let manifest: Value = halo_tests::discover(&server.url("/"), Some("reader-token")).await;
     let tools = manifest["tools"].as_array().unwrap();
     let note_taker = tools.iter().find(|t| t["name"] == "note_taker").unwrap();
     assert_eq!(note_taker["kind"], "agent");
@@ -307,15 +298,7 @@ async fn agents_are_listed_and_described_like_tools() {
         assert!(!text.contains("PROMPT-MARKER"), "{text}");
     }
     // The searcher needs credentials: anonymous discovery does not list it.
-    let anonymous: Value = client
-        .request(reqwest::Method::OPTIONS, server.url("/"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let anonymous: Value = halo_tests::discover(&server.url("/"), None).await;
     let names: Vec<&str> = anonymous["tools"]
         .as_array()
         .unwrap()

@@ -238,15 +238,7 @@ async fn a_keyed_request_runs_once_and_replays() {
     assert_eq!(counter.count(), 3);
 
     // The schema advertises the header.
-    let schemas: Value = reqwest::Client::new()
-        .request(Method::OPTIONS, format!("{base}/orders"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let schemas: Value = halo_tests::discover(&format!("{base}/orders"), None).await;
     assert_eq!(schemas[0]["limits"]["idempotency_key"], "Idempotency-Key");
 }
 

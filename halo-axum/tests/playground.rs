@@ -147,15 +147,7 @@ async fn the_page_and_its_files_are_served_under_the_mount_path() {
     assert!(!script.contains("localStorage") && !script.contains("sessionStorage"));
 
     // The API beside it is untouched: discovery still answers at the root.
-    let manifest: Value = client
-        .request(reqwest::Method::OPTIONS, server.url("/"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let manifest: Value = halo_tests::discover(&server.url("/"), None).await;
     assert_eq!(manifest["tools"][0]["name"], "hello");
 }
 

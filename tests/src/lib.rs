@@ -242,3 +242,20 @@ impl utoipa::Modify for BearerScheme {
             );
     }
 }
+
+/// `OPTIONS url` with `Accept: application/llm+json` (and the bearer token, when given): the
+/// manifest or schemas the server answers.
+///
+/// # Panics
+/// When the request fails, the answer is not `200`, or its body is not JSON.
+pub async fn discover(url: &str, bearer: Option<&str>) -> serde_json::Value {
+    let mut request = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, url)
+        .header("accept", "application/llm+json");
+    if let Some(token) = bearer {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("a discovery answer");
+    assert_eq!(response.status(), 200, "OPTIONS {url}");
+    response.json().await.expect("a JSON discovery answer")
+}

@@ -66,16 +66,7 @@ async fn the_shopping_assistant_searches_and_checks_stock() {
     let server = serve(&llm, Some(audit.clone())).await;
 
     // Listed as an agent, for callers with books:read.
-    let manifest: Value = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, server.url("/"))
-        .header("accept", "application/llm+json")
-        .bearer_auth(READER_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let manifest: Value = halo_tests::discover(&server.url("/"), Some(READER_TOKEN)).await;
     let entry = manifest["tools"]
         .as_array()
         .unwrap()
@@ -179,16 +170,7 @@ async fn a_readers_assistant_cannot_check_stock_or_reach_write_tools() {
 #[tokio::test]
 async fn without_a_model_there_is_no_agent() {
     let server = spawn(bookstore::app()).await;
-    let manifest: Value = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, server.url("/"))
-        .header("accept", "application/llm+json")
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let manifest: Value = halo_tests::discover(&server.url("/"), Some(ADMIN_TOKEN)).await;
     assert!(
         manifest["tools"]
             .as_array()
