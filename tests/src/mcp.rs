@@ -3,16 +3,18 @@
 use rmcp::model::ProgressNotificationParam;
 
 /// Asserts that `notes` are the progress of the bookstore's `summarize_book` over
-/// `chapters` chapters: one notification per chapter, in order, with the total and the
-/// handler's message.
+/// `chapters` chapters: one notification per chapter, with the total and the handler's
+/// message, in the order of their `progress` (rmcp's client hands notifications to its
+/// handler concurrently, so they may be received in another).
 ///
 /// # Panics
 /// When they are not.
 pub fn assert_chapter_progress(notes: &[ProgressNotificationParam], chapters: u32) {
-    let seen: Vec<_> = notes
+    let mut seen: Vec<_> = notes
         .iter()
         .map(|note| (note.progress, note.total, note.message.clone()))
         .collect();
+    seen.sort_by(|a, b| a.0.total_cmp(&b.0));
     let expected: Vec<_> = (1..=chapters)
         .map(|chapter| {
             (

@@ -196,11 +196,14 @@ async fn a_hosted_agent_reports_its_tool_calls_and_turns_as_progress() {
     let end = answer.structured_content.as_ref().expect("structured");
     assert_eq!(end["content"], "Dune, id 1, 10.99 EUR.");
     assert_eq!(end["turns"], 2);
-    let steps: Vec<_> = next_notes(&mut notes, 4)
+    let mut steps: Vec<_> = next_notes(&mut notes, 4)
         .await
         .into_iter()
         .map(|note| (note.progress, note.message.unwrap_or_default()))
         .collect();
+    // rmcp's client hands notifications to its handler concurrently: their order is
+    // `progress`'s.
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert_eq!(
         steps,
         [
