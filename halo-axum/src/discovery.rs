@@ -9,8 +9,8 @@ use axum::body::Body;
 use axum::response::Response;
 use halo_protocol::{MEDIA_TYPE, TagFilter, accepts_halo, negotiate_language};
 use http::header::{
-    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_TYPE, ETAG, IF_NONE_MATCH,
-    VARY,
+    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE, ETAG,
+    IF_NONE_MATCH, VARY,
 };
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 
@@ -116,15 +116,16 @@ impl Discovery {
                 .and_then(|(index, _, _)| view.path(index).cloned())
         };
         let mut response = match found {
-            Some(cached) if matches_etag(headers, &cached.etag) => self.cached(
-                StatusCode::NOT_MODIFIED,
-                cached.etag,
-                Body::empty(),
-                personal,
-            ),
-            Some(Cached { body, etag }) => {
-                let mut response = self.cached(StatusCode::OK, etag, Body::from(body), personal);
-                response.headers_mut().insert(CONTENT_TYPE, LLM_JSON);
+            Some(cached) => {
+                let mut response = conditional(cached, headers, LLM_JSON, false);
+                let headers = response.headers_mut();
+                let cache = if personal {
+                    &self.cache_private
+                } else {
+                    &self.cache_public
+                };
+                headers.insert(CACHE_CONTROL, cache.clone());
+                headers.insert(VARY, self.vary(personal));
                 response
             }
             None => {
@@ -172,27 +173,35 @@ impl Discovery {
             self.vary_public.clone()
         }
     }
+}
 
-    fn cached(
-        &self,
-        status: StatusCode,
-        etag: HeaderValue,
-        body: Body,
-        personal: bool,
-    ) -> Response {
-        let mut response = Response::new(body);
-        *response.status_mut() = status;
-        let headers = response.headers_mut();
-        headers.insert(ETAG, etag);
-        let cache = if personal {
-            &self.cache_private
-        } else {
-            &self.cache_public
-        };
-        headers.insert(CACHE_CONTROL, cache.clone());
-        headers.insert(VARY, self.vary(personal));
+/// A pre-rendered entity as the answer to a `GET` (or a `HEAD`, `head`) with `request`'s
+/// headers: `304` when `If-None-Match` names its tag, else `200` with the body as
+/// `content_type` (none for `HEAD`, its length still given); its `ETag` either way.
+pub(crate) fn conditional(
+    cached: Cached,
+    request: &HeaderMap,
+    content_type: HeaderValue,
+    head: bool,
+) -> Response {
+    let Cached { body, etag } = cached;
+    let mut response = if matches_etag(request, &etag) {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
         response
-    }
+    } else if head {
+        let mut response = Response::new(Body::empty());
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, content_type);
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+        response
+    } else {
+        let mut response = Response::new(Body::from(body));
+        response.headers_mut().insert(CONTENT_TYPE, content_type);
+        response
+    };
+    response.headers_mut().insert(ETAG, etag);
+    response
 }
 
 /// A view borrowed from the registry or shared from the cache.

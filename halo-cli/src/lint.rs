@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use halo_client::Client;
 use halo_client::protocol::lint::{Finding, Level, Linter, Report, Rule};
-use halo_client::protocol::{Manifest, ToolEntry};
+use halo_client::protocol::{Manifest, TagFilter, ToolEntry};
 use serde_json::json;
 
 use crate::cli::{LintArgs, LintRule};
@@ -32,24 +32,18 @@ pub(crate) async fn run(
         };
         Failure::Other(format!("cannot lint {}: {message}", client.base_url()))
     };
-    let tags: Vec<&str> = args.tags.iter().map(String::as_str).collect();
-    let manifest = client.discover(&tags).await.map_err(|e| cannot(e.into()))?;
-    // Links may name tools the tag filter leaves out.
-    let everything = if tags.is_empty() {
-        None
-    } else {
-        Some(client.discover(&[]).await.map_err(|e| cannot(e.into()))?)
-    };
+    // One discovery: the tag filter picks the tools checked, and links may name the others.
+    let everything = client.discover(&[]).await.map_err(|e| cannot(e.into()))?;
+    let filter = TagFilter::parse(&args.tags.join(","));
+    let mut manifest = everything.clone();
+    manifest
+        .tools
+        .retain(|entry| filter.matches(entry.tags.iter().map(String::as_str)));
     let heading = output::heading(&manifest.api, &manifest.version);
     let tools = describe_manifest(client, manifest.clone())
         .await
         .map_err(cannot)?;
-    let listed: Vec<&ToolEntry> = everything
-        .as_ref()
-        .unwrap_or(&manifest)
-        .tools
-        .iter()
-        .collect();
+    let listed: Vec<&ToolEntry> = everything.tools.iter().collect();
     let report = linter.check_among(&tools, &listed);
     if json {
         print_out(&output::json(&json!({

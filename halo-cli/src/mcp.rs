@@ -22,7 +22,7 @@ use futures_util::future::{self, Either};
 use halo_client::protocol::{
     Manifest, ToolEntry, ToolEvent, ToolOutput, ToolSchema, mcp_progress, tool_definitions,
 };
-use halo_client::{Client, StreamEvent, ToolResponse};
+use halo_client::{Client, StreamEvent};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
@@ -191,7 +191,7 @@ impl ServerHandler for Bridge {
             Some(token) => Either::Left(streamed(&self.client, schema, args, token, &context.peer)),
             None => Either::Right(async {
                 match self.client.call(schema, args).await {
-                    Ok(response) => output_of(&response),
+                    Ok(response) => ToolOutput::from(&response),
                     Err(error) => output_of_error(&error),
                 }
             }),
@@ -238,11 +238,6 @@ async fn streamed(
     ToolOutput::failure("the stream ended before the call did")
 }
 
-/// The output of a call the server answered.
-fn output_of(response: &ToolResponse) -> ToolOutput {
-    ToolOutput::from_response(response.status().as_u16(), response.to_value())
-}
-
 /// The output of a call that failed: a 4xx/5xx keeps its answer, so the model gets the
 /// problem details; otherwise the client's message, which never carries a credential.
 fn output_of_error(error: &halo_client::Error) -> ToolOutput {
@@ -253,7 +248,7 @@ fn output_of_error(error: &halo_client::Error) -> ToolOutput {
                 ToolOutput::problem,
             )
         },
-        output_of,
+        ToolOutput::from,
     )
 }
 

@@ -1,5 +1,6 @@
 //! What a call gives back.
 
+use halo_protocol::ToolOutput;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
@@ -107,4 +108,12 @@ fn is_json(headers: &HeaderMap) -> bool {
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(halo_protocol::is_json)
+}
+
+/// The answer as a tool's output for a model or an MCP client: the JSON, the text or the
+/// problem details, failed for a `4xx`/`5xx` status.
+impl From<&ToolResponse> for ToolOutput {
+    fn from(response: &ToolResponse) -> Self {
+        Self::from_response(response.status().as_u16(), response.to_value())
+    }
 }

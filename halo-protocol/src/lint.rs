@@ -17,7 +17,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::date::epoch_days;
-use crate::{Status, ToolEntry, ToolSchema, tool_name};
+use crate::{Status, ToolEntry, ToolSchema, escape_token, tool_name, unescape_token};
 
 /// One check of a tool's description.
 ///
@@ -640,7 +640,7 @@ impl Tool<'_> {
             } else {
                 format!("`{name}`: input `{param}` has no description at `{inner}`")
             };
-            let pointer = format!("/input/{}{inner}", escape(&param));
+            let pointer = format!("/input/{}{inner}", escape_token(&param));
             self.push_at(Rule::MissingInputDescription, &pointer, message)
                 .param = Some(param);
         }
@@ -657,7 +657,7 @@ impl Tool<'_> {
             for param in example.input.keys() {
                 if !self.schema.input.contains_key(param) {
                     mismatches.push((
-                        format!("/examples/{index}/input/{}", escape(param)),
+                        format!("/examples/{index}/input/{}", escape_token(param)),
                         param.clone(),
                         format!(
                             "`{name}`: example {index} passes `{param}`, which it does not take"
@@ -812,23 +812,16 @@ fn quoted(tags: &[String]) -> String {
 /// Whether two paths name the same template: segment by segment, a `{variable}` on either
 /// side matches anything.
 fn same_path(template: &str, path: &str) -> bool {
-    let split = |p: &str| -> Vec<String> {
-        p.trim_end_matches('/')
-            .split('/')
-            .map(str::to_owned)
-            .collect()
-    };
     let is_var = |s: &str| s.starts_with('{') && s.ends_with('}');
-    let (a, b) = (split(template), split(path));
-    a.len() == b.len()
-        && a.iter()
-            .zip(&b)
-            .all(|(a, b)| a == b || is_var(a) || is_var(b))
-}
-
-/// A JSON Pointer token (RFC 6901): `~` as `~0`, `/` as `~1`.
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+    let mut a = template.trim_end_matches('/').split('/');
+    let mut b = path.trim_end_matches('/').split('/');
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a == b || is_var(a) || is_var(b) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// Collects the pointers (relative to `schema`) of the places that should have a description
@@ -858,7 +851,7 @@ fn undescribed(
         for (name, property) in properties {
             walk(
                 property,
-                format!("{pointer}/properties/{}", escape(name)),
+                format!("{pointer}/properties/{}", escape_token(name)),
                 true,
             );
         }
@@ -879,7 +872,7 @@ fn undescribed(
         for (name, definition) in local {
             walk(
                 definition,
-                format!("{pointer}/$defs/{}", escape(name)),
+                format!("{pointer}/$defs/{}", escape_token(name)),
                 false,
             );
         }
@@ -903,7 +896,7 @@ fn is_described(schema: &Map<String, Value>, defs: &Map<String, Value>, depth: u
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|reference| reference.strip_prefix("#/$defs/"))
-        .and_then(|name| defs.get(&name.replace("~1", "/").replace("~0", "~")));
+        .and_then(|name| defs.get(unescape_token(name).as_ref()));
     if let Some(Value::Object(definition)) = referenced
         && is_described(definition, defs, depth + 1)
     {

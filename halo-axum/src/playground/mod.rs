@@ -10,13 +10,13 @@ use axum::body::Body;
 use axum::extract::OriginalUri;
 use axum::response::Response;
 use http::header::{
-    ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, ETAG, LOCATION,
-    REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+    ALLOW, CACHE_CONTROL, CONTENT_SECURITY_POLICY, LOCATION, REFERRER_POLICY,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use tower_service::Service;
 
-use crate::discovery::matches_etag;
+use crate::discovery::conditional;
 use crate::problem;
 use crate::registry::Cached;
 
@@ -279,28 +279,15 @@ fn trailing_slash<B>(request: &Request<B>) -> Option<Response> {
     Some(response)
 }
 
-/// `asset`, or `304` when the client holds it already.
+/// `asset`, or `304` when the client holds it already; revalidated on every use.
 fn serve(asset: &Asset, request: &HeaderMap, head: bool) -> Response {
-    let etag = &asset.content.etag;
-    let mut response = if matches_etag(request, etag) {
-        let mut response = Response::new(Body::empty());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        response
-    } else {
-        let bytes = &asset.content.body;
-        let mut response = Response::new(if head {
-            Body::empty()
-        } else {
-            Body::from(bytes.clone())
-        });
-        let headers = response.headers_mut();
-        headers.insert(CONTENT_TYPE, asset.content_type.clone());
-        headers.insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
-        response
-    };
-    let headers = response.headers_mut();
-    headers.insert(ETAG, etag.clone());
-    headers.insert(CACHE_CONTROL, REVALIDATE);
+    let mut response = conditional(
+        asset.content.clone(),
+        request,
+        asset.content_type.clone(),
+        head,
+    );
+    response.headers_mut().insert(CACHE_CONTROL, REVALIDATE);
     response
 }
 

@@ -159,15 +159,9 @@ fn pointer_lookup<'v>(document: &'v Value, pointer: &str) -> Option<&'v Value> {
         return Some(target);
     }
     for token in pointer.strip_prefix('/')?.split('/') {
-        let unescaped;
-        let token = if token.contains('~') {
-            unescaped = token.replace("~1", "/").replace("~0", "~");
-            unescaped.as_str()
-        } else {
-            token
-        };
+        let token = halo_protocol::unescape_token(token);
         target = match target {
-            Value::Object(map) => map.get(token)?,
+            Value::Object(map) => map.get(token.as_ref())?,
             Value::Array(items) => items.get(token.parse::<usize>().ok()?)?,
             _ => return None,
         };
@@ -201,12 +195,8 @@ impl Bundle {
         if let Some(name) = self.names.get(reference) {
             return name.clone();
         }
-        let base = reference
-            .rsplit('/')
-            .next()
-            .unwrap_or("schema")
-            .replace("~1", "/")
-            .replace("~0", "~");
+        let base = reference.rsplit('/').next().unwrap_or("schema");
+        let base = halo_protocol::unescape_token(base);
         let base: String = base
             .chars()
             .map(|c| {

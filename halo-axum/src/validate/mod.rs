@@ -82,7 +82,7 @@ impl Validator {
                 param: Param::new(name, location, &field.schema),
                 required: field.required,
                 schema: compiled,
-                pointer: format!("/{}", escape(name)),
+                pointer: format!("/{}", halo_protocol::escape_token(name)),
             });
         }
         let body = body
@@ -184,7 +184,7 @@ impl Validator {
         let prefix = body
             .entry
             .as_deref()
-            .map(|entry| format!("/{}", escape(entry)))
+            .map(|entry| format!("/{}", halo_protocol::escape_token(entry)))
             .unwrap_or_default();
         collect(schema, &value, &prefix, errors);
         Ok(Some(value))
@@ -223,15 +223,10 @@ fn collect(
             && let Some(property) = property.as_str()
         {
             pointer.push('/');
-            pointer.push_str(&escape(property));
+            pointer.push_str(&halo_protocol::escape_token(property));
         }
         errors.push(FieldError::new(pointer, truncate(error.to_string())));
     }
-}
-
-/// A JSON pointer token (RFC 6901): `~` → `~0`, `/` → `~1`.
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 fn truncate(mut message: String) -> String {

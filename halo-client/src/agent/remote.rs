@@ -95,13 +95,9 @@ impl RemoteTools {
             .call(schema, Value::Object(arguments))
             .await
         {
-            Ok(response) => {
-                ToolOutput::from_response(response.status().as_u16(), response.to_value())
-            }
+            Ok(response) => ToolOutput::from(&response),
             Err(error) => match error.response() {
-                Some(response) => {
-                    ToolOutput::from_response(response.status().as_u16(), response.to_value())
-                }
+                Some(response) => ToolOutput::from(response),
                 None if error.is_argument() => {
                     ToolOutput::problem(Problem::new(400).with_detail(error.to_string()))
                 }
