@@ -355,7 +355,7 @@ impl Client {
         }
         let mut headers = placed.headers;
         let limits = schema.limits.as_ref();
-        let idempotent_method = is_idempotent(&method);
+        let idempotent_method = halo_protocol::is_idempotent_method(method.as_str());
         if let Some(name) = limits.and_then(|l| l.idempotency_key.as_deref())
             && !idempotent_method
         {
@@ -835,14 +835,6 @@ impl std::fmt::Debug for Client {
             .field("retry", &self.inner.retry)
             .finish_non_exhaustive()
     }
-}
-
-/// GET, HEAD, OPTIONS, PUT, DELETE (and TRACE) may be repeated safely.
-fn is_idempotent(method: &Method) -> bool {
-    matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE
-    )
 }
 
 fn parse_method(method: &str) -> Result<Method> {

@@ -92,14 +92,15 @@ impl ToolDefinition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ToolHints {
-    /// The method is safe (`GET`, `HEAD`, `OPTIONS`): the tool changes nothing.
+    /// The method is safe ([`is_safe_method`](crate::is_safe_method)): the tool changes
+    /// nothing.
     pub read_only: bool,
     /// For a write, whether it cannot be undone: `Some(true)` when the schema declares
     /// `effects.reversible: false`, `Some(false)` when it declares `true`, `None` when it
     /// says nothing (MCP clients then assume the worst) or the tool only reads.
     pub destructive: Option<bool>,
     /// Repeating the call has the effect of calling once: `limits.idempotent`, or else the
-    /// method's own semantics (`GET`, `HEAD`, `OPTIONS`, `PUT`, `DELETE`).
+    /// method's own semantics ([`is_idempotent_method`](crate::is_idempotent_method)).
     pub idempotent: bool,
 }
 
@@ -108,13 +109,7 @@ impl ToolHints {
     #[must_use]
     pub fn of(schema: &ToolSchema) -> Self {
         let method = schema.call.method.as_str();
-        let read_only = ["GET", "HEAD", "OPTIONS"]
-            .iter()
-            .any(|safe| method.eq_ignore_ascii_case(safe));
-        let idempotent_method = read_only
-            || ["PUT", "DELETE"]
-                .iter()
-                .any(|idempotent| method.eq_ignore_ascii_case(idempotent));
+        let read_only = crate::is_safe_method(method);
         let destructive = if read_only {
             None
         } else {
@@ -131,7 +126,7 @@ impl ToolHints {
                 .limits
                 .as_ref()
                 .and_then(|limits| limits.idempotent)
-                .unwrap_or(idempotent_method),
+                .unwrap_or_else(|| crate::is_idempotent_method(method)),
         }
     }
 }

@@ -47,6 +47,7 @@ mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod metadata;
+mod methods;
 mod names;
 mod negotiate;
 mod place;
@@ -71,6 +72,7 @@ pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_progress;
 pub use metadata::{LocalizedText, Metadata, MetadataError};
+pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{accepts, accepts_halo, essence, is_json, negotiate_language};
 pub use place::{Payload, PlaceError, Placement, place_arguments};

@@ -487,9 +487,6 @@ const GENERIC_TAGS: [&str; 7] = [
     "realtime",
 ];
 
-/// Methods that must not change state (RFC 9110 §9.2.1, and `QUERY`).
-const SAFE_METHODS: [&str; 5] = ["GET", "HEAD", "OPTIONS", "TRACE", "QUERY"];
-
 /// How deep the description check walks into a schema.
 const MAX_DEPTH: usize = 64;
 
@@ -599,7 +596,7 @@ impl Tool<'_> {
             return;
         }
         let method = self.entry.method.to_ascii_uppercase();
-        if write && is_safe(&method) {
+        if write && crate::is_safe_method(&method) {
             let message = format!(
                 "`{name}` is tagged `write` but {method} is a safe method, which must not \
                  change anything"
@@ -783,7 +780,7 @@ impl Tool<'_> {
     fn is_write(&self) -> bool {
         let tags = &self.entry.tags;
         tags.iter().any(|t| t == "write")
-            || (!tags.iter().any(|t| t == "read") && !is_safe(&self.entry.method))
+            || (!tags.iter().any(|t| t == "read") && !crate::is_safe_method(&self.entry.method))
     }
 }
 
@@ -794,12 +791,6 @@ fn same_tool(a: &ToolEntry, b: &ToolEntry) -> bool {
 
 fn is_blank(text: &str) -> bool {
     text.trim().is_empty()
-}
-
-fn is_safe(method: &str) -> bool {
-    SAFE_METHODS
-        .iter()
-        .any(|safe| method.eq_ignore_ascii_case(safe))
 }
 
 fn quoted(tags: &[String]) -> String {

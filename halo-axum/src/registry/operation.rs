@@ -125,19 +125,19 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default().trim()
 }
 
-/// `idempotent` defaults from the method: all but POST and PATCH are (RFC 9110 §9.2.2; QUERY
-/// is safe).
+/// `idempotent` defaults from the method ([`halo_protocol::is_idempotent_method`]): of the
+/// operations OpenAPI describes, all but POST and PATCH are.
 ///
 /// A `POST` or `PATCH` declared `idempotent` is made so by a key: it advertises the
 /// `Idempotency-Key` header (which the layer then enforces) unless it names another.
 fn limits(declared: Option<Limits>, method: &str) -> Limits {
     let mut limits = declared.unwrap_or_default();
-    let unsafe_method = matches!(method, "POST" | "PATCH");
-    if unsafe_method && limits.idempotent == Some(true) && limits.idempotency_key.is_none() {
+    let idempotent_method = halo_protocol::is_idempotent_method(method);
+    if !idempotent_method && limits.idempotent == Some(true) && limits.idempotency_key.is_none() {
         limits.idempotency_key = Some("Idempotency-Key".to_owned());
     }
     if limits.idempotent.is_none() {
-        limits.idempotent = Some(!matches!(method, "POST" | "PATCH"));
+        limits.idempotent = Some(idempotent_method);
     }
     limits
 }
