@@ -255,7 +255,12 @@ async fn each_caller_sees_and_calls_its_own_tools() {
     assert_eq!(missing.structured_content.unwrap()["status"], 404);
     let unplaced = call(&reader, "get_note", json!({})).await;
     assert_eq!(unplaced.is_error, Some(true));
-    assert!(text(&unplaced).contains("missing path parameter `id`"));
+    let problem = unplaced.structured_content.as_ref().expect("a problem");
+    assert_eq!(problem["status"], 400);
+    assert_eq!(
+        problem["detail"],
+        "invalid arguments: missing path parameter `id`"
+    );
 
     // A tool the caller may not see cannot be called by name either.
     let hidden = reader

@@ -192,7 +192,7 @@ impl ServerHandler for Bridge {
             None => Either::Right(async {
                 match self.client.call(schema, args).await {
                     Ok(response) => ToolOutput::from(&response),
-                    Err(error) => output_of_error(&error),
+                    Err(error) => ToolOutput::from(&error),
                 }
             }),
         };
@@ -216,7 +216,7 @@ async fn streamed(
 ) -> ToolOutput {
     let mut events = match client.call_stream(schema, args).await {
         Ok(events) => events,
-        Err(error) => return output_of_error(&error),
+        Err(error) => return ToolOutput::from(&error),
     };
     let mut progress = 0.0;
     while let Some(event) = events.next().await {
@@ -232,24 +232,10 @@ async fn streamed(
             }
             Ok(ToolEvent::ToolError(problem)) => return ToolOutput::problem(problem),
             Ok(_) => {}
-            Err(error) => return output_of_error(&error),
+            Err(error) => return ToolOutput::from(&error),
         }
     }
     ToolOutput::failure("the stream ended before the call did")
-}
-
-/// The output of a call that failed: a 4xx/5xx keeps its answer, so the model gets the
-/// problem details; otherwise the client's message, which never carries a credential.
-fn output_of_error(error: &halo_client::Error) -> ToolOutput {
-    error.response().map_or_else(
-        || {
-            error.problem().map_or_else(
-                || ToolOutput::failure(error.to_string()),
-                ToolOutput::problem,
-            )
-        },
-        ToolOutput::from,
-    )
 }
 
 /// What the server tells MCP clients about itself.

@@ -159,13 +159,15 @@ async fn a_reader_lists_and_calls_bookstore_tools() {
     assert_eq!(missing.is_error, Some(true));
     assert_eq!(missing.structured_content.as_ref().unwrap()["status"], 404);
 
-    // Arguments that cannot make a request: an error result, never sent.
+    // Arguments that cannot make a request: never sent, a 400 problem worded as `/mcp` and
+    // agents word it.
     let unplaced = call(&client, "get_book", json!({})).await;
     assert_eq!(unplaced.is_error, Some(true));
-    assert!(
-        text(&unplaced).contains("missing path parameter `id`"),
-        "{}",
-        text(&unplaced)
+    let problem = unplaced.structured_content.as_ref().expect("a problem");
+    assert_eq!(problem["status"], 400, "{problem}");
+    assert_eq!(
+        problem["detail"],
+        "invalid arguments: missing path parameter `id`"
     );
 
     // A tool that does not exist is a protocol error.

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use halo_protocol::Problem;
+use halo_protocol::{Problem, ToolOutput};
 use reqwest::StatusCode;
 
 use crate::ToolResponse;
@@ -243,6 +243,34 @@ impl fmt::Display for Error {
             write!(f, ": {source}")?;
         }
         Ok(())
+    }
+}
+
+/// A failed call as a tool's output for a model or an MCP client: an error response keeps
+/// its status and body (the problem details); arguments that cannot be placed are a `400`
+/// problem the model can correct; anything else is a failure with this error's message,
+/// which never carries a credential.
+///
+/// ```
+/// # async fn run(client: halo_client::Client, schema: halo_protocol::ToolSchema) {
+/// use halo_protocol::ToolOutput;
+///
+/// let output = match client.call(&schema, serde_json::json!({})).await {
+///     Ok(response) => ToolOutput::from(&response),
+///     Err(error) => ToolOutput::from(&error),
+/// };
+/// # let _ = output;
+/// # }
+/// ```
+impl From<&Error> for ToolOutput {
+    fn from(error: &Error) -> Self {
+        match error.response() {
+            Some(response) => Self::from(response),
+            None if error.is_argument() => {
+                Self::problem(Problem::new(400).with_detail(error.to_string()))
+            }
+            None => Self::failure(error.to_string()),
+        }
     }
 }
 

@@ -96,13 +96,7 @@ impl RemoteTools {
             .await
         {
             Ok(response) => ToolOutput::from(&response),
-            Err(error) => match error.response() {
-                Some(response) => ToolOutput::from(response),
-                None if error.is_argument() => {
-                    ToolOutput::problem(Problem::new(400).with_detail(error.to_string()))
-                }
-                None => ToolOutput::failure(error.to_string()),
-            },
+            Err(error) => ToolOutput::from(&error),
         }
     }
 }
