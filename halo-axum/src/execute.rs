@@ -19,6 +19,7 @@ use tower_service::Service;
 use crate::Principal;
 use crate::audit::{AuditRecord, AuditSink, Outcome, redact, sensitive};
 use crate::auth::DynAuthenticator;
+use crate::challenge::Challenges;
 use crate::discovery::{Discovery, Viewer};
 use crate::govern::{
     Claim, Decision, Governance, IdempotencyStore, Stored, Ticket, caller_key, fingerprint,
@@ -39,7 +40,7 @@ pub(crate) struct Shared {
     pub(crate) validate: bool,
     pub(crate) body_limit: usize,
     pub(crate) calls: Calls,
-    pub(crate) challenge: HeaderValue,
+    pub(crate) challenges: Challenges,
     pub(crate) governance: Governance,
     pub(crate) audit: Option<Box<dyn AuditSink>>,
     /// Whether audit records carry the (redacted) arguments.
@@ -91,14 +92,11 @@ impl Shared {
             return Ok(None);
         };
         authenticator.identify(parts).await.map_err(|rejected| {
-            let mut response = self.unauthorized(rejected.to_string());
+            let mut response = problem::response(StatusCode::UNAUTHORIZED, rejected.to_string());
             // RFC 6750 §3.1: say that the credentials, not their absence, are the problem.
-            if let Ok(value) = HeaderValue::try_from(format!(
-                "{}, error=\"invalid_token\"",
-                self.challenge.to_str().unwrap_or("Bearer")
-            )) {
-                response.headers_mut().insert(WWW_AUTHENTICATE, value);
-            }
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, self.challenges.invalid());
             response
         })
     }
@@ -107,7 +105,7 @@ impl Shared {
         let mut response = problem::response(StatusCode::UNAUTHORIZED, detail);
         response
             .headers_mut()
-            .insert(WWW_AUTHENTICATE, self.challenge.clone());
+            .insert(WWW_AUTHENTICATE, self.challenges.missing());
         response
     }
 
@@ -202,7 +200,7 @@ where
     if shared.authenticator.is_some() && !registry.admits(described, caller.as_ref()) {
         let refused = match caller {
             None => shared.unauthorized("this operation needs credentials"),
-            Some(caller) => forbidden(&registry.missing_scopes(described, &caller)),
+            Some(caller) => forbidden(shared, &registry.missing_scopes(described, &caller)),
         };
         return Ok((refused, Outcome::Denied));
     }
@@ -509,7 +507,7 @@ async fn validated(
 
 /// `403` naming the scopes that are missing, in the body and (RFC 6750 §3.1) in
 /// `WWW-Authenticate`.
-fn forbidden(missing: &[&str]) -> Response {
+fn forbidden(shared: &Shared, missing: &[&str]) -> Response {
     let mut response = problem::response(
         StatusCode::FORBIDDEN,
         format!(
@@ -518,11 +516,7 @@ fn forbidden(missing: &[&str]) -> Response {
             missing.join(", ")
         ),
     );
-    let challenge = format!(
-        "Bearer realm=\"halo\", error=\"insufficient_scope\", scope=\"{}\"",
-        missing.join(" ")
-    );
-    if let Ok(value) = HeaderValue::try_from(challenge) {
+    if let Some(value) = shared.challenges.insufficient_scope(missing) {
         response.headers_mut().insert(WWW_AUTHENTICATE, value);
     }
     response

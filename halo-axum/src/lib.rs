@@ -6,6 +6,7 @@
 pub mod agents;
 mod audit;
 mod auth;
+mod challenge;
 mod discovery;
 mod error;
 mod execute;

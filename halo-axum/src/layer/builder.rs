@@ -13,6 +13,7 @@ use super::HaloLayer;
 use crate::BuildError;
 use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
+use crate::challenge::Challenges;
 use crate::discovery::Discovery;
 use crate::execute::Shared;
 use crate::govern::{Governance, Stores};
@@ -47,6 +48,7 @@ pub struct HaloBuilder {
     max_age: Duration,
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
+    realm: Option<String>,
     validate: Option<bool>,
     formats: bool,
     body_limit: usize,
@@ -103,6 +105,7 @@ impl HaloBuilder {
             described: Vec::new(),
             max_age: Duration::from_secs(60),
             authenticator: None,
+            realm: None,
             require_credentials: false,
             validate: None,
             formats: true,
@@ -167,6 +170,31 @@ impl HaloBuilder {
     /// [`authenticator`](Self::authenticator).
     pub fn require_credentials(mut self, require: bool) -> Self {
         self.require_credentials = require;
+        self
+    }
+
+    /// The realm the `WWW-Authenticate` challenges of `401` and `403` answers name (RFC 9110
+    /// §11.5), which a client may show when it asks for credentials: the document's
+    /// `info.title` by default. Characters other than visible ASCII and spaces are left out;
+    /// when nothing is left, the realm is `halo`.
+    ///
+    /// ```
+    /// use halo_axum::{HaloLayer, Principal, StaticAuthenticator};
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .authenticator(StaticAuthenticator::new().bearer("t0ken", Principal::new("ops")))
+    ///     .realm("Staff tools")
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn realm(mut self, realm: impl Into<String>) -> Self {
+        self.realm = Some(realm.into());
         self
     }
 
@@ -338,7 +366,7 @@ impl HaloBuilder {
             described,
             validate.then_some(Formats(self.formats)),
         )?;
-        let challenge = registry.challenge();
+        let challenges = Challenges::new(&document, self.realm.as_deref());
         let mut stores = Stores::local(self.idempotency_ttl);
         #[cfg(feature = "redis")]
         if let Some(store) = self.redis {
@@ -360,7 +388,7 @@ impl HaloBuilder {
                 validate,
                 body_limit: self.body_limit,
                 calls: Calls::new(self.stream, replay),
-                challenge,
+                challenges,
                 governance,
                 audit: self.audit,
                 audit_arguments: self.audit_arguments,

@@ -146,8 +146,6 @@ pub(crate) struct Registry {
     languages: Vec<String>,
     /// The headers API keys travel in, by the security schemes.
     key_headers: Vec<HeaderName>,
-    /// `WWW-Authenticate` for a `401`: one challenge per kind of security scheme.
-    challenge: HeaderValue,
     /// Everything, for everyone, in the base language.
     full: View,
 }
@@ -259,7 +257,6 @@ impl Registry {
             classes,
             languages: languages.into_iter().collect(),
             key_headers: key_headers(schemes),
-            challenge: challenge(schemes),
             full: View::empty(),
         };
         registry.check_links()?;
@@ -303,11 +300,6 @@ impl Registry {
     /// Every tool, in index order.
     pub(crate) fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.tools.iter()
-    }
-
-    /// `WWW-Authenticate` for a `401`.
-    pub(crate) fn challenge(&self) -> HeaderValue {
-        self.challenge.clone()
     }
 
     /// The API-key headers of the security schemes.
@@ -580,38 +572,6 @@ fn key_headers(schemes: Option<&Value>) -> Vec<HeaderName> {
         .collect();
     headers.dedup();
     headers
-}
-
-/// One challenge per kind of scheme the document defines (`Bearer`, `Basic`, and `ApiKey`
-/// naming its header), `Bearer` when it defines none.
-fn challenge(schemes: Option<&Value>) -> HeaderValue {
-    let mut challenges: Vec<String> = Vec::new();
-    for scheme in schemes
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(_, s)| s)
-    {
-        let text = |key: &str| scheme.get(key).and_then(Value::as_str).unwrap_or_default();
-        let challenge = match (text("type"), text("scheme").to_ascii_lowercase().as_str()) {
-            ("http", "basic") => "Basic realm=\"halo\"".to_owned(),
-            ("apiKey", _) if text("in") == "header" && !text("name").contains('"') => {
-                format!("ApiKey realm=\"halo\", header=\"{}\"", text("name"))
-            }
-            ("http", "bearer") | ("oauth2" | "openIdConnect", _) => {
-                "Bearer realm=\"halo\"".to_owned()
-            }
-            _ => continue,
-        };
-        if !challenges.contains(&challenge) {
-            challenges.push(challenge);
-        }
-    }
-    if challenges.is_empty() {
-        challenges.push("Bearer realm=\"halo\"".to_owned());
-    }
-    HeaderValue::try_from(challenges.join(", "))
-        .unwrap_or_else(|_| HeaderValue::from_static("Bearer realm=\"halo\""))
 }
 
 /// The method and path of a link written `/path`, `/path?query` or `METHOD /path`; `None`

@@ -1,0 +1,199 @@
+//! `WWW-Authenticate` challenges (RFC 9110 §11.6.1, RFC 6750 §3): one per kind of security
+//! scheme the document defines, all in the API's realm, rendered once when the layer is
+//! built.
+
+use http::HeaderValue;
+use serde_json::Value;
+
+/// The realm when neither the builder nor the document's title gives a usable one.
+const FALLBACK_REALM: &str = "halo";
+
+/// The challenges a layer answers with.
+#[derive(Debug, Clone)]
+pub(crate) struct Challenges {
+    /// No credentials where some are needed.
+    missing: HeaderValue,
+    /// Credentials that are not valid: each `Bearer` challenge says `invalid_token`.
+    invalid: HeaderValue,
+    /// The realm, quoted, for the challenges made per request.
+    realm: String,
+}
+
+/// A kind of credential the document's security schemes accept.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Bearer,
+    Basic,
+    /// An API key in the named header.
+    ApiKey(String),
+}
+
+impl Challenges {
+    /// The challenges for the security schemes of `document`
+    /// (`components.securitySchemes`), in `realm`, or else in the document's `info.title`.
+    pub(crate) fn new(document: &Value, realm: Option<&str>) -> Self {
+        let title = document.pointer("/info/title").and_then(Value::as_str);
+        let realm = [realm, title]
+            .into_iter()
+            .flatten()
+            .map(quoted)
+            .find(|quoted| quoted.len() > 2)
+            .unwrap_or_else(|| quoted(FALLBACK_REALM));
+        let kinds = kinds(document.pointer("/components/securitySchemes"));
+        let render = |invalid: bool| {
+            let text = kinds
+                .iter()
+                .map(|kind| match kind {
+                    Kind::Bearer if invalid => {
+                        format!("Bearer realm={realm}, error=\"invalid_token\"")
+                    }
+                    Kind::Bearer => format!("Bearer realm={realm}"),
+                    Kind::Basic => format!("Basic realm={realm}"),
+                    Kind::ApiKey(header) => {
+                        format!("ApiKey realm={realm}, header={}", quoted(header))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            // `quoted` leaves visible ASCII and spaces only, which a header value can carry.
+            HeaderValue::try_from(text).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+        };
+        Self {
+            missing: render(false),
+            invalid: render(true),
+            realm,
+        }
+    }
+
+    /// For a request that needs credentials and carries none.
+    pub(crate) fn missing(&self) -> HeaderValue {
+        self.missing.clone()
+    }
+
+    /// For a request whose credentials are not valid.
+    pub(crate) fn invalid(&self) -> HeaderValue {
+        self.invalid.clone()
+    }
+
+    /// For credentials that lack `scopes` (RFC 6750 §3.1).
+    pub(crate) fn insufficient_scope(&self, scopes: &[&str]) -> Option<HeaderValue> {
+        let challenge = format!(
+            "Bearer realm={}, error=\"insufficient_scope\", scope={}",
+            self.realm,
+            quoted(&scopes.join(" "))
+        );
+        HeaderValue::try_from(challenge).ok()
+    }
+}
+
+/// One kind per kind of scheme the document defines (`Bearer` for HTTP bearer, OAuth 2 and
+/// OpenID Connect; `Basic`; an API key in a header), in that order whatever the order of the
+/// document's map; `Bearer` when it defines none.
+fn kinds(schemes: Option<&Value>) -> Vec<Kind> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for scheme in schemes
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|schemes| schemes.values())
+    {
+        let text = |key: &str| scheme.get(key).and_then(Value::as_str).unwrap_or_default();
+        let kind = match (text("type"), text("scheme").to_ascii_lowercase().as_str()) {
+            ("http", "basic") => Kind::Basic,
+            ("http", "bearer") | ("oauth2" | "openIdConnect", _) => Kind::Bearer,
+            ("apiKey", _) if text("in") == "header" => Kind::ApiKey(text("name").to_owned()),
+            _ => continue,
+        };
+        kinds.push(kind);
+    }
+    kinds.sort();
+    kinds.dedup();
+    if kinds.is_empty() {
+        kinds.push(Kind::Bearer);
+    }
+    kinds
+}
+
+/// `text` as a quoted string (RFC 9110 §5.6.4): `"` and `\` escaped, and characters other
+/// than visible ASCII and spaces left out, so that every client can read the header.
+fn quoted(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.trim().chars() {
+        match c {
+            '"' | '\\' => {
+                quoted.push('\\');
+                quoted.push(c);
+            }
+            ' ' | '!'..='~' => quoted.push(c),
+            _ => {}
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn document(title: &str, schemes: Value) -> Value {
+        json!({"info": {"title": title}, "components": {"securitySchemes": schemes}})
+    }
+
+    #[test]
+    fn one_challenge_per_kind_in_the_title_realm() {
+        let challenges = Challenges::new(
+            &document(
+                "Book \"store\"",
+                json!({
+                    "jwt": {"type": "http", "scheme": "bearer"},
+                    "oauth": {"type": "oauth2"},
+                    "key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+                    "cookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
+                    "basic": {"type": "http", "scheme": "Basic"},
+                }),
+            ),
+            None,
+        );
+        assert_eq!(
+            challenges.missing(),
+            r#"Bearer realm="Book \"store\"", Basic realm="Book \"store\"", ApiKey realm="Book \"store\"", header="X-API-Key""#
+        );
+        assert_eq!(
+            challenges.invalid(),
+            r#"Bearer realm="Book \"store\"", error="invalid_token", Basic realm="Book \"store\"", ApiKey realm="Book \"store\"", header="X-API-Key""#
+        );
+        assert_eq!(
+            challenges
+                .insufficient_scope(&["books:write", "books:admin"])
+                .unwrap(),
+            r#"Bearer realm="Book \"store\"", error="insufficient_scope", scope="books:write books:admin""#
+        );
+    }
+
+    #[test]
+    fn the_realm_is_chosen_then_the_title_then_a_fallback() {
+        let plain = document("Pets", Value::Null);
+        assert_eq!(
+            Challenges::new(&plain, Some("Staff\\area")).missing(),
+            r#"Bearer realm="Staff\\area""#
+        );
+        assert_eq!(
+            Challenges::new(&plain, None).missing(),
+            r#"Bearer realm="Pets""#
+        );
+        // Nothing usable: no title, a title of control and non-ASCII characters only.
+        for document in [json!({}), document("\u{7}é\r\n", Value::Null)] {
+            assert_eq!(
+                Challenges::new(&document, Some("  ")).missing(),
+                r#"Bearer realm="halo""#
+            );
+        }
+        assert_eq!(
+            Challenges::new(&plain, Some("Café\nAPI")).missing(),
+            r#"Bearer realm="CafAPI""#
+        );
+    }
+}
