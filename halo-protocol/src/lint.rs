@@ -123,7 +123,8 @@ impl Rule {
                 "missing-why",
                 Deny,
                 "every tool has a `why`: when a model should choose it, and when not",
-                "give the tool a `why` (halo-axum: #[halo(why = \"Use when ...\")]; OpenAPI: x-halo-why)",
+                "give the tool a `why` (halo-axum: #[halo(why = \"Use when ...\")] or Describe::why; \
+                 OpenAPI: x-halo-why)",
             ),
             Self::MissingDescription => (
                 "missing-description",
@@ -162,8 +163,8 @@ impl Rule {
                 "missing-example",
                 Warn,
                 "every write has at least one example",
-                "add an example of its input (halo-axum: #[halo(example(input = { ... }))]; OpenAPI: \
-                 x-halo-examples)",
+                "add an example of its input (halo-axum: #[halo(example(input = { ... }))] or \
+                 Describe::example; OpenAPI: x-halo-examples)",
             ),
             Self::ExampleMismatch => (
                 "example-mismatch",
@@ -176,21 +177,21 @@ impl Rule {
                 Warn,
                 "every write says whether it can be undone (`effects.reversible`)",
                 "say `effects.reversible` (halo-axum: #[halo(reversible = false)], or reversible = true \
-                 with undo = \"...\")",
+                 with undo = \"...\"; Describe::reversible)",
             ),
             Self::MissingUndo => (
                 "missing-undo",
                 Deny,
                 "a reversible write names the operation that undoes it (`effects.undo`)",
                 "name the operation that undoes it in `effects.undo` (halo-axum: #[halo(undo = \
-                 \"POST /path/{id}/undo\")]), or say it is not reversible",
+                 \"POST /path/{id}/undo\")] or Describe::undo), or say it is not reversible",
             ),
             Self::MissingSunset => (
                 "missing-sunset",
                 Deny,
                 "a deprecated or retired tool has a `sunset` date (YYYY-MM-DD)",
                 "add `sunset` and `replace_with` (halo-axum: #[halo(sunset = \"YYYY-MM-DD\", \
-                 replace_with = \"...\")])",
+                 replace_with = \"...\")] or Describe::sunset and Describe::replace_with)",
             ),
             Self::PastSunset => (
                 "past-sunset",
