@@ -49,6 +49,9 @@ pub(crate) struct Local {
 
 /// What went wrong while discovering.
 pub(crate) enum Failure {
+    /// The caller may not see the path (`404`) or the tool asked for: as if it did not
+    /// exist.
+    Hidden,
     /// The app answered with an error status: its body, as a tool output.
     Answered(ToolOutput),
     /// Something else.
@@ -196,6 +199,9 @@ impl Local {
             .send(request, MAX_DISCOVERY_BYTES)
             .await
             .map_err(Failure::Other)?;
+        if status == StatusCode::NOT_FOUND {
+            return Err(Failure::Hidden);
+        }
         if !status.is_success() {
             return Err(Failure::Answered(ToolOutput::from_response(
                 status.as_u16(),
@@ -226,7 +232,8 @@ impl Local {
         Ok(tools)
     }
 
-    /// The schema of one manifest entry, fetching its path's schemas once.
+    /// The schema of one manifest entry, fetching its path's schemas once. [`Failure::Hidden`]
+    /// when the caller may not see it.
     pub(crate) async fn schema(
         &self,
         caller: Option<&Parts>,
@@ -249,12 +256,7 @@ impl Local {
             .iter()
             .find(|schema| schema.call.method.eq_ignore_ascii_case(&entry.method))
             .cloned()
-            .ok_or_else(|| {
-                Failure::Other(format!(
-                    "OPTIONS {} does not describe {}",
-                    entry.url, entry.method
-                ))
-            })
+            .ok_or(Failure::Hidden)
     }
 
     /// Calls a tool in process and reads its answer. Arguments that cannot be placed are a

@@ -262,14 +262,29 @@ async fn each_caller_sees_and_calls_its_own_tools() {
         "invalid arguments: missing path parameter `id`"
     );
 
-    // A tool the caller may not see cannot be called by name either.
+    // A tool the caller may not see cannot be called by name either, and is refused in the
+    // words used for a tool that does not exist.
     let hidden = reader
         .call_tool(
             CallToolRequestParams::new("create_note")
                 .with_arguments(json!({"text": "x"}).as_object().unwrap().clone()),
         )
-        .await;
-    assert!(hidden.is_err(), "{hidden:?}");
+        .await
+        .expect_err("a hidden tool");
+    assert!(
+        hidden
+            .to_string()
+            .contains("no tool is named `create_note`"),
+        "{hidden}"
+    );
+    let unknown = reader
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await
+        .expect_err("an unknown tool");
+    assert_eq!(
+        unknown.to_string().replace("no_such_tool", "create_note"),
+        hidden.to_string()
+    );
 
     let writer = client(url.clone(), &[("authorization", "Bearer writer")]).await;
     let tools = writer.list_all_tools().await.expect("tools/list");
@@ -386,6 +401,14 @@ async fn discovery_refused_is_a_protocol_error() {
     let server = spawn(router.layer(halo).nest_service("/mcp", mcp)).await;
     let anonymous = client(server.url("/mcp"), &[]).await;
     let error = anonymous.list_all_tools().await.expect_err("401");
+    assert!(error.to_string().contains("401"), "{error}");
+    let error = anonymous
+        .call_tool(
+            CallToolRequestParams::new("get_note")
+                .with_arguments(json!({"id": 1}).as_object().unwrap().clone()),
+        )
+        .await
+        .expect_err("401");
     assert!(error.to_string().contains("401"), "{error}");
     let reader = client(
         server.url("/mcp"),

@@ -43,6 +43,12 @@ impl LocalTools {
                 return Err(Problem::new(500)
                     .with_detail(format!("the agent's tools could not be listed: {message}")));
             }
+            // The manifest listed only what the caller sees; its paths must describe them.
+            Err(Failure::Hidden) => {
+                return Err(Problem::new(500).with_detail(
+                    "the agent's tools could not be listed: a listed tool was not described",
+                ));
+            }
         };
         let definitions = tool_definitions(&tools);
         Ok(Self {

@@ -1,11 +1,14 @@
 //! The MCP server behind `/mcp`: discovery and calls dispatched in process through the app
 //! wrapped by its HALO layer ([`Local`]), with the MCP request's credentials.
 
+use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::Arc;
 
 use futures_util::future::{self, Either};
-use halo_protocol::{Manifest, ToolOutput, mcp_progress, tool_definitions, tool_names};
+use halo_protocol::{
+    Manifest, ToolEntry, ToolOutput, entry_schema, mcp_progress, tool_definitions,
+};
 use http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -28,18 +31,29 @@ pub(super) struct Bridge {
 struct Shared {
     /// The app's tools, in process.
     local: Local,
+    /// Every tool of the app by name, whoever may see it. The layer's names are already
+    /// unique and valid for MCP, so they are the MCP names for every caller.
+    tools: HashMap<String, ToolEntry>,
     info: ServerConfig,
 }
 
 impl Bridge {
-    pub(super) fn new(local: Local, instructions: Option<String>) -> Self {
+    pub(super) fn new(
+        local: Local,
+        tools: impl IntoIterator<Item = ToolEntry>,
+        instructions: Option<String>,
+    ) -> Self {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("halo-axum", env!("CARGO_PKG_VERSION")));
         if let Some(instructions) = instructions {
             info = info.with_instructions(instructions);
         }
+        let tools = tools
+            .into_iter()
+            .map(|entry| (entry.name.clone(), entry))
+            .collect();
         Self {
-            shared: Arc::new(Shared { local, info }),
+            shared: Arc::new(Shared { local, tools, info }),
         }
     }
 }
@@ -57,6 +71,7 @@ fn protocol_error(failure: Failure) -> ErrorData {
             output.structured,
         ),
         Failure::Other(message) => ErrorData::internal_error(message, None),
+        Failure::Hidden => ErrorData::internal_error("discovery found nothing to see", None),
     }
 }
 
@@ -87,21 +102,33 @@ impl ServerHandler for Bridge {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(&context);
-        // Names come from the manifest alone; only the called tool is described.
         let local = &self.shared.local;
-        let manifest: Manifest = local.discover(caller, "/").await.map_err(protocol_error)?;
-        let entry = tool_names(&manifest.tools)
-            .into_iter()
-            .zip(&manifest.tools)
-            .find(|(name, _)| *name == request.name)
-            .map(|(_, entry)| entry)
-            .ok_or_else(|| {
-                ErrorData::invalid_params(format!("no tool is named `{}`", request.name), None)
-            })?;
-        let schema = match local.schema(caller, entry, &mut Vec::new()).await {
-            Ok(schema) => schema,
-            Err(Failure::Answered(output)) => return Ok(CallToolResult::from(output).into()),
-            Err(failure) => return Err(protocol_error(failure)),
+        // A tool the caller may not see is answered as one that does not exist.
+        let no_such_tool =
+            || ErrorData::invalid_params(format!("no tool is named `{}`", request.name), None);
+        let entry = self
+            .shared
+            .tools
+            .get(request.name.as_ref())
+            .ok_or_else(no_such_tool)?;
+        // One discovery request, as the caller: the path's schemas, which are the ones it
+        // may see. A tool at `/` has no schema of its own; the manifest lists it or not.
+        let schema = if entry.url == "/" {
+            let manifest: Manifest = local.discover(caller, "/").await.map_err(protocol_error)?;
+            if !manifest
+                .tools
+                .iter()
+                .any(|listed| listed.name == entry.name)
+            {
+                return Err(no_such_tool());
+            }
+            entry_schema(entry)
+        } else {
+            match local.schema(caller, entry, &mut Vec::new()).await {
+                Ok(schema) => schema,
+                Err(Failure::Hidden) => return Err(no_such_tool()),
+                Err(failure) => return Err(protocol_error(failure)),
+            }
         };
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let mut call = match local.tool_request(caller, &schema, args) {

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::response::Response;
+use halo_protocol::ToolEntry;
 use http::{HeaderName, Request};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -91,6 +92,8 @@ impl fmt::Debug for McpService {
 #[must_use]
 pub struct McpBuilder {
     local: Local,
+    /// Every tool of the app, as listed for everyone.
+    tools: Vec<ToolEntry>,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     instructions: Option<String>,
@@ -122,8 +125,10 @@ impl McpService {
             + 'static,
         S::Future: Send + 'static,
     {
+        let registry = &layer.shared.discovery.registry;
         McpBuilder {
             local: Local::new(layer, app, forwarded(layer), 16 * 1024 * 1024),
+            tools: registry.tools().map(|tool| tool.entry().clone()).collect(),
             allowed_hosts: None,
             allowed_origins: None,
             instructions: None,
@@ -179,7 +184,7 @@ impl McpBuilder {
     /// The service.
     #[must_use]
     pub fn build(self) -> McpService {
-        let bridge = Bridge::new(self.local, self.instructions);
+        let bridge = Bridge::new(self.local, self.tools, self.instructions);
         let hosts = self
             .allowed_hosts
             .unwrap_or_else(|| LOOPBACK_HOSTS.map(str::to_owned).to_vec());

@@ -93,6 +93,11 @@ pub(crate) struct Tool {
 }
 
 impl Tool {
+    /// The manifest entry, as listed for everyone in the base language.
+    pub(crate) fn entry(&self) -> &ToolEntry {
+        &self.entry
+    }
+
     /// The manifest name.
     pub(crate) fn name(&self) -> &str {
         &self.entry.name
