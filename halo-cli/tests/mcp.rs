@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use halo_tests::mcp::{assert_chapter_progress, next_notes};
-use halo_tests::{TestServer, interop_script, python, spawn};
+use halo_tests::{TestServer, interop_script, python, run_to_end, spawn};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
 };
@@ -386,8 +386,8 @@ async fn the_python_sdk_lists_and_calls_through_halo_mcp() {
     let server = spawn(bookstore::app()).await;
     let script = interop_script("mcp_client.py");
     let python = python();
-    let run = Command::new(&python)
-        .arg(&script)
+    let mut run = Command::new(&python);
+    run.arg(&script)
         .arg("stdio")
         .args(["--call", "get_book", r#"{"id": 1}"#])
         .args(["--call", "search_books", r#"{"q": "dune"}"#])
@@ -396,21 +396,8 @@ async fn the_python_sdk_lists_and_calls_through_halo_mcp() {
         .arg(env!("CARGO_BIN_EXE_halo"))
         .args(["--bearer", "demo-reader", "mcp", &server.base_url()])
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("HALO_BEARER")
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
-        .await
-        .unwrap_or_else(|_| panic!("{} did not finish in time", script.display()))
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
-        script.display(),
-        output.status
-    );
+        .env_remove("HALO_BEARER");
+    let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
     let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
     assert_eq!(summary["ok"], true);
     let tools = summary["tools"].as_array().expect("tools");

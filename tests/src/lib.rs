@@ -162,6 +162,31 @@ pub fn interop_script(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Runs a helper program (an interop script, a browser test) to its end within `limit`, and
+/// gives its standard output. Fails the test, with everything the program printed, when it
+/// cannot start, takes longer than `limit` (it is then killed), or exits unsuccessfully.
+///
+/// # Panics
+/// As said: that is how it fails the test.
+pub async fn run_to_end(
+    command: &mut tokio::process::Command,
+    limit: std::time::Duration,
+) -> String {
+    let what = format!("{:?}", command.as_std());
+    let output = tokio::time::timeout(limit, command.kill_on_drop(true).output())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+        .unwrap_or_else(|error| panic!("cannot run {what}: {error}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{what} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// A `halo-fastapi` 0.3.0 server (the reference implementation) serving
 /// `tests/interop/fastapi_server.py` on a free loopback port; killed on drop.
 ///
@@ -258,4 +283,41 @@ pub async fn discover(url: &str, bearer: Option<&str>) -> serde_json::Value {
     let response = request.send().await.expect("a discovery answer");
     assert_eq!(response.status(), 200, "OPTIONS {url}");
     response.json().await.expect("a JSON discovery answer")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::process::Command;
+
+    use super::run_to_end;
+
+    #[tokio::test]
+    async fn a_program_that_succeeds_gives_its_output() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "echo summary"]);
+        assert_eq!(
+            run_to_end(&mut command, Duration::from_secs(10)).await,
+            "summary\n"
+        );
+    }
+
+    #[tokio::test]
+    #[should_panic(
+        expected = "exited with exit status: 3\n--- stdout ---\nout\n\n--- stderr ---\nerr"
+    )]
+    async fn a_program_that_fails_fails_the_test_with_its_output() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "echo out; echo err >&2; exit 3"]);
+        run_to_end(&mut command, Duration::from_secs(10)).await;
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "did not finish within 200ms")]
+    async fn a_program_that_hangs_is_stopped() {
+        let mut command = Command::new("sleep");
+        command.arg("30");
+        run_to_end(&mut command, Duration::from_millis(200)).await;
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use halo_tests::{interop_script, python, spawn};
+use halo_tests::{interop_script, python, run_to_end, spawn};
 use serde_json::Value;
 use tokio::process::Command;
 
@@ -41,36 +41,20 @@ async fn halo_fastapi_client_discovers_the_bookstore() {
     let script = interop_script("halo_client_discovers.py");
     let python = python();
 
-    let run = Command::new(&python)
-        .arg(&script)
-        .arg(server.base_url())
-        .args(["--token", "demo-admin", "--tag", "payments", "--strict"])
-        // A call only the token allows, with a body the layer validates.
-        .args(["--call", "POST", "/api/orders", NEW_ORDER])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "{} did not finish within {SCRIPT_TIMEOUT:?}",
-                script.display()
-            )
-        })
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", python.display()));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{} {} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
-        python.display(),
-        script.display(),
-        output.status
-    );
+    let stdout = run_to_end(
+        Command::new(&python)
+            .arg(&script)
+            .arg(server.base_url())
+            .args(["--token", "demo-admin", "--tag", "payments", "--strict"])
+            // A call only the token allows, with a body the layer validates.
+            .args(["--call", "POST", "/api/orders", NEW_ORDER])
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        SCRIPT_TIMEOUT,
+    )
+    .await;
     assert!(
         stdout.contains("\"ok\": true"),
-        "unexpected output:\n{stdout}\n{stderr}"
+        "unexpected output:\n{stdout}"
     );
     println!("{stdout}");
     let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");

@@ -7,7 +7,7 @@ use std::time::Duration;
 use halo_client::agent::OpenAiProvider;
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use halo_tests::mcp::{assert_chapter_progress, next_notes};
-use halo_tests::{interop_script, python, spawn};
+use halo_tests::{interop_script, python, run_to_end, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
@@ -221,27 +221,14 @@ async fn the_python_sdk_lists_and_calls_over_streamable_http() {
     let server = spawn(bookstore::app()).await;
     let script = interop_script("mcp_client.py");
     let python = python();
-    let run = Command::new(&python)
-        .arg(&script)
+    let mut run = Command::new(&python);
+    run.arg(&script)
         .args(["http", &server.url("/mcp"), "--bearer", "demo-reader"])
         .args(["--call", "get_book", r#"{"id": 1}"#])
         .args(["--call", "search_books", r#"{"q": "dune"}"#])
         .args(["--fail", "get_book", r#"{"id": "abc"}"#])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, run)
-        .await
-        .unwrap_or_else(|_| panic!("{} did not finish in time", script.display()))
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{} exited with {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
-        script.display(),
-        output.status
-    );
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
     let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
     let tools: Vec<&str> = summary["tools"]
         .as_array()

@@ -19,7 +19,7 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use halo_tests::{spawn, workspace_root};
+use halo_tests::{run_to_end, spawn, workspace_root};
 use sse::{Cut, Proxy};
 use tokio::process::Command;
 
@@ -79,10 +79,6 @@ fn browser_tests() -> PathBuf {
     dir
 }
 
-fn show(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// Runs `script` (in `tests/browser`) on the playground at `playground`, with `env`; fails
 /// with the script's output when it fails.
 async fn run_script(script: &str, playground: String, env: &[(&str, &OsStr)]) {
@@ -92,22 +88,11 @@ async fn run_script(script: &str, playground: String, env: &[(&str, &OsStr)]) {
         .arg(script)
         .arg(playground)
         .current_dir(&dir)
-        .env("HALO_CHROMIUM", &chromium)
-        .kill_on_drop(true);
+        .env("HALO_CHROMIUM", &chromium);
     for (name, value) in env {
         command.env(name, value);
     }
-    let output = tokio::time::timeout(SCRIPT_TIMEOUT, command.output())
-        .await
-        .unwrap_or_else(|_| panic!("{script} took longer than {SCRIPT_TIMEOUT:?}"))
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", node.display()));
-    assert!(
-        output.status.success(),
-        "the browser test {script} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        output.status,
-        show(&output.stdout),
-        show(&output.stderr)
-    );
+    run_to_end(&mut command, SCRIPT_TIMEOUT).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
