@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use halo_tests::mcp::{assert_chapter_progress, next_notes};
-use halo_tests::{TestServer, interop_script, python, run_to_end, spawn};
+use halo_tests::{FastApiServer, TestServer, interop_script, python, run_to_end, spawn};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
 };
@@ -408,4 +408,60 @@ async fn the_python_sdk_lists_and_calls_through_halo_mcp() {
     assert_eq!(calls[0]["structured"]["title"], "Dune");
     assert_eq!(calls[2]["isError"], true);
     assert_eq!(calls[2]["structured"]["errors"][0]["pointer"], "/id");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn halo_mcp_bridges_a_halo_fastapi_server() {
+    // The Python reference implementation serves the API; MCP clients reach it through us.
+    let server = tokio::task::spawn_blocking(FastApiServer::start)
+        .await
+        .expect("the server starts");
+    let base = server.base_url();
+    let named = |tools: &[Tool], stem: &str| -> String {
+        names(tools)
+            .into_iter()
+            .find(|name| name.starts_with(stem))
+            .unwrap_or_else(|| panic!("no {stem}* tool in {:?}", names(tools)))
+            .to_owned()
+    };
+
+    let (anonymous, _) = connect(&["mcp", &base]).await;
+    let tools = anonymous.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 4, "{:?}", names(&tools));
+    let (get_note, create_note) = (named(&tools, "get_note"), named(&tools, "create_note"));
+    let hints = |name: &str| tool(&tools, name).annotations.clone().expect("annotations");
+    assert_eq!(hints(&get_note).read_only_hint, Some(true));
+    assert_eq!(hints(&create_note).read_only_hint, Some(false));
+    // The input schema is rebuilt from halo-fastapi's description of the path parameter.
+    let input = &tool(&tools, &get_note).input_schema;
+    assert_eq!(input["required"], json!(["note_id"]), "{input:?}");
+
+    let found = call(&anonymous, &get_note, json!({"note_id": 1})).await;
+    assert_eq!(found.is_error, Some(false), "{}", text(&found));
+    assert_eq!(found.structured_content.as_ref().unwrap()["title"], "first");
+    // FastAPI's own error body comes back as the error result, for the model to read.
+    let refused = call(&anonymous, &create_note, json!({"title": "t", "body": "b"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("valid bearer token"),
+        "{}",
+        text(&refused)
+    );
+    anonymous.cancel().await.expect("the session ends");
+
+    let (writer, _) = connect(&["--bearer", FastApiServer::TOKEN, "mcp", &base]).await;
+    let created = call(
+        &writer,
+        &create_note,
+        json!({"title": "from MCP", "body": "b"}),
+    )
+    .await;
+    assert_eq!(created.is_error, Some(false), "{}", text(&created));
+    let id = created.structured_content.as_ref().unwrap()["id"].clone();
+    let read = call(&writer, &get_note, json!({ "note_id": id })).await;
+    assert_eq!(
+        read.structured_content.as_ref().unwrap()["title"],
+        "from MCP"
+    );
+    writer.cancel().await.expect("the session ends");
 }

@@ -367,6 +367,10 @@ pub fn tool_description(entry: &ToolEntry, schema: &ToolSchema) -> String {
 /// and `additionalProperties: false`. The entries' `$defs` move to the root, where their
 /// `#/$defs/...` references resolve, renamed on a clash (identical definitions are shared).
 ///
+/// A variable of the call's URL template that the input does not describe (servers that
+/// describe bodies only leave path parameters out) becomes a required string, so that a
+/// model knows to pass it and a strict client does not refuse it.
+///
 /// Arguments that follow this schema can be placed back into a request by
 /// [`place_arguments`](crate::place_arguments).
 ///
@@ -398,6 +402,16 @@ pub fn input_schema(schema: &ToolSchema) -> Map<String, Value> {
         properties.insert(name.clone(), Value::Object(property));
         if field.required {
             required.push(Value::String(name.clone()));
+        }
+    }
+    for variable in crate::place::template_variables(&schema.call.url) {
+        if !variable.is_empty() && !properties.contains_key(variable) {
+            let description = format!("The `{{{variable}}}` segment of {}", schema.call.url);
+            properties.insert(
+                variable.to_owned(),
+                json!({"type": "string", "description": description}),
+            );
+            required.push(Value::String(variable.to_owned()));
         }
     }
     let mut parameters = Map::new();
@@ -533,6 +547,28 @@ mod tests {
             tool_description(&entry, &schema),
             "a summary\n\nDeprecated (sunset 2027-01-01); use /api/books instead."
         );
+    }
+
+    #[test]
+    fn undescribed_path_variables_become_required_strings() {
+        // As halo-fastapi serves it: the path parameter is not part of the input.
+        let bare = ToolSchema::new(Call::new("GET", "/notes/{note_id}/files/{*path}"));
+        let parameters = Value::Object(input_schema(&bare));
+        assert_eq!(parameters["required"], json!(["note_id", "path"]));
+        assert_eq!(parameters["properties"]["note_id"]["type"], "string");
+        assert_eq!(parameters["additionalProperties"], false);
+
+        // A described one keeps its own schema and requiredness.
+        let mut described = ToolSchema::new(Call::new("GET", "/notes/{id}"));
+        described.input.insert(
+            "id".into(),
+            InputField::new(json!({"type": "integer"}))
+                .located(Location::Path)
+                .required(true),
+        );
+        let parameters = Value::Object(input_schema(&described));
+        assert_eq!(parameters["properties"], json!({"id": {"type": "integer"}}));
+        assert_eq!(parameters["required"], json!(["id"]));
     }
 
     #[test]

@@ -204,9 +204,14 @@ fn is_whole_body(schema: Option<&ToolSchema>, name: &str) -> bool {
 
 /// Whether `{name}` (or `{*name}`) is a variable of a path template.
 fn is_template_variable(template: &str, name: &str) -> bool {
-    template.split('{').skip(1).any(|rest| {
+    template_variables(template).any(|variable| variable == name)
+}
+
+/// The names of a path template's variables (`{id}`, or `{*rest}` for a catch-all), in order.
+pub(crate) fn template_variables(template: &str) -> impl Iterator<Item = &str> {
+    template.split('{').skip(1).filter_map(|rest| {
         rest.split_once('}')
-            .is_some_and(|(variable, _)| variable.trim_start_matches('*') == name)
+            .map(|(variable, _)| variable.trim_start_matches('*'))
     })
 }
 
