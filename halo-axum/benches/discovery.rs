@@ -4,7 +4,9 @@
 //! - `get/*`: a `GET` through the pet shop router with the layer (`router.layer(halo)`, as the
 //!   docs recommend) against the same router without it. Two controls: `identity_layer` is the
 //!   router with a no-op layer applied the same way (what axum's per-route layering costs by
-//!   itself), `halo_outer` wraps the whole router once (`halo.layer(router)`).
+//!   itself), `halo_outer` wraps the whole router once (`halo.layer(router)`). The paired
+//!   `get_arc_outer_vs_plain` wraps it once in a pass-through service holding an `Arc`, as
+//!   the layer's service does: what cloning the service per request costs by itself.
 //! - `manifest/*`: `OPTIONS /` + `Accept: application/llm+json` answered by the layer, against
 //!   an axum `GET` handler that returns the same manifest bytes with a content type.
 //! - `build/*`: building the layer for a generated document of 1,000 operations.
@@ -23,6 +25,7 @@ mod support;
 
 use std::convert::Infallible;
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -111,6 +114,9 @@ struct Apps {
     identity: Router,
     /// `halo.layer(router)`: the whole router wrapped once.
     outer: Halo<Router>,
+    /// The router wrapped once by a service that only holds an `Arc`, as the layer's does:
+    /// what the per-request clone of a wrapping service costs by itself.
+    arc_outer: ArcPassThrough<Router>,
     /// The same with `metrics(true)`, and no recorder installed.
     metered: Halo<Router>,
     /// The router plus `GET /static-manifest`, a handler returning the manifest's bytes.
@@ -131,11 +137,16 @@ impl Apps {
         let layered = router.clone().layer(halo.clone());
         let identity = router.clone().layer(Identity::new());
         let outer = halo.layer(router.clone());
+        let arc_outer = ArcPassThrough {
+            inner: router.clone(),
+            shared: Arc::new([0; 64]),
+        };
 
         let body = expect(&rt, &plain, get_pet(), StatusCode::OK);
         assert_eq!(expect(&rt, &layered, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &identity, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &outer, get_pet(), StatusCode::OK), body);
+        assert_eq!(expect(&rt, &arc_outer, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &metered, get_pet(), StatusCode::OK), body);
 
         let manifest = expect(&rt, &layered, discover("/"), StatusCode::OK);
@@ -158,6 +169,7 @@ impl Apps {
             layered,
             identity,
             outer,
+            arc_outer,
             metered,
             static_get,
         }
@@ -186,6 +198,32 @@ impl Apps {
 
 fn static_manifest() -> Request<Body> {
     request(Method::GET, "/static-manifest", Some(HALO))
+}
+
+/// A service that passes every request to `inner` and holds shared state it never reads:
+/// cloned per request (as axum clones its service), it costs what cloning an `Arc` costs.
+#[derive(Clone)]
+struct ArcPassThrough<S> {
+    inner: S,
+    shared: Arc<[u8; 64]>,
+}
+
+impl<S: Service<Request<Body>>> Service<Request<Body>> for ArcPassThrough<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        black_box(&self.shared);
+        self.inner.call(request)
+    }
 }
 
 /// (a) A `GET` that the layer passes through.
@@ -276,6 +314,12 @@ fn paired_ratios(c: &mut Criterion) {
     });
     group.bench_function("get_halo_outer_vs_plain", |b| {
         b.iter_custom(paired(&apps, (&apps.plain, get), (&apps.outer, get)));
+    });
+    group.bench_function("get_arc_outer_vs_plain", |b| {
+        b.iter_custom(paired(&apps, (&apps.plain, get), (&apps.arc_outer, get)));
+    });
+    group.bench_function("get_halo_outer_vs_arc_outer", |b| {
+        b.iter_custom(paired(&apps, (&apps.arc_outer, get), (&apps.outer, get)));
     });
     group.bench_function("get_halo_layer_vs_identity", |b| {
         b.iter_custom(paired(&apps, (&apps.identity, get), (&apps.layered, get)));

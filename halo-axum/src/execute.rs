@@ -63,6 +63,7 @@ const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy")
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
 /// Whether a request asks for an event stream.
+#[inline] // On the pass-through path of `Halo::call` (see there).
 pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
     parts_headers
         .get_all(http::header::ACCEPT)
@@ -77,6 +78,7 @@ pub(crate) fn wants_stream(parts_headers: &http::HeaderMap) -> bool {
 impl Shared {
     /// Whether every call of a described operation needs the layer: checks are on, or the
     /// caller asks for a stream. Otherwise only governed tools do.
+    #[inline] // On the pass-through path of `Halo::call` (see there).
     pub(crate) fn checks(&self, streaming: bool) -> bool {
         self.authenticator.is_some()
             || self.validate

@@ -128,6 +128,7 @@ impl Governance {
     }
 
     /// The governed tool a request on `path` with `method` calls, if any.
+    #[inline] // On the pass-through path of `Halo::call` (see there).
     pub(crate) fn tool(&self, registry: &Registry, path: &str, method: &Method) -> Option<usize> {
         if !self.any || !self.governed.may_match(path) {
             return None;
@@ -173,6 +174,7 @@ impl Prefilter {
     }
 
     /// Whether `path` may be the path of one of the templates.
+    #[inline] // On the pass-through path of `Halo::call` (see there).
     fn may_match(&self, path: &str) -> bool {
         self.exact.iter().any(|exact| **exact == *path)
             || self

@@ -61,6 +61,11 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        // This generic method is compiled in the application's crate, where this crate's
+        // non-generic functions are not inlined unless marked `#[inline]` (without LTO). The
+        // ones every passed-through request runs are: `wants_stream`, `checks` and
+        // `Governance::tool` (measured: GET outermost / bare router 1.03-1.035 without,
+        // 1.012-1.028 with).
         let request = request.map(Body::new);
         let shared = &self.shared;
         if request.method() == Method::OPTIONS {

@@ -94,6 +94,7 @@ pub(crate) struct Tool {
 
 impl Tool {
     /// The manifest entry, as listed for everyone in the base language.
+    #[cfg(feature = "mcp")]
     pub(crate) fn entry(&self) -> &ToolEntry {
         &self.entry
     }
