@@ -9,10 +9,10 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 /// When and how often to retry.
 ///
 /// Connection failures and requests the connection closed before they were written (never
-/// sent either way) are always retried. A request that may
-/// have reached the server (a timeout, a reset, a `408`, `429` or `5xx`) is retried only when
-/// repeating it is safe: its method is idempotent ([`halo_protocol::is_idempotent_method`]), its schema
-/// declares `limits.idempotent`, or it carries an `Idempotency-Key`. A tool whose schema says
+/// sent either way) are always retried. A request that may have reached the server (a
+/// timeout, a reset, a `408`, `429` or `5xx`) is retried only when repeating it is safe: its
+/// method is idempotent ([`halo_protocol::is_idempotent_method`]), its schema declares
+/// `limits.idempotent`, or it carries an `Idempotency-Key`. A tool whose schema says
 /// `resilience.retry: false` is never retried.
 ///
 /// Delays grow exponentially with full jitter (a uniformly random share of the current
