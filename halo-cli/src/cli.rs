@@ -60,9 +60,10 @@ pub(crate) struct Global {
     /// Credentials by host, from a JSON file.
     ///
     /// The file maps `host` or `host:port` to `{"type": "bearer", "value": ...}`, `{"type":
-    /// "apikey", "header": ..., "value": ...}` or `{"type": "basic", "user": ..., "password":
-    /// ...}`; `${NAME}` in a value is read from the environment variable `NAME`. `--bearer`
-    /// and `--api-key` replace the API host's entry.
+    /// "apikey", "header": ..., "value": ...}`, `{"type": "basic", "user": ..., "password":
+    /// ...}` or `{"type": "oauth", "token_url": ..., "client_id": ..., "client_secret": ...,
+    /// "scopes": [...]}`; `${NAME}` in a value is read from the environment variable `NAME`.
+    /// `--bearer` and `--api-key` replace the API host's entry.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) credentials: Option<PathBuf>,
     /// Print JSON instead of readable text.

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use halo_protocol::{EVENT_STREAM, MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
 use reqwest::header::{
-    ACCEPT, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH,
-    LOCATION,
+    ACCEPT, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue,
+    IF_NONE_MATCH, LOCATION,
 };
 use reqwest::{Method, StatusCode, Url, redirect};
 use serde_json::Value;
@@ -570,19 +570,32 @@ impl Client {
     }
 
     /// Sends a request and follows redirects, re-deciding credentials at every hop; the
-    /// answer's body is still to be read.
+    /// answer's body is still to be read. An OAuth access token the API refuses (`401`) is
+    /// renewed and the request sent once more (that repeat counts as a hop).
     async fn send(&self, request: &Prepared) -> Result<reqwest::Response, Failure> {
         let mut method = request.method.clone();
         let mut url = request.url.clone();
         let mut body = request.body.clone();
+        let mut renewed = false;
         for _ in 0..=MAX_REDIRECTS {
             let mut headers = request.headers.clone();
             for name in self.inner.credentials.headers() {
                 headers.remove(name);
             }
-            if let Some(credential) = self.inner.credentials.for_url(&url) {
-                credential.apply(&mut headers).map_err(Failure::Fatal)?;
+            let credential = self.inner.credentials.for_url(&url);
+            if let Some(credential) = credential {
+                credential
+                    .apply(&self.inner.http, &mut headers)
+                    .await
+                    .map_err(Failure::Fatal)?;
             }
+            let token = match credential {
+                Some(Credential::ClientCredentials(oauth)) if !renewed => headers
+                    .get(AUTHORIZATION)
+                    .cloned()
+                    .map(|sent| (oauth, sent)),
+                _ => None,
+            };
             let mut outgoing = reqwest::Request::new(method.clone(), url.clone());
             if let Some(body) = &body {
                 headers.insert(CONTENT_TYPE, body.content_type.clone());
@@ -594,6 +607,14 @@ impl Client {
             let response = Box::pin(self.inner.http.execute(outgoing))
                 .await
                 .map_err(Failure::Transport)?;
+            if response.status() == StatusCode::UNAUTHORIZED
+                && let Some((oauth, sent)) = token
+            {
+                // Refused before it ran: forget the token and send the request again.
+                oauth.refused(&sent).await;
+                renewed = true;
+                continue;
+            }
             let status = response.status();
             if !status.is_redirection() || status == StatusCode::NOT_MODIFIED {
                 return Ok(response);

@@ -10,7 +10,7 @@ use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 
-use crate::{Error, Result};
+use crate::{ClientCredentials, Error, Result};
 
 /// Credentials by host: `host` or `host:port` → [`Credential`].
 ///
@@ -53,6 +53,15 @@ pub enum Credential {
         /// The password.
         password: Secret,
     },
+    /// `Authorization: Bearer` with access tokens an OAuth 2.0 client gets for itself
+    /// ([`ClientCredentials`]).
+    ClientCredentials(ClientCredentials),
+}
+
+impl From<ClientCredentials> for Credential {
+    fn from(oauth: ClientCredentials) -> Self {
+        Self::ClientCredentials(oauth)
+    }
 }
 
 /// A secret string: never printed by `Debug` or `Display`.
@@ -84,6 +93,7 @@ impl fmt::Debug for Credential {
             Self::Bearer(_) => f.write_str("Bearer(***)"),
             Self::ApiKey { header, .. } => write!(f, "ApiKey({header}: ***)"),
             Self::Basic { user, .. } => write!(f, "Basic({user}:***)"),
+            Self::ClientCredentials(oauth) => fmt::Debug::fmt(oauth, f),
         }
     }
 }
@@ -120,14 +130,23 @@ impl Credential {
         }
     }
 
-    /// Adds the credential's header to `headers`, marked sensitive so it is never logged.
-    pub(crate) fn apply(&self, headers: &mut HeaderMap) -> Result<()> {
+    /// Adds the credential's header to `headers`, marked sensitive so it is never logged; an
+    /// OAuth client's token is fetched with `http` when it has none to use.
+    pub(crate) async fn apply(
+        &self,
+        http: &reqwest::Client,
+        headers: &mut HeaderMap,
+    ) -> Result<()> {
         let (name, value) = match self {
             Self::Bearer(token) => (AUTHORIZATION, format!("Bearer {}", token.expose())),
             Self::ApiKey { header, key } => (header.clone(), key.expose().to_owned()),
             Self::Basic { user, password } => {
                 let pair = format!("{user}:{}", password.expose());
                 (AUTHORIZATION, format!("Basic {}", STANDARD.encode(pair)))
+            }
+            Self::ClientCredentials(oauth) => {
+                headers.insert(AUTHORIZATION, oauth.authorization(http).await?);
+                return Ok(());
             }
         };
         let mut value = HeaderValue::try_from(value).map_err(|_| {
@@ -142,7 +161,7 @@ impl Credential {
     pub(crate) fn header(&self) -> HeaderName {
         match self {
             Self::ApiKey { header, .. } => header.clone(),
-            Self::Bearer(_) | Self::Basic { .. } => AUTHORIZATION,
+            Self::Bearer(_) | Self::Basic { .. } | Self::ClientCredentials(_) => AUTHORIZATION,
         }
     }
 }
@@ -178,9 +197,11 @@ impl Credentials {
     }
 
     /// Reads a credentials file: a JSON object of `host` or `host:port` to
-    /// `{"type": "bearer", "value": ...}`, `{"type": "apikey", "header": ..., "value": ...}` or
-    /// `{"type": "basic", "user": ..., "password": ...}`. `${NAME}` in any string is replaced
-    /// by the environment variable `NAME`.
+    /// `{"type": "bearer", "value": ...}`, `{"type": "apikey", "header": ..., "value": ...}`,
+    /// `{"type": "basic", "user": ..., "password": ...}` or `{"type": "oauth", "token_url":
+    /// ..., "client_id": ..., "client_secret": ..., "scopes": [...]}` (OAuth 2.0 client
+    /// credentials, [`ClientCredentials`]). `${NAME}` in any string is replaced by the
+    /// environment variable `NAME`.
     ///
     /// # Errors
     /// The file cannot be read, is not such a JSON object, or names an environment variable
@@ -222,6 +243,14 @@ impl Credentials {
                 user: String,
                 password: String,
             },
+            #[serde(rename = "oauth")]
+            OAuth {
+                token_url: String,
+                client_id: String,
+                client_secret: String,
+                #[serde(default)]
+                scopes: Vec<String>,
+            },
         }
         let entries: HashMap<String, Entry> = serde_json::from_str(json).map_err(|e| {
             Error::credentials(format!(
@@ -251,6 +280,27 @@ impl Credentials {
                 }
                 Entry::Basic { user, password } => {
                     Credential::basic(expand(&user)?, expand(&password)?)
+                }
+                Entry::OAuth {
+                    token_url,
+                    client_id,
+                    client_secret,
+                    scopes,
+                } => {
+                    let token_url = Url::parse(&expand(&token_url)?).map_err(|_| {
+                        Error::credentials(format!("{host}: the token_url is not a URL"))
+                    })?;
+                    let oauth = ClientCredentials::new(
+                        token_url,
+                        expand(&client_id)?,
+                        expand(&client_secret)?,
+                    )
+                    .map_err(|_| {
+                        Error::credentials(format!(
+                            "{host}: the token_url must be https (or http on a loopback address)"
+                        ))
+                    })?;
+                    Credential::from(oauth.scopes(scopes))
                 }
             };
             credentials.insert(host, credential);
@@ -307,10 +357,14 @@ fn expand_env(text: &str) -> std::result::Result<String, String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn basic_is_encoded_by_the_client() {
+    #[tokio::test]
+    async fn basic_is_encoded_by_the_client() {
         let mut headers = HeaderMap::new();
-        Credential::basic("ada", "pw").apply(&mut headers).unwrap();
+        let http = reqwest::Client::new();
+        Credential::basic("ada", "pw")
+            .apply(&http, &mut headers)
+            .await
+            .unwrap();
         assert_eq!(headers[AUTHORIZATION], "Basic YWRhOnB3");
         assert!(headers[AUTHORIZATION].is_sensitive());
     }

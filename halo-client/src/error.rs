@@ -107,8 +107,14 @@ impl Error {
         error
     }
 
+    /// Puts `context` (what was being done: `GET /api/orders`) before the context the error
+    /// has (why it failed), keeping both.
     pub(crate) fn with_context(mut self, context: impl Into<String>) -> Self {
-        self.inner.context = Some(context.into());
+        let context = context.into();
+        self.inner.context = Some(match self.inner.context.take() {
+            Some(why) => format!("{context}: {why}"),
+            None => context,
+        });
         self
     }
 
