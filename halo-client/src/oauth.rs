@@ -205,9 +205,10 @@ impl ClientCredentials {
             )));
         }
         // Renewed a little early: a tenth of its life, at most a minute.
-        let renew_at = granted.expires_in.map(|seconds| {
+        // A lifetime past what a clock can count is no expiry.
+        let renew_at = granted.expires_in.and_then(|seconds| {
             let life = Duration::from_secs(seconds);
-            started + life - (life / 10).min(Duration::from_secs(60))
+            started.checked_add(life - (life / 10).min(Duration::from_secs(60)))
         });
         Ok(Token {
             value: Secret::new(granted.access_token),

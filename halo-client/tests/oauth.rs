@@ -172,6 +172,18 @@ async fn one_token_serves_many_calls_even_at_once() {
 }
 
 #[tokio::test]
+async fn any_lifetime_the_endpoint_states_is_taken() {
+    // Longer than any clock counts: kept, without overflowing.
+    let forever = setup(Some(u64::MAX), SECRET).await;
+    assert_eq!(token_of(&forever).await, "tok-1");
+    assert_eq!(token_of(&forever).await, "tok-1");
+    // No life at all: a new token for every call.
+    let instant = setup(Some(0), SECRET).await;
+    assert_eq!(token_of(&instant).await, "tok-1");
+    assert_eq!(token_of(&instant).await, "tok-2");
+}
+
+#[tokio::test]
 async fn a_token_is_renewed_before_it_expires() {
     // One second of life, renewed a tenth early.
     let setup = setup(Some(1), SECRET).await;
