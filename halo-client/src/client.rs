@@ -587,7 +587,13 @@ impl Client {
                 credential
                     .apply(&self.inner.http, &mut headers)
                     .await
-                    .map_err(Failure::Fatal)?;
+                    .map_err(|error| {
+                        if error.is_credentials_unavailable() {
+                            Failure::NotSent(error)
+                        } else {
+                            Failure::Fatal(error)
+                        }
+                    })?;
             }
             let token = match credential {
                 Some(Credential::ClientCredentials(oauth)) if !renewed => headers

@@ -32,6 +32,8 @@ struct Inner {
 enum Kind {
     Builder,
     Credentials,
+    /// A credential could not be obtained for now (its token endpoint failed or was busy).
+    CredentialsUnavailable,
     Connect,
     Timeout,
     Request,
@@ -60,6 +62,17 @@ impl Error {
 
     pub(crate) fn credentials(message: impl Into<String>) -> Self {
         Self::new(Kind::Credentials).with_context(message)
+    }
+
+    /// A credential that could not be obtained for now; the request was not sent, so it may
+    /// be tried again whatever its method.
+    pub(crate) fn credentials_unavailable(message: impl Into<String>) -> Self {
+        Self::new(Kind::CredentialsUnavailable).with_context(message)
+    }
+
+    /// Whether this is a [`credentials_unavailable`](Self::credentials_unavailable) error.
+    pub(crate) fn is_credentials_unavailable(&self) -> bool {
+        self.inner.kind == Kind::CredentialsUnavailable
     }
 
     pub(crate) fn argument(message: impl Into<String>) -> Self {
@@ -169,7 +182,10 @@ impl Error {
     /// Whether a credentials file or map is invalid.
     #[must_use]
     pub fn is_credentials(&self) -> bool {
-        self.inner.kind == Kind::Credentials
+        matches!(
+            self.inner.kind,
+            Kind::Credentials | Kind::CredentialsUnavailable
+        )
     }
 
     /// Whether following redirects failed (too many, or an unusable `Location`).
@@ -222,6 +238,7 @@ impl fmt::Display for Error {
         let what = match self.inner.kind {
             Kind::Builder => "invalid client configuration",
             Kind::Credentials => "invalid credentials",
+            Kind::CredentialsUnavailable => "credentials unavailable",
             Kind::Connect => "could not connect",
             Kind::Timeout => "timed out",
             Kind::Request => "request failed",

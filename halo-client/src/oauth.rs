@@ -35,6 +35,9 @@ const MAX_TOKEN_ANSWER: usize = 64 * 1024;
 /// sends it as `Authorization: Bearer`, reuses it until shortly before it expires
 /// (`expires_in`, less a tenth of it, at most a minute), and asks again when the API answers
 /// `401` (then repeats that request once). Concurrent requests wait for one token request.
+/// A token endpoint that cannot answer for now (no connection, `408`, `429`, `5xx`) leaves
+/// the request unsent, so the client's retry policy tries it again whatever its method; a
+/// refusal (`invalid_client`, say) is an [`Error::is_credentials`] error at once.
 /// The token endpoint is yours to name, never taken from an API's description, so the
 /// secret goes nowhere else; it must be `https`, or `http` on a loopback address.
 ///
@@ -161,6 +164,10 @@ impl ClientCredentials {
         let host = self.token_url.host_str().unwrap_or_default().to_owned();
         let failed =
             |why: String| Error::credentials(format!("OAuth token request to {host}: {why}"));
+        // The endpoint could not answer for now: the request may be tried again.
+        let unavailable = |why: String| {
+            Error::credentials_unavailable(format!("OAuth token request to {host}: {why}"))
+        };
         let form = |text: &str| utf8_percent_encode(text, FORM).to_string();
         let mut body = "grant_type=client_credentials".to_owned();
         if !self.scopes.is_empty() {
@@ -181,12 +188,12 @@ impl ClientCredentials {
             .body(body)
             .send()
             .await
-            .map_err(|e| failed(e.without_url().to_string()))?;
+            .map_err(|e| unavailable(e.without_url().to_string()))?;
         let status = response.status();
         let bytes = response
             .bytes()
             .await
-            .map_err(|e| failed(e.without_url().to_string()))?;
+            .map_err(|e| unavailable(e.without_url().to_string()))?;
         if bytes.len() > MAX_TOKEN_ANSWER {
             return Err(failed("the answer is too large".to_owned()));
         }
@@ -194,7 +201,9 @@ impl ClientCredentials {
             let code = serde_json::from_slice::<Refused>(&bytes)
                 .map(|refused| format!(": {}", printable(&refused.error)))
                 .unwrap_or_default();
-            return Err(failed(format!("refused with {status}{code}")));
+            let why = format!("refused with {status}{code}");
+            let busy = matches!(status.as_u16(), 408 | 429) || status.is_server_error();
+            return Err(if busy { unavailable(why) } else { failed(why) });
         }
         let granted: Granted = serde_json::from_slice(&bytes)
             .map_err(|_| failed("the answer is not an access token".to_owned()))?;

@@ -174,6 +174,8 @@ pub(crate) enum Failure {
     },
     /// The client's timeout ran out; the request may have reached the server.
     TimedOut,
+    /// The request was not sent: its credential could not be obtained for now.
+    NotSent(crate::Error),
     /// Anything retrying cannot fix.
     Fatal(crate::Error),
 }
@@ -196,6 +198,7 @@ impl Failure {
         match self {
             Self::Transport(error) => error.is_connect() || never_sent(error) || safe,
             Self::Status { .. } | Self::TimedOut => safe,
+            Self::NotSent(_) => true,
             Self::Fatal(_) => false,
         }
     }
@@ -214,7 +217,7 @@ impl Failure {
             Self::TimedOut => "timed out".to_owned(),
             Self::Transport(_) => "connection lost".to_owned(),
             Self::Status { status, .. } => status.to_string(),
-            Self::Fatal(error) => error.to_string(),
+            Self::NotSent(error) | Self::Fatal(error) => error.to_string(),
         }
     }
 
@@ -223,7 +226,7 @@ impl Failure {
             Self::Transport(error) => crate::Error::transport(error),
             Self::Status { response, .. } => crate::Error::from_response(response),
             Self::TimedOut => crate::Error::timeout(),
-            Self::Fatal(error) => error,
+            Self::NotSent(error) | Self::Fatal(error) => error,
         }
     }
 }

@@ -307,6 +307,8 @@ impl Call {
             lost = match failure {
                 Failure::Transport(error) => Error::transport(error),
                 Failure::TimedOut => Error::timeout(),
+                // Its credential could not be had for now: another try may get it.
+                Failure::NotSent(error) => error,
                 Failure::Status { response, .. } => return Err(self.refused(response)),
                 Failure::Fatal(error) => return Err(error),
             }

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use halo_client::protocol::{Call, ToolSchema};
-use halo_client::{Client, ClientCredentials, Credential, Credentials};
+use halo_client::{Client, ClientCredentials, Credential, Credentials, RetryPolicy};
 use serde_json::{Value, json};
 
 /// The token endpoint and the API, sharing what they know.
@@ -31,6 +31,8 @@ struct Auth {
     lifetime: Option<u64>,
     /// The form bodies of token requests.
     forms: Mutex<Vec<String>>,
+    /// How many token requests to answer `503` before issuing.
+    busy: AtomicUsize,
 }
 
 const CLIENT: &str = "reporting-agent";
@@ -48,6 +50,16 @@ async fn token(State(auth): State<Arc<Auth>>, headers: HeaderMap, form: String) 
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .push(form.clone());
+    let busy = auth
+        .busy
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    if busy.is_ok() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"error": "temporarily_unavailable"})),
+        )
+            .into_response();
+    }
     if headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -121,7 +133,7 @@ async fn setup(lifetime: Option<u64>, secret: &str) -> Setup {
     });
     let app = Router::new()
         .route("/oauth/token", post(token))
-        .route("/whoami", get(whoami))
+        .route("/whoami", get(whoami).post(whoami))
         .with_state(Arc::clone(&auth));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -134,6 +146,12 @@ async fn setup(lifetime: Option<u64>, secret: &str) -> Setup {
         .scopes(["orders:read", "orders:export"]);
     let client = Client::builder(base)
         .credential(Credential::from(oauth))
+        .retry(
+            RetryPolicy::new()
+                .max_attempts(3)
+                .min_delay(Duration::from_millis(5))
+                .max_delay(Duration::from_millis(20)),
+        )
         .build()
         .unwrap();
     Setup {
@@ -213,6 +231,32 @@ async fn a_refused_token_is_renewed_and_the_call_sent_once_more() {
     assert_eq!(error.status(), Some(StatusCode::UNAUTHORIZED));
     assert_eq!(setup.auth.issued.load(Ordering::SeqCst), 3);
     assert_eq!(setup.auth.calls.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test]
+async fn a_busy_token_endpoint_is_asked_again_even_for_a_write() {
+    let setup = setup(Some(3600), SECRET).await;
+    let write = ToolSchema::new(Call::new("POST", "/whoami"));
+    // The write was never sent while its token could not be had, so trying again is safe.
+    setup.auth.busy.store(1, Ordering::SeqCst);
+    let answer = setup.client.call(&write, json!({})).await.unwrap();
+    assert_eq!(answer.json().unwrap()["token"], "tok-1");
+    assert_eq!(setup.auth.forms.lock().unwrap().len(), 2);
+    assert_eq!(setup.auth.calls.load(Ordering::SeqCst), 1);
+
+    // Busy for longer than the policy waits: the call fails, never sent.
+    let setup = self::setup(Some(3600), SECRET).await;
+    setup.auth.busy.store(10, Ordering::SeqCst);
+    let error = setup.client.call(&write, json!({})).await.unwrap_err();
+    assert!(error.is_credentials(), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("credentials unavailable: POST /whoami: OAuth token"),
+        "{error}"
+    );
+    assert_eq!(setup.auth.forms.lock().unwrap().len(), 3, "max_attempts");
+    assert_eq!(setup.auth.calls.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
