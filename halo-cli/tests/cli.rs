@@ -13,27 +13,29 @@ use serde_json::{Value, json};
 /// runtime for as long as the test process lives.
 fn server() -> &'static str {
     static BASE: OnceLock<String> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let (ready, address) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind 127.0.0.1:0");
-                ready
-                    .send(listener.local_addr().expect("local address"))
-                    .expect("report the address");
-                axum::serve(listener, bookstore::app())
-                    .await
-                    .expect("serve");
-            });
+    BASE.get_or_init(|| serve(bookstore::app()))
+}
+
+/// Serves `app` on `127.0.0.1:<free port>` from a background thread with its own runtime, for
+/// as long as the test process lives; its base URL.
+fn serve(app: axum::Router) -> String {
+    let (ready, address) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind 127.0.0.1:0");
+            ready
+                .send(listener.local_addr().expect("local address"))
+                .expect("report the address");
+            axum::serve(listener, app).await.expect("serve");
         });
-        format!("http://{}", address.recv().expect("the server starts"))
-    })
+    });
+    format!("http://{}", address.recv().expect("the server starts"))
 }
 
 /// `host:port` of the server.
@@ -108,6 +110,73 @@ fn discover_prints_a_table_of_every_tool() {
         .collect();
     listed.sort_unstable();
     assert_eq!(listed, PUBLIC, "{anonymous:#?}");
+}
+
+#[test]
+fn an_oauth_client_from_a_credentials_file_gets_its_token() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    // The bookstore, plus a token endpoint that grants its admin token to one client.
+    let issued = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&issued);
+    let token = move |headers: axum::http::HeaderMap| {
+        let counter = Arc::clone(&counter);
+        async move {
+            // Basic base64("cli-agent:s3cret").
+            let client = headers.get("authorization").and_then(|v| v.to_str().ok());
+            if client != Some("Basic Y2xpLWFnZW50OnMzY3JldA==") {
+                return (
+                    axum::http::StatusCode::UNAUTHORIZED,
+                    axum::Json(json!({"error": "invalid_client"})),
+                );
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+            let granted = json!({"access_token": "demo-admin", "token_type": "Bearer",
+                                 "expires_in": 300});
+            (axum::http::StatusCode::OK, axum::Json(granted))
+        }
+    };
+    let base = serve(bookstore::app().route("/oauth/token", axum::routing::post(token)));
+    let host = base.trim_start_matches("http://");
+    let file = |secret: &str| {
+        let path =
+            std::env::temp_dir().join(format!("halo-oauth-{}-{secret}.json", std::process::id()));
+        let entry = json!({host: {"type": "oauth", "token_url": format!("{base}/oauth/token"),
+                                  "client_id": "cli-agent", "client_secret": secret,
+                                  "scopes": ["books:write"]}});
+        std::fs::write(&path, entry.to_string()).expect("write the credentials file");
+        path
+    };
+
+    let granted = file("s3cret");
+    let run = halo(&[
+        "--credentials",
+        granted.to_str().unwrap(),
+        "discover",
+        &base,
+        "--json",
+    ])
+    .expect(0);
+    let tools = run.json()["tools"].as_array().unwrap().len();
+    assert!(tools > PUBLIC.len(), "the admin's tools: {run:#?}");
+    assert_eq!(issued.load(Ordering::SeqCst), 1);
+
+    let refused = file("n0t-th3-s3cret");
+    let run = halo(&[
+        "--credentials",
+        refused.to_str().unwrap(),
+        "discover",
+        &base,
+    ])
+    .expect(2);
+    assert!(
+        run.stderr.contains("invalid_client") && !run.stderr.contains("n0t-th3-s3cret"),
+        "{run:#?}"
+    );
+    for path in [granted, refused] {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 #[test]
