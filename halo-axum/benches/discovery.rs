@@ -114,6 +114,9 @@ struct Apps {
     identity: Router,
     /// `halo.layer(router)`: the whole router wrapped once.
     outer: Halo<Router>,
+    /// `router.layer(ArcPassThroughLayer)`: each route wrapped in a pass-through service that
+    /// only holds an `Arc`, as `router.layer(halo)` wraps each in the layer's service.
+    arc_layered: Router,
     /// The router wrapped once by a service that only holds an `Arc`, as the layer's does:
     /// what the per-request clone of a wrapping service costs by itself.
     arc_outer: ArcPassThrough<Router>,
@@ -137,16 +140,19 @@ impl Apps {
         let layered = router.clone().layer(halo.clone());
         let identity = router.clone().layer(Identity::new());
         let outer = halo.layer(router.clone());
+        let shared = Arc::new([0; 64]);
         let arc_outer = ArcPassThrough {
             inner: router.clone(),
-            shared: Arc::new([0; 64]),
+            shared: Arc::clone(&shared),
         };
+        let arc_layered = router.clone().layer(ArcPassThroughLayer(shared));
 
         let body = expect(&rt, &plain, get_pet(), StatusCode::OK);
         assert_eq!(expect(&rt, &layered, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &identity, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &outer, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &arc_outer, get_pet(), StatusCode::OK), body);
+        assert_eq!(expect(&rt, &arc_layered, get_pet(), StatusCode::OK), body);
         assert_eq!(expect(&rt, &metered, get_pet(), StatusCode::OK), body);
 
         let manifest = expect(&rt, &layered, discover("/"), StatusCode::OK);
@@ -170,6 +176,7 @@ impl Apps {
             identity,
             outer,
             arc_outer,
+            arc_layered,
             metered,
             static_get,
         }
@@ -223,6 +230,21 @@ impl<S: Service<Request<Body>>> Service<Request<Body>> for ArcPassThrough<S> {
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         black_box(&self.shared);
         self.inner.call(request)
+    }
+}
+
+/// Wraps each route of a router in an [`ArcPassThrough`].
+#[derive(Clone)]
+struct ArcPassThroughLayer(Arc<[u8; 64]>);
+
+impl<S> Layer<S> for ArcPassThroughLayer {
+    type Service = ArcPassThrough<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ArcPassThrough {
+            inner,
+            shared: Arc::clone(&self.0),
+        }
     }
 }
 
@@ -320,6 +342,12 @@ fn paired_ratios(c: &mut Criterion) {
     });
     group.bench_function("get_halo_outer_vs_arc_outer", |b| {
         b.iter_custom(paired(&apps, (&apps.arc_outer, get), (&apps.outer, get)));
+    });
+    group.bench_function("get_arc_layered_vs_identity", |b| {
+        b.iter_custom(paired(&apps, (&apps.identity, get), (&apps.arc_layered, get)));
+    });
+    group.bench_function("get_halo_layer_vs_arc_layered", |b| {
+        b.iter_custom(paired(&apps, (&apps.arc_layered, get), (&apps.layered, get)));
     });
     group.bench_function("get_halo_layer_vs_identity", |b| {
         b.iter_custom(paired(&apps, (&apps.identity, get), (&apps.layered, get)));
