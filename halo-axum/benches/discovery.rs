@@ -344,10 +344,18 @@ fn paired_ratios(c: &mut Criterion) {
         b.iter_custom(paired(&apps, (&apps.arc_outer, get), (&apps.outer, get)));
     });
     group.bench_function("get_arc_layered_vs_identity", |b| {
-        b.iter_custom(paired(&apps, (&apps.identity, get), (&apps.arc_layered, get)));
+        b.iter_custom(paired(
+            &apps,
+            (&apps.identity, get),
+            (&apps.arc_layered, get),
+        ));
     });
     group.bench_function("get_halo_layer_vs_arc_layered", |b| {
-        b.iter_custom(paired(&apps, (&apps.arc_layered, get), (&apps.layered, get)));
+        b.iter_custom(paired(
+            &apps,
+            (&apps.arc_layered, get),
+            (&apps.layered, get),
+        ));
     });
     group.bench_function("get_halo_layer_vs_identity", |b| {
         b.iter_custom(paired(&apps, (&apps.identity, get), (&apps.layered, get)));
