@@ -57,13 +57,39 @@ pub(crate) struct Global {
         value_parser = header_name
     )]
     pub(crate) api_key_header: String,
+    /// Get OAuth 2.0 access tokens for the API's host from this token endpoint (the client
+    /// credentials grant; `https`, or `http` on loopback), as `--oauth-client-id` with
+    /// `--oauth-client-secret`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "HALO_OAUTH_TOKEN_URL",
+        conflicts_with_all = ["bearer", "api_key"]
+    )]
+    pub(crate) oauth_token_url: Option<String>,
+    /// The OAuth client's id, for `--oauth-token-url`.
+    #[arg(long, global = true, value_name = "ID", env = "HALO_OAUTH_CLIENT_ID")]
+    pub(crate) oauth_client_id: Option<String>,
+    /// The OAuth client's secret, for `--oauth-token-url` (better from the environment).
+    #[arg(
+        long,
+        global = true,
+        value_name = "SECRET",
+        env = "HALO_OAUTH_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub(crate) oauth_client_secret: Option<String>,
+    /// A scope to ask the token endpoint for (repeat for more).
+    #[arg(long = "oauth-scope", global = true, value_name = "SCOPE")]
+    pub(crate) oauth_scopes: Vec<String>,
     /// Credentials by host, from a JSON file.
     ///
     /// The file maps `host` or `host:port` to `{"type": "bearer", "value": ...}`, `{"type":
     /// "apikey", "header": ..., "value": ...}`, `{"type": "basic", "user": ..., "password":
     /// ...}` or `{"type": "oauth", "token_url": ..., "client_id": ..., "client_secret": ...,
     /// "scopes": [...]}`; `${NAME}` in a value is read from the environment variable `NAME`.
-    /// `--bearer` and `--api-key` replace the API host's entry.
+    /// `--bearer`, `--api-key` and `--oauth-token-url` replace the API host's entry.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) credentials: Option<PathBuf>,
     /// Print JSON instead of readable text.

@@ -8,7 +8,8 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use halo_client::protocol::{Manifest, ToolEntry, ToolEvent, ToolSchema};
 use halo_client::{
-    Client, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse, export_tools,
+    Client, ClientCredentials, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse,
+    export_tools,
 };
 use serde_json::Value;
 
@@ -220,7 +221,10 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
 
 /// Whether the command line gives no credentials.
 fn anonymous(global: &Global) -> bool {
-    global.bearer.is_none() && global.api_key.is_none() && global.credentials.is_none()
+    global.bearer.is_none()
+        && global.api_key.is_none()
+        && global.oauth_token_url.is_none()
+        && global.credentials.is_none()
 }
 
 /// A client for `url` with the command line's credentials and timeout.
@@ -235,6 +239,29 @@ fn client(global: &Global, url: &str) -> Result<Client, Failure> {
     if let Some(key) = &global.api_key {
         // The header name was checked when the command line was parsed.
         builder = builder.credential(Credential::api_key(&global.api_key_header, key.as_str()));
+    }
+    // (clap cannot require one global argument from another given before the subcommand.)
+    match (
+        &global.oauth_token_url,
+        &global.oauth_client_id,
+        &global.oauth_client_secret,
+    ) {
+        (None, None, None) if global.oauth_scopes.is_empty() => {}
+        (Some(token_url), Some(id), Some(secret)) => {
+            let token_url = token_url.parse().map_err(|_| {
+                Failure::Other(format!("--oauth-token-url: `{token_url}` is not a URL"))
+            })?;
+            let oauth = ClientCredentials::new(token_url, id.as_str(), secret.as_str())?
+                .scopes(global.oauth_scopes.iter().cloned());
+            builder = builder.credential(Credential::from(oauth));
+        }
+        _ => {
+            return Err(Failure::Other(
+                "--oauth-token-url, --oauth-client-id and --oauth-client-secret (or \
+                 HALO_OAUTH_CLIENT_SECRET) go together"
+                    .to_owned(),
+            ));
+        }
     }
     if let Some(seconds) = global.timeout {
         builder = builder.timeout(Some(Duration::from_secs_f64(seconds)));

@@ -162,6 +162,26 @@ fn an_oauth_client_from_a_credentials_file_gets_its_token() {
     assert!(tools > PUBLIC.len(), "the admin's tools: {run:#?}");
     assert_eq!(issued.load(Ordering::SeqCst), 1);
 
+    // The same client from flags, its secret from the environment.
+    let token_url = format!("{base}/oauth/token");
+    let flags = [
+        "--oauth-token-url",
+        token_url.as_str(),
+        "--oauth-client-id",
+        "cli-agent",
+        "--oauth-scope",
+        "books:write",
+        "discover",
+        &base,
+        "--json",
+    ];
+    let run = halo_with_env(&flags, &[("HALO_OAUTH_CLIENT_SECRET", "s3cret")]).expect(0);
+    assert_eq!(run.json()["tools"].as_array().unwrap().len(), tools);
+    assert_eq!(issued.load(Ordering::SeqCst), 2);
+    // Without its secret the flags are a usage error.
+    let run = halo(&flags).expect(2);
+    assert!(run.stderr.contains("--oauth-client-secret"), "{run:#?}");
+
     let refused = file("n0t-th3-s3cret");
     let run = halo(&[
         "--credentials",

@@ -48,6 +48,9 @@ pub fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     for name in [
         "HALO_BEARER",
         "HALO_API_KEY",
+        "HALO_OAUTH_TOKEN_URL",
+        "HALO_OAUTH_CLIENT_ID",
+        "HALO_OAUTH_CLIENT_SECRET",
         "HALO_LLM_BASE_URL",
         "HALO_LLM_MODEL",
         "HALO_LLM_API_KEY",
