@@ -9,8 +9,8 @@ use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use halo_protocol::{EVENT_STREAM, MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
 use reqwest::header::{
-    ACCEPT, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue,
-    IF_NONE_MATCH, LOCATION,
+    ACCEPT, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH,
+    LOCATION,
 };
 use reqwest::{Method, StatusCode, Url, redirect};
 use serde_json::Value;
@@ -582,26 +582,15 @@ impl Client {
             for name in self.inner.credentials.headers() {
                 headers.remove(name);
             }
-            let credential = self.inner.credentials.for_url(&url);
-            if let Some(credential) = credential {
-                credential
+            // The credential, and what it sent if a refusal can renew it.
+            let mut renewable = None;
+            if let Some(credential) = self.inner.credentials.for_url(&url) {
+                let sent = credential
                     .apply(&self.inner.http, &mut headers)
                     .await
-                    .map_err(|error| {
-                        if error.is_credentials_unavailable() {
-                            Failure::NotSent(error)
-                        } else {
-                            Failure::Fatal(error)
-                        }
-                    })?;
+                    .map_err(Failure::credential)?;
+                renewable = sent.filter(|_| !renewed).map(|sent| (credential, sent));
             }
-            let token = match credential {
-                Some(Credential::ClientCredentials(oauth)) if !renewed => headers
-                    .get(AUTHORIZATION)
-                    .cloned()
-                    .map(|sent| (oauth, sent)),
-                _ => None,
-            };
             let mut outgoing = reqwest::Request::new(method.clone(), url.clone());
             if let Some(body) = &body {
                 headers.insert(CONTENT_TYPE, body.content_type.clone());
@@ -614,10 +603,10 @@ impl Client {
                 .await
                 .map_err(Failure::Transport)?;
             if response.status() == StatusCode::UNAUTHORIZED
-                && let Some((oauth, sent)) = token
+                && let Some((credential, sent)) = renewable
             {
-                // Refused before it ran: forget the token and send the request again.
-                oauth.refused(&sent).await;
+                // Refused before it ran: renew the credential and send the request again.
+                credential.refused(&sent).await;
                 renewed = true;
                 continue;
             }

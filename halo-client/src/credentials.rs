@@ -131,12 +131,13 @@ impl Credential {
     }
 
     /// Adds the credential's header to `headers`, marked sensitive so it is never logged; an
-    /// OAuth client's token is fetched with `http` when it has none to use.
+    /// OAuth client's token is fetched with `http` when it has none to use. Gives the value
+    /// sent when the credential can be renewed after a refusal ([`refused`](Self::refused)).
     pub(crate) async fn apply(
         &self,
         http: &reqwest::Client,
         headers: &mut HeaderMap,
-    ) -> Result<()> {
+    ) -> Result<Option<HeaderValue>> {
         let (name, value) = match self {
             Self::Bearer(token) => (AUTHORIZATION, format!("Bearer {}", token.expose())),
             Self::ApiKey { header, key } => (header.clone(), key.expose().to_owned()),
@@ -145,8 +146,9 @@ impl Credential {
                 (AUTHORIZATION, format!("Basic {}", STANDARD.encode(pair)))
             }
             Self::ClientCredentials(oauth) => {
-                headers.insert(AUTHORIZATION, oauth.authorization(http).await?);
-                return Ok(());
+                let token = oauth.authorization(http).await?;
+                headers.insert(AUTHORIZATION, token.clone());
+                return Ok(Some(token));
             }
         };
         let mut value = HeaderValue::try_from(value).map_err(|_| {
@@ -154,7 +156,15 @@ impl Credential {
         })?;
         value.set_sensitive(true);
         headers.insert(name, value);
-        Ok(())
+        Ok(None)
+    }
+
+    /// The server refused `sent` (`401`), which [`apply`](Self::apply) gave as renewable:
+    /// the next `apply` gets a new one.
+    pub(crate) async fn refused(&self, sent: &HeaderValue) {
+        if let Self::ClientCredentials(oauth) = self {
+            oauth.refused(sent).await;
+        }
     }
 
     /// The header the credential travels in.

@@ -61,10 +61,11 @@ pub struct ClientCredentials {
     token: Arc<Mutex<Option<Token>>>,
 }
 
-/// An access token and when to stop using it.
+/// An access token, as the `Authorization` value it is sent in, and when to stop using it.
 #[derive(Clone)]
 struct Token {
-    value: Secret,
+    /// `Bearer <token>`, marked sensitive.
+    authorization: HeaderValue,
     renew_at: Option<Instant>,
 }
 
@@ -130,30 +131,24 @@ impl ClientCredentials {
     /// The `Authorization` value to send: the kept token, or a new one from the endpoint.
     pub(crate) async fn authorization(&self, http: &reqwest::Client) -> Result<HeaderValue> {
         let mut kept = self.token.lock().await;
-        let usable = kept
-            .as_ref()
-            .filter(|token| token.renew_at.is_none_or(|at| Instant::now() < at));
-        let token = match usable {
-            Some(token) => token.clone(),
-            None => {
-                let token = self.fetch(http).await?;
-                *kept = Some(token.clone());
-                token
-            }
-        };
-        let mut value = HeaderValue::try_from(format!("Bearer {}", token.value.expose()))
-            .map_err(|_| Error::credentials("the OAuth access token cannot travel in a header"))?;
-        value.set_sensitive(true);
-        Ok(value)
+        if let Some(token) = kept.as_ref()
+            && token.renew_at.is_none_or(|at| Instant::now() < at)
+        {
+            return Ok(token.authorization.clone());
+        }
+        let token = self.fetch(http).await?;
+        let authorization = token.authorization.clone();
+        *kept = Some(token);
+        Ok(authorization)
     }
 
     /// Forgets the token sent as `sent`, after the API refused it; a newer token is kept.
     pub(crate) async fn refused(&self, sent: &HeaderValue) {
         let mut kept = self.token.lock().await;
-        let same = kept.as_ref().is_some_and(|token| {
-            sent.as_bytes().strip_prefix(b"Bearer ") == Some(token.value.expose().as_bytes())
-        });
-        if same {
+        if kept
+            .as_ref()
+            .is_some_and(|token| token.authorization == sent)
+        {
             *kept = None;
         }
     }
@@ -219,8 +214,13 @@ impl ClientCredentials {
             let life = Duration::from_secs(seconds);
             started.checked_add(life - (life / 10).min(Duration::from_secs(60)))
         });
+        let mut authorization = HeaderValue::try_from(format!("Bearer {}", granted.access_token))
+            .map_err(|_| {
+            failed("the access token holds characters a header cannot carry".to_owned())
+        })?;
+        authorization.set_sensitive(true);
         Ok(Token {
-            value: Secret::new(granted.access_token),
+            authorization,
             renew_at,
         })
     }

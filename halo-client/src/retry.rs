@@ -190,6 +190,16 @@ impl Failure {
         }
     }
 
+    /// A credential that could not be applied: the request was not sent, and may be when
+    /// the credential can be had again.
+    pub(crate) fn credential(error: crate::Error) -> Self {
+        if error.is_credentials_unavailable() {
+            Self::NotSent(error)
+        } else {
+            Self::Fatal(error)
+        }
+    }
+
     pub(crate) fn is_retryable_status(status: StatusCode) -> bool {
         matches!(status.as_u16(), 408 | 429) || status.is_server_error()
     }

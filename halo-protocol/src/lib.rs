@@ -42,6 +42,7 @@ mod agent;
 mod date;
 mod definition;
 mod events;
+mod link;
 pub mod lint;
 mod manifest;
 #[cfg(feature = "mcp")]
@@ -68,6 +69,7 @@ pub use definition::{
     tool_description, tool_names,
 };
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
+pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]
 pub use mcp::mcp_progress;

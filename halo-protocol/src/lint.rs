@@ -759,18 +759,9 @@ impl Tool<'_> {
 
     /// Whether a link names a listed tool; absolute URLs and other hosts are not checked.
     fn resolves(&self, link: &str) -> bool {
-        let (method, path) = match link.split_once(' ') {
-            Some((method, path))
-                if !method.is_empty() && method.bytes().all(|b| b.is_ascii_uppercase()) =>
-            {
-                (Some(method), path.trim_start())
-            }
-            _ => (None, link),
-        };
-        let path = path.split(['?', '#']).next().unwrap_or_default();
-        if !path.starts_with('/') {
+        let Some((method, path)) = crate::link_target(link) else {
             return true;
-        }
+        };
         self.listed.iter().any(|entry| {
             same_path(&entry.url, path)
                 && method.is_none_or(|method| entry.method.eq_ignore_ascii_case(method))

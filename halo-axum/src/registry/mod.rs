@@ -449,7 +449,7 @@ impl Registry {
             );
             for (field, link) in links {
                 let Some(link) = link else { continue };
-                if let Some((method, path)) = relative_link(link)
+                if let Some((method, path)) = halo_protocol::link_target(link)
                     && !self.path(path).is_some_and(|(_, entry, _)| {
                         method.is_none_or(|method| entry.methods.iter().any(|(m, _)| *m == method))
                     })
@@ -578,20 +578,6 @@ fn key_headers(schemes: Option<&Value>) -> Vec<HeaderName> {
         .collect();
     headers.dedup();
     headers
-}
-
-/// The method and path of a link written `/path`, `/path?query` or `METHOD /path`; `None`
-/// for absolute URLs, which point at other hosts and cannot be checked here.
-fn relative_link(link: &str) -> Option<(Option<&str>, &str)> {
-    let link = link.trim();
-    let (method, link) = match link.split_once(' ') {
-        Some((method, rest)) if method.bytes().all(|b| b.is_ascii_uppercase()) => {
-            (Some(method), rest.trim())
-        }
-        _ => (None, link),
-    };
-    let path = link.split(['?', '#']).next().unwrap_or_default();
-    path.starts_with('/').then_some((method, path))
 }
 
 /// `{"api":…,"version":…,"description":…,"tools":[` from the document's `info`.

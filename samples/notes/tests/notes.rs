@@ -13,6 +13,12 @@ async fn start() -> TestServer {
     spawn(notes::app()).await
 }
 
+/// The notes the server holds.
+async fn held(server: &TestServer) -> Vec<Value> {
+    let response = reqwest::get(server.url("/notes")).await.unwrap();
+    response.json().await.unwrap()
+}
+
 #[tokio::test]
 async fn every_documented_route_is_a_tool() {
     let server = start().await;
@@ -133,14 +139,7 @@ async fn the_layer_refuses_what_aide_schemas_forbid() {
     let not_a_number = http.get(server.url("/notes/abc")).send().await.unwrap();
     assert_eq!(not_a_number.status(), StatusCode::UNPROCESSABLE_ENTITY);
     // Nothing refused was written.
-    let all: Vec<Value> = http
-        .get(server.url("/notes"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let all = held(&server).await;
     assert_eq!(all.len(), 3);
 }
 
@@ -164,14 +163,7 @@ async fn a_repeated_write_with_its_key_is_replayed_not_run_again() {
     // The same key for another note is a mistake, not a new note.
     let other = write("Feed the cat").await.unwrap();
     assert_eq!(other.status(), StatusCode::UNPROCESSABLE_ENTITY);
-    let all: Vec<Value> = http
-        .get(server.url("/notes"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let all = held(&server).await;
     assert_eq!(all.len(), 4, "one note written: {all:?}");
 }
 
