@@ -83,9 +83,8 @@ impl Stores {
 #[derive(Debug)]
 pub(crate) struct Governance {
     rules: Vec<Rules>,
-    any: bool,
-    /// Which paths may be those of governed tools: most requests pass through after a few
-    /// comparisons, without walking the registry's router.
+    /// Which paths may be those of governed tools (none when no tool is governed): most
+    /// requests pass through after a few comparisons, without walking the registry's router.
     governed: Prefilter,
     pub(crate) stores: Stores,
 }
@@ -120,7 +119,6 @@ impl Governance {
             })
             .collect();
         Self {
-            any: rules.iter().any(Rules::any),
             governed: Prefilter::new(&registry.templates_where(|tool| rules[tool].any())),
             rules,
             stores,
@@ -130,7 +128,7 @@ impl Governance {
     /// The governed tool a request on `path` with `method` calls, if any.
     #[inline] // On the pass-through path of `Halo::call` (see there).
     pub(crate) fn tool(&self, registry: &Registry, path: &str, method: &Method) -> Option<usize> {
-        if !self.any || !self.governed.may_match(path) {
+        if !self.governed.may_match(path) {
             return None;
         }
         let (_, entry, _) = registry.path(path)?;
