@@ -113,7 +113,7 @@ impl Discovery {
         } else {
             self.registry
                 .path(uri.path())
-                .and_then(|(index, _, _)| view.path(index).cloned())
+                .and_then(|(index, _)| view.path(index).cloned())
         };
         let mut response = match found {
             Some(cached) => {
@@ -163,7 +163,7 @@ impl Discovery {
     pub(crate) fn allow(&self, path: &str) -> Option<HeaderValue> {
         self.registry
             .path(path)
-            .map(|(_, entry, _)| entry.allow.clone())
+            .map(|(_, entry)| entry.allow.clone())
     }
 
     fn vary(&self, personal: bool) -> HeaderValue {
@@ -196,7 +196,7 @@ pub(crate) fn conditional(
         headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
         response
     } else {
-        let mut response = Response::new(Body::from(body));
+        let mut response = Response::new(body.into_body());
         response.headers_mut().insert(CONTENT_TYPE, content_type);
         response
     };

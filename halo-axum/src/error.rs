@@ -43,6 +43,12 @@ enum Kind {
         operation: String,
         message: String,
     },
+    Limit {
+        operation: String,
+        at: String,
+        limit: &'static str,
+        value: usize,
+    },
 }
 
 impl BuildError {
@@ -63,6 +69,28 @@ impl BuildError {
         Self::new(Kind::UnresolvedReference {
             operation: operation.to_owned(),
             reference,
+        })
+    }
+
+    /// A schema of `operation` could not be bundled.
+    pub(crate) fn bundle(operation: &str, problem: crate::registry::Problem) -> Self {
+        use crate::registry::Problem;
+        match problem {
+            Problem::Unresolved(reference) => Self::unresolved(operation, reference),
+            Problem::EmptyCycle(reference) => Self::document(format!(
+                "{operation}: `$ref` {reference:?} leads only to references, back to itself"
+            )),
+            Problem::Limit { at, limit, value } => Self::limit(operation, at, limit, value),
+        }
+    }
+
+    /// A limit of [`DocumentLimits`](crate::DocumentLimits) passed while building `operation`.
+    pub(crate) fn limit(operation: &str, at: String, limit: &'static str, value: usize) -> Self {
+        Self::new(Kind::Limit {
+            operation: operation.to_owned(),
+            at,
+            limit,
+            value,
         })
     }
 
@@ -129,6 +157,34 @@ impl BuildError {
     pub fn is_invalid_schema(&self) -> bool {
         matches!(self.kind, Kind::InvalidSchema { .. })
     }
+
+    /// Whether the document passed a limit of [`DocumentLimits`](crate::DocumentLimits):
+    /// schemas nested too deeply, a served schema too large, too many definitions served.
+    ///
+    /// ```
+    /// use halo_axum::{DocumentLimits, HaloBuilder};
+    /// use serde_json::json;
+    ///
+    /// let mut schema = json!({"type": "string"});
+    /// for _ in 0..20 {
+    ///     schema = json!({"type": "array", "items": schema});
+    /// }
+    /// let document = json!({
+    ///     "openapi": "3.1.0", "info": {"title": "Deep", "version": "1"},
+    ///     "paths": {"/deep": {"get": {"responses": {"200": {"description": "",
+    ///         "content": {"application/json": {"schema": schema}}}}}}}
+    /// });
+    /// let error = HaloBuilder::from_openapi_json(document)
+    ///     .document_limits(DocumentLimits::new().max_depth(16))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(error.is_limit());
+    /// assert!(error.to_string().contains("max_depth"));
+    /// ```
+    #[must_use]
+    pub fn is_limit(&self) -> bool {
+        matches!(self.kind, Kind::Limit { .. })
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -160,6 +216,27 @@ impl fmt::Display for BuildError {
                 f,
                 "{operation}: its input schema cannot be compiled for validation: {message}"
             ),
+            Kind::Limit {
+                operation,
+                at,
+                limit,
+                value,
+            } => {
+                let what = match *limit {
+                    "max_depth" => "a schema nests deeper than",
+                    "max_schema_bytes" => "its schema serialises to more bytes than",
+                    _ => "the document's schemas serve more `$defs` entries in all than",
+                };
+                let at = if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at `{at}`")
+                };
+                write!(
+                    f,
+                    "{operation}{at}: {what} the limit of {value} (`DocumentLimits::{limit}`)"
+                )
+            }
         }
     }
 }

@@ -477,12 +477,7 @@ async fn validated(
 ) -> Result<(Body, Option<Bytes>), Response> {
     let refuse = |problem: Box<Problem>| problem::from_problem(&problem);
     let mut errors: Vec<FieldError> = Vec::new();
-    let pairs: Vec<(&str, &str)> = shared
-        .discovery
-        .registry
-        .path(parts.uri.path())
-        .map(|(_, _, params)| params.iter().collect())
-        .unwrap_or_default();
+    let pairs = shared.discovery.registry.path_params(parts.uri.path());
     validator
         .check_params(&pairs, parts.uri.query(), &parts.headers, &mut errors)
         .map_err(refuse)?;

@@ -8,6 +8,7 @@ mod audit;
 mod auth;
 mod challenge;
 mod discovery;
+mod document_limits;
 mod error;
 mod execute;
 mod govern;
@@ -75,6 +76,7 @@ pub use crate::audit::{
     AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
 };
 pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Unauthenticated};
+pub use crate::document_limits::DocumentLimits;
 pub use crate::error::BuildError;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

@@ -7,6 +7,7 @@
 //!   that drive it.
 //! - [`redis::RedisServer`] runs a throwaway `redis-server` on a loopback port, for the tests
 //!   of the shared stores.
+//! - [`corpus`] reads the real OpenAPI documents kept as fixtures (GitHub's, Stripe's).
 //! - [`llm::ScriptedLlm`] is an OpenAI-compatible chat-completions server that streams the
 //!   turns a test scripts, for the tests of agents.
 //!
@@ -17,6 +18,7 @@
 //! # }
 //! ```
 
+pub mod corpus;
 pub mod llm;
 pub mod mcp;
 pub mod redis;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use axum::extract::ConnectInfo;
 use http::request::Parts;
-use http::{HeaderName, Method};
+use http::{HeaderName, Method, Uri};
 
 pub(crate) use self::idempotency::{Claim, Idempotency, Stored, fingerprint};
 pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
@@ -127,12 +127,12 @@ impl Governance {
 
     /// The governed tool a request on `path` with `method` calls, if any.
     #[inline] // On the pass-through path of `Halo::call` (see there).
-    pub(crate) fn tool(&self, registry: &Registry, path: &str, method: &Method) -> Option<usize> {
-        if !self.governed.may_match(path) {
+    pub(crate) fn tool(&self, registry: &Registry, uri: &Uri, method: &Method) -> Option<usize> {
+        if !self.governed.may_match(uri.path()) {
             return None;
         }
-        let (_, entry, _) = registry.path(path)?;
-        let (tool, _) = registry.tool(entry, method)?;
+        let (_, entry) = registry.path(uri.path())?;
+        let (tool, _) = registry.tool(entry, method, uri.query())?;
         self.governs(tool).then_some(tool)
     }
 

@@ -10,7 +10,6 @@ use serde_json::{Map, Value};
 use utoipa::openapi::OpenApi;
 
 use super::HaloLayer;
-use crate::BuildError;
 use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
 use crate::challenge::Challenges;
@@ -20,6 +19,7 @@ use crate::govern::{Governance, Stores};
 use crate::metrics::Metrics;
 use crate::registry::{Formats, Registry};
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
+use crate::{BuildError, DocumentLimits};
 
 /// Builds a [`HaloLayer`] with settings beyond the defaults.
 ///
@@ -60,6 +60,7 @@ pub struct HaloBuilder {
     audit: Option<Box<dyn AuditSink>>,
     audit_arguments: bool,
     metrics: bool,
+    document_limits: DocumentLimits,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -118,6 +119,7 @@ impl HaloBuilder {
             audit: None,
             audit_arguments: false,
             metrics: false,
+            document_limits: DocumentLimits::default(),
         }
     }
 
@@ -347,11 +349,18 @@ impl HaloBuilder {
         self
     }
 
+    /// Bounds what building may take from the document: how deeply its schemas nest, how
+    /// large a served schema may be. See [`DocumentLimits`] for the defaults.
+    pub fn document_limits(mut self, limits: DocumentLimits) -> Self {
+        self.document_limits = limits;
+        self
+    }
+
     /// Walks the document and pre-serialises every HALO response.
     ///
     /// # Errors
-    /// Invalid HALO metadata, a `$ref` that points nowhere, metadata attached to an unknown
-    /// `operationId`, or a link (`undo`, `next`, `replace_with`, `fallback`) to a path the
+    /// Invalid HALO metadata, a `$ref` that points nowhere, a limit of [`DocumentLimits`]
+    /// passed, metadata attached to an unknown `operationId`, or a link (`undo`, `next`, `replace_with`, `fallback`) to a path the
     /// document does not describe.
     pub fn build(self) -> Result<HaloLayer, BuildError> {
         let document = self.document.map_err(BuildError::document)?;
@@ -365,6 +374,7 @@ impl HaloBuilder {
             &document,
             described,
             validate.then_some(Formats(self.formats)),
+            self.document_limits,
         )?;
         let challenges = Challenges::new(&document, self.realm.as_deref());
         let mut stores = Stores::local(self.idempotency_ttl);

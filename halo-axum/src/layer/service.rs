@@ -90,16 +90,16 @@ where
         }
         let streaming = execute::wants_stream(request.headers());
         let registry = &shared.discovery.registry;
-        let (path, method) = (request.uri().path(), request.method());
+        let (uri, method) = (request.uri(), request.method());
         let tool = if shared.checks(streaming) {
             // Every described operation goes through the layer.
             registry
-                .path(path)
-                .and_then(|(_, entry, _)| registry.tool(entry, method))
+                .path(uri.path())
+                .and_then(|(_, entry)| registry.tool(entry, method, uri.query()))
                 .map(|(index, _)| index)
         } else {
             // Only the tools with a rate, a key or a deadline do.
-            shared.governance.tool(registry, path, method)
+            shared.governance.tool(registry, uri, method)
         };
         let Some(tool) = tool else {
             return ResponseFuture::inner(self.inner.call(request));

@@ -328,7 +328,8 @@ mod tests {
     #[test]
     fn the_base_is_escaped_into_the_page() {
         let playground = Playground::new().api_base(Uri::from_static("/v1/a%22b"));
-        let page = std::str::from_utf8(&playground.inner.index.content.body).unwrap();
+        let bytes = playground.inner.index.content.body.to_bytes();
+        let page = std::str::from_utf8(&bytes).unwrap();
         assert!(
             page.contains(r#"content="/v1/a%22b""#),
             "the page names its base"

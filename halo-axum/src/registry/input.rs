@@ -6,16 +6,16 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::BodySpec;
-use super::refs::{Resolver, Unresolved};
+use super::bundle::{Bundler, Problem};
 
 /// The input map of an operation from its (path-level and own) parameters and request body,
 /// and what a request's body must be.
-pub(crate) fn derive(
-    resolver: Resolver<'_>,
-    path_item: &Value,
-    operation: &Value,
-) -> Result<(IndexMap<String, InputField>, Option<BodySpec>), Unresolved> {
-    let mut params = parameters(resolver, path_item, operation)?;
+pub(crate) fn derive<'d>(
+    bundler: &Bundler<'d>,
+    path_item: &'d Value,
+    operation: &'d Value,
+) -> Result<(IndexMap<String, InputField>, Option<BodySpec>), Problem> {
+    let mut params = parameters(bundler, path_item, operation)?;
     params.sort_by_key(|(location, _, _)| rank(*location));
     let mut input: IndexMap<String, InputField> = IndexMap::new();
     for (_, name, field) in params {
@@ -23,7 +23,7 @@ pub(crate) fn derive(
     }
     let mut spec = None;
     if let Some(body) = operation.get("requestBody") {
-        let (fields, body) = body_fields(resolver, resolver.follow(body)?, &input)?;
+        let (fields, body) = body_fields(bundler, bundler.follow(body)?, &input)?;
         for (name, field) in fields {
             input.insert(name, field);
         }
@@ -44,18 +44,14 @@ fn rank(location: Location) -> u8 {
 
 /// Parameters of the operation, overriding path-level ones with the same name and location.
 /// Cookie parameters are left out: HALO clients do not place arguments in cookies.
-fn parameters(
-    resolver: Resolver<'_>,
-    path_item: &Value,
-    operation: &Value,
-) -> Result<Vec<(Location, String, InputField)>, Unresolved> {
+fn parameters<'d>(
+    bundler: &Bundler<'d>,
+    path_item: &'d Value,
+    operation: &'d Value,
+) -> Result<Vec<(Location, String, InputField)>, Problem> {
     let mut out: Vec<(Location, String, InputField)> = Vec::new();
-    let declared = [path_item, operation]
-        .into_iter()
-        .filter_map(|owner| owner.get("parameters")?.as_array())
-        .flatten();
-    for parameter in declared {
-        let parameter = resolver.follow(parameter)?;
+    for parameter in declared(path_item, operation) {
+        let parameter = bundler.follow(parameter)?;
         let Some(name) = parameter.get("name").and_then(Value::as_str) else {
             continue;
         };
@@ -65,24 +61,21 @@ fn parameters(
             Some("header") => Location::Header,
             _ => continue,
         };
-        let field = parameter_field(resolver, parameter, location)?;
+        let field = parameter_field(bundler, parameter, location)?;
         out.retain(|(l, n, _)| !(*l == location && n == name));
         out.push((location, name.to_owned(), field));
     }
     Ok(out)
 }
 
-fn parameter_field(
-    resolver: Resolver<'_>,
-    parameter: &Value,
+fn parameter_field<'d>(
+    bundler: &Bundler<'d>,
+    parameter: &'d Value,
     location: Location,
-) -> Result<InputField, Unresolved> {
-    let schema = match parameter.get("schema") {
-        Some(schema) => resolver.inline(schema)?,
-        None => match json_content(parameter.get("content")) {
-            Some((_, content)) => content_schema(resolver, content)?,
-            None => Value::Object(Map::new()),
-        },
+) -> Result<InputField, Problem> {
+    let schema = match parameter_schema(bundler, parameter)? {
+        Some(schema) => bundler.schema(schema)?,
+        None => Value::Object(Map::new()),
     };
     let mut field = InputField::new(schema);
     for keyword in ["description", "deprecated", "example"] {
@@ -102,25 +95,16 @@ type BodyFields = (Vec<(String, InputField)>, Option<BodySpec>);
 /// other body (an array, a scalar, a union, a non-JSON media type, or an object whose
 /// property names clash with a parameter) as one entry named `body` (`request_body` when a
 /// parameter already has that name).
-fn body_fields(
-    resolver: Resolver<'_>,
-    body: &Value,
+fn body_fields<'d>(
+    bundler: &Bundler<'d>,
+    body: &'d Value,
     params: &IndexMap<String, InputField>,
-) -> Result<BodyFields, Unresolved> {
+) -> Result<BodyFields, Problem> {
     let body_required = body.get("required").and_then(Value::as_bool) == Some(true);
-    let content = body.get("content");
-    let (media_type, schema) = match json_content(content) {
-        Some((media_type, content)) => (media_type, content_schema(resolver, content)?),
-        None => match content
-            .and_then(Value::as_object)
-            .and_then(|c| c.iter().next())
-        {
-            Some((media_type, content)) => {
-                (media_type.as_str(), content_schema(resolver, content)?)
-            }
-            None => return Ok((Vec::new(), None)),
-        },
+    let Some((media_type, content)) = body_content(body) else {
+        return Ok((Vec::new(), None));
     };
+    let schema = content_schema(bundler, content)?;
     let is_json = is_json(media_type);
     let mut spec = BodySpec {
         schema: schema.clone(),
@@ -143,12 +127,11 @@ fn body_fields(
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let defs = map.get("$defs");
         let fields = properties
             .into_iter()
             .map(|(name, property)| {
                 let required = body_required && required.contains(&name.as_str());
-                let field = InputField::new(with_defs(property, defs))
+                let field = InputField::new(property)
                     .located(Location::Body)
                     .required(required);
                 (name, field)
@@ -195,30 +178,6 @@ fn flat_properties(schema: &Value) -> Option<&Map<String, Value>> {
     schema.get("properties")?.as_object()
 }
 
-/// A property schema that may point into the body's `$defs` carries them along, so each
-/// entry stands alone.
-fn with_defs(mut property: Value, defs: Option<&Value>) -> Value {
-    let Some(defs) = defs else { return property };
-    if mentions_defs(&property)
-        && let Value::Object(map) = &mut property
-    {
-        map.insert("$defs".to_owned(), defs.clone());
-    }
-    property
-}
-
-/// Whether some `$ref` in `value` points into `#/$defs/`.
-fn mentions_defs(value: &Value) -> bool {
-    match value {
-        Value::Object(map) => map.iter().any(|(key, inner)| match inner {
-            Value::String(reference) => key == "$ref" && reference.starts_with("#/$defs/"),
-            _ => mentions_defs(inner),
-        }),
-        Value::Array(items) => items.iter().any(mentions_defs),
-        _ => false,
-    }
-}
-
 /// The first JSON media type of a `content` map.
 pub(crate) fn json_content(content: Option<&Value>) -> Option<(&str, &Value)> {
     content?
@@ -228,11 +187,76 @@ pub(crate) fn json_content(content: Option<&Value>) -> Option<(&str, &Value)> {
         .map(|(media_type, content)| (media_type.as_str(), content))
 }
 
-/// The inlined schema of one media type object (`{}` when it has none).
-pub(crate) fn content_schema(resolver: Resolver<'_>, content: &Value) -> Result<Value, Unresolved> {
-    let content = resolver.follow(content)?;
-    match content.get("schema") {
-        Some(schema) => resolver.inline(schema),
+/// The bundled schema of one media type object (`{}` when it has none).
+pub(crate) fn content_schema<'d>(
+    bundler: &Bundler<'d>,
+    content: &'d Value,
+) -> Result<Value, Problem> {
+    match content_root(bundler, content)? {
+        Some(schema) => bundler.schema(schema),
         None => Ok(Value::Object(Map::new())),
     }
+}
+
+/// The schema of one media type object, as the document writes it.
+pub(crate) fn content_root<'d>(
+    bundler: &Bundler<'d>,
+    content: &'d Value,
+) -> Result<Option<&'d Value>, Problem> {
+    Ok(bundler.follow(content)?.get("schema"))
+}
+
+/// The parameters of an operation as declared: the path item's, then the operation's own.
+fn declared<'d>(path_item: &'d Value, operation: &'d Value) -> impl Iterator<Item = &'d Value> {
+    [path_item, operation]
+        .into_iter()
+        .filter_map(|owner| owner.get("parameters")?.as_array())
+        .flatten()
+}
+
+/// A parameter's schema: its own, or that of its JSON `content`.
+fn parameter_schema<'d>(
+    bundler: &Bundler<'d>,
+    parameter: &'d Value,
+) -> Result<Option<&'d Value>, Problem> {
+    match parameter.get("schema") {
+        Some(schema) => Ok(Some(schema)),
+        None => match json_content(parameter.get("content")) {
+            Some((_, content)) => content_root(bundler, content),
+            None => Ok(None),
+        },
+    }
+}
+
+/// The media type a request body is described by: its first JSON one, else its first.
+fn body_content(body: &Value) -> Option<(&str, &Value)> {
+    let content = body.get("content");
+    json_content(content).or_else(|| {
+        content
+            .and_then(Value::as_object)
+            .and_then(|c| c.iter().next())
+            .map(|(media_type, content)| (media_type.as_str(), content))
+    })
+}
+
+/// Every schema [`derive`] bundles for an operation, as the document writes it, for
+/// [`Bundler::survey`].
+pub(crate) fn roots<'d>(
+    bundler: &Bundler<'d>,
+    path_item: &'d Value,
+    operation: &'d Value,
+    roots: &mut Vec<&'d Value>,
+) -> Result<(), Problem> {
+    for parameter in declared(path_item, operation) {
+        if let Some(schema) = parameter_schema(bundler, bundler.follow(parameter)?)? {
+            roots.push(schema);
+        }
+    }
+    if let Some(body) = operation.get("requestBody")
+        && let Some((_, content)) = body_content(bundler.follow(body)?)
+        && let Some(schema) = content_root(bundler, content)?
+    {
+        roots.push(schema);
+    }
+    Ok(())
 }

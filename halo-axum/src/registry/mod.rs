@@ -3,25 +3,30 @@
 
 mod access;
 mod auth;
+mod bundle;
 mod input;
 mod names;
 mod operation;
-mod refs;
+mod rope;
+mod splice;
+mod templates;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bytes::Bytes;
 use halo_protocol::{LocalizedText, Metadata, TagFilter, ToolEntry, ToolSchema};
 use http::{HeaderName, HeaderValue};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use self::access::Access;
-
+use self::bundle::Bundler;
+pub(crate) use self::bundle::Problem;
 use self::names::Names;
 use self::operation::Source;
-use self::refs::Resolver;
+pub(crate) use self::rope::Rope;
+use self::templates::{Templates, TemplatesBuilder};
 use crate::validate::Validator;
-use crate::{BuildError, Principal};
+use crate::{BuildError, DocumentLimits, Principal};
 
 /// OpenAPI operation keys, in the order tools are listed per path. `options` is left out: on
 /// a HALO server, `OPTIONS` with the HALO media type is discovery.
@@ -43,15 +48,21 @@ pub(crate) struct Formats(pub(crate) bool);
 /// Bytes served as they are, with their entity tag.
 #[derive(Debug, Clone)]
 pub(crate) struct Cached {
-    pub(crate) body: Bytes,
+    pub(crate) body: Rope,
     pub(crate) etag: HeaderValue,
 }
 
 impl Cached {
     pub(crate) fn new(body: Vec<u8>) -> Self {
-        let etag = format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(&body));
+        Self::from(Rope::from(body))
+    }
+}
+
+impl From<Rope> for Cached {
+    fn from(body: Rope) -> Self {
+        let etag = format!("\"{:016x}\"", body.hash());
         Self {
-            body: Bytes::from(body),
+            body,
             etag: HeaderValue::try_from(etag)
                 .expect("hex digits in quotes are a valid header value"),
         }
@@ -81,9 +92,11 @@ pub(crate) struct Tool {
     entry: ToolEntry,
     /// The serialised manifest entry.
     entry_bytes: Bytes,
-    /// The schema as served.
+    /// The schema as served, but for the parts pre-serialised in `parts`: its input entries
+    /// have no `$defs` and it has no `output`.
     pub(crate) schema: ToolSchema,
-    schema_bytes: Bytes,
+    parts: Parts,
+    schema_bytes: Rope,
     /// Localised texts by language tag.
     locales: BTreeMap<String, LocalizedText>,
     /// Who may call it: an index into the registry's access classes, `None` for anyone.
@@ -107,6 +120,76 @@ impl Tool {
     /// Whether it is a hosted agent (`"kind": "agent"`).
     pub(crate) fn is_agent(&self) -> bool {
         self.entry.kind == Some(halo_protocol::ToolKind::Agent)
+    }
+}
+
+/// The pre-serialised parts of a tool's schema, and where they go.
+#[derive(Debug, Default)]
+struct Parts {
+    /// The input entries with `$defs`, and the index of theirs.
+    input: Vec<(String, usize)>,
+    /// The index of the output schema.
+    output: Option<usize>,
+    ropes: Vec<Rope>,
+}
+
+impl Parts {
+    /// Takes the output and the input entries' definitions out of `schema` and serialises
+    /// them, the definitions from the bytes every schema shares.
+    fn take(schema: &mut ToolSchema, bundler: &Bundler<'_>) -> Result<Self, Problem> {
+        let mut parts = Self::default();
+        for (name, field) in &schema.input {
+            let defs = bundler.defs_of(&Value::Object(field.schema.clone()));
+            if !defs.is_empty() {
+                parts.input.push((name.clone(), parts.ropes.len()));
+                parts.ropes.push(bundler.defs_rope(&defs)?);
+            }
+        }
+        if let Some(mut output) = schema.output.take() {
+            let defs = bundler.defs_of(&output);
+            let mut ropes = Vec::new();
+            if !defs.is_empty()
+                && let Value::Object(map) = &mut output
+            {
+                map.insert("$defs".to_owned(), splice::marker(0));
+                ropes.push(bundler.defs_rope(&defs)?);
+            }
+            parts.output = Some(parts.ropes.len());
+            parts.ropes.push(splice::splice(&output, &ropes));
+        }
+        Ok(parts)
+    }
+
+    /// `schema` serialised with its parts in place.
+    fn render(&self, schema: &ToolSchema) -> Rope {
+        if self.ropes.is_empty() {
+            return splice::splice(schema, &[]);
+        }
+        let mut marked = schema.clone();
+        for (name, index) in &self.input {
+            if let Some(field) = marked.input.get_mut(name) {
+                field
+                    .schema
+                    .insert("$defs".to_owned(), splice::marker(*index));
+            }
+        }
+        if let Some(index) = self.output {
+            marked.output = Some(splice::marker(index));
+        }
+        splice::splice(&marked, &self.ropes)
+    }
+}
+
+/// `schema` with the definitions it reaches under `$defs`, for the validators.
+fn with_defs(bundler: &Bundler<'_>, schema: &mut Map<String, Value>) {
+    let value = Value::Object(std::mem::take(schema));
+    let defs = bundler.defs_of(&value);
+    let Value::Object(map) = value else {
+        unreachable!("made an object above")
+    };
+    *schema = map;
+    if !defs.is_empty() {
+        schema.insert("$defs".to_owned(), Value::Object(bundler.defs_value(&defs)));
     }
 }
 
@@ -144,7 +227,7 @@ pub(crate) struct Audience(Vec<bool>);
 pub(crate) struct Registry {
     manifest_head: Vec<u8>,
     tools: Vec<Tool>,
-    templates: matchit::Router<usize>,
+    templates: Templates,
     paths: Vec<PathEntry>,
     /// The distinct access requirements of the operations.
     classes: Vec<Access>,
@@ -166,9 +249,9 @@ impl Registry {
         document: &Value,
         mut described: HashMap<String, Metadata>,
         validate: Option<Formats>,
+        limits: DocumentLimits,
     ) -> Result<Self, BuildError> {
-        let memo = refs::Memo::default();
-        let resolver = Resolver::new(document, &memo);
+        let bundler = Bundler::new(document, limits);
         let schemes = document.pointer("/components/securitySchemes");
         let default_security = document.get("security");
         let path_items = match document.get("paths") {
@@ -177,19 +260,40 @@ impl Registry {
             Some(_) => return Err(BuildError::document("`paths` is not an object")),
         };
 
-        let mut templates = matchit::Router::new();
+        // What each schema references is counted first, so that a definition used once
+        // can be written in its place.
+        for (path_key, path_item) in path_items {
+            for (key, method) in METHODS {
+                if let Some(operation) = path_item.get(key).filter(|op| op.is_object()) {
+                    let source = Source {
+                        key: path_key,
+                        template: template_of(path_key),
+                        method,
+                        path_item,
+                        operation,
+                    };
+                    operation::survey(&source, &bundler)?;
+                }
+            }
+        }
+
+        let mut templates = TemplatesBuilder::default();
+        // Path keys that differ only in a `#fragment` share one entry.
+        let mut by_template: HashMap<&str, usize> = HashMap::new();
         let mut names = Names::default();
         let mut tools = Vec::new();
         let mut paths = Vec::new();
         let mut classes: Vec<Access> = Vec::new();
         let mut languages = BTreeSet::new();
-        for (template, path_item) in path_items {
+        for (path_key, path_item) in path_items {
+            let template = template_of(path_key);
             let mut methods = Vec::new();
             for (key, method) in METHODS {
                 let Some(operation) = path_item.get(key).filter(|op| op.is_object()) else {
                     continue;
                 };
                 let source = Source {
+                    key: path_key,
                     template,
                     method,
                     path_item,
@@ -201,9 +305,10 @@ impl Registry {
                 }
                 let locales = std::mem::take(&mut meta.locales);
                 languages.extend(locales.keys().cloned());
-                let name = names.assign(source.operation_id(), method, template);
-                let built =
-                    operation::build(&source, name, meta, resolver, schemes, default_security)?;
+                let name = names.assign(source.operation_id(), method, path_key);
+                let label = source.label();
+                let mut built =
+                    operation::build(&source, name, meta, &bundler, schemes, default_security)?;
                 let class =
                     match Access::derive(operation.get("security").or(default_security), schemes) {
                         Access::Anyone => None,
@@ -217,18 +322,36 @@ impl Registry {
                     };
                 let validator = validate
                     .map(|formats| {
-                        Validator::compile(&built.schema, built.body.as_ref(), formats.0)
+                        let mut checked = built.schema.input.clone();
+                        for field in checked.values_mut() {
+                            with_defs(&bundler, &mut field.schema);
+                        }
+                        let mut body = built.body.take();
+                        if let Some(Value::Object(schema)) = body.as_mut().map(|b| &mut b.schema) {
+                            with_defs(&bundler, schema);
+                        }
+                        Validator::compile(&checked, body.as_ref(), formats.0)
                     })
                     .transpose()
-                    .map_err(|message| BuildError::invalid_schema(&source.label(), message))?;
+                    .map_err(|message| BuildError::invalid_schema(&label, message))?;
+                let parts = Parts::take(&mut built.schema, &bundler)
+                    .map_err(|problem| BuildError::bundle(&label, problem))?;
+                let schema_bytes = parts.render(&built.schema);
+                if schema_bytes.len() > limits.max_schema_bytes {
+                    return Err(BuildError::limit(
+                        &label,
+                        String::new(),
+                        "max_schema_bytes",
+                        limits.max_schema_bytes,
+                    ));
+                }
                 methods.push((method, tools.len()));
                 tools.push(Tool {
                     entry_bytes: Bytes::from(
                         serde_json::to_vec(&built.entry).map_err(BuildError::document)?,
                     ),
-                    schema_bytes: Bytes::from(
-                        serde_json::to_vec(&built.schema).map_err(BuildError::document)?,
-                    ),
+                    schema_bytes,
+                    parts,
                     entry: built.entry,
                     schema: built.schema,
                     locales,
@@ -239,18 +362,25 @@ impl Registry {
             if methods.is_empty() {
                 continue;
             }
+            if let Some(&index) = by_template.get(template) {
+                let entry: &mut PathEntry = &mut paths[index];
+                entry.methods.extend(methods);
+                entry.allow = allow(&entry.methods);
+                continue;
+            }
             templates
-                .insert(template.clone(), paths.len())
-                .map_err(|e| BuildError::invalid_path(template, e))?;
-            let listed: Vec<&str> = methods.iter().map(|(method, _)| *method).collect();
-            let allow = HeaderValue::try_from(format!("{}, OPTIONS", listed.join(", ")))
-                .map_err(|e| BuildError::invalid_path(template, e))?;
+                .insert(template, paths.len())
+                .map_err(|e| BuildError::invalid_path(path_key, e))?;
+            by_template.insert(template, paths.len());
             paths.push(PathEntry {
-                template: template.clone(),
+                template: template.to_owned(),
+                allow: allow(&methods),
                 methods,
-                allow,
             });
         }
+        let templates = templates
+            .build()
+            .map_err(|e| BuildError::invalid_path("(all templates)", e))?;
         if let Some(operation_id) = described.keys().next() {
             return Err(BuildError::unknown_operation(operation_id));
         }
@@ -324,7 +454,7 @@ impl Registry {
                     .is_none_or(|class| audience.is_none_or(|a| a.0[class]))
             })
             .collect();
-        let localised: Vec<Option<(Bytes, Bytes)>> = self
+        let localised: Vec<Option<(Bytes, Rope)>> = self
             .tools
             .iter()
             .map(|tool| language.and_then(|language| localise(tool, language)))
@@ -377,14 +507,19 @@ impl Registry {
         }
     }
 
-    /// The path entry and match of a request path (`/api/books/42` → `/api/books/{id}`).
-    pub(crate) fn path<'r, 'p>(
-        &'r self,
-        path: &'p str,
-    ) -> Option<(usize, &'r PathEntry, matchit::Params<'r, 'p>)> {
-        let matched = self.templates.at(path).ok()?;
-        let index = *matched.value;
-        Some((index, &self.paths[index], matched.params))
+    /// The path entry of a request path (`/api/books/42` → `/api/books/{id}`).
+    #[inline] // On the pass-through path of `Halo::call`.
+    pub(crate) fn path(&self, path: &str) -> Option<(usize, &PathEntry)> {
+        let index = self.templates.index(path)?;
+        Some((index, &self.paths[index]))
+    }
+
+    /// The raw (percent-encoded) values of a request path's parameters, by name.
+    pub(crate) fn path_params<'r, 'p>(&'r self, path: &'p str) -> Vec<(&'r str, &'p str)> {
+        self.templates
+            .at(path)
+            .map(|(_, params)| params)
+            .unwrap_or_default()
     }
 
     /// The templates of the paths where some tool is kept by `keep` (given the tool's index).
@@ -397,13 +532,43 @@ impl Registry {
     }
 
     /// The tool a request calls: its path and method (`HEAD` falls back to `GET`).
-    pub(crate) fn tool(&self, entry: &PathEntry, method: &http::Method) -> Option<(usize, &Tool)> {
+    ///
+    /// Where path keys with `#fragments` describe several operations of one method on one
+    /// path, the query tells them apart: the tool whose required query parameters the
+    /// request gives, the one requiring the most of them; else the first described.
+    #[inline] // On the pass-through path of `Halo::call`.
+    pub(crate) fn tool(
+        &self,
+        entry: &PathEntry,
+        method: &http::Method,
+        query: Option<&str>,
+    ) -> Option<(usize, &Tool)> {
         let find = |wanted: &str| {
-            entry
+            let mut candidates = entry.methods.iter().filter(|(method, _)| *method == wanted);
+            let first = candidates.next()?.1;
+            let Some(_) = candidates.next() else {
+                return Some((first, &self.tools[first]));
+            };
+            let given: Vec<&str> = query
+                .unwrap_or_default()
+                .split('&')
+                .map(|pair| pair.split('=').next().unwrap_or_default())
+                .collect();
+            let chosen = entry
                 .methods
                 .iter()
-                .find(|(method, _)| *method == wanted)
-                .map(|(_, index)| (*index, &self.tools[*index]))
+                .filter(|(method, _)| *method == wanted)
+                .filter_map(|&(_, index)| {
+                    let required = required_query(&self.tools[index]);
+                    required
+                        .iter()
+                        .all(|name| given.contains(name))
+                        .then_some((required.len(), index))
+                })
+                .rev()
+                .max_by_key(|(required, _)| *required)
+                .map_or(first, |(_, index)| index);
+            Some((chosen, &self.tools[chosen]))
         };
         find(method.as_str()).or_else(|| {
             (method == http::Method::HEAD)
@@ -450,7 +615,7 @@ impl Registry {
             for (field, link) in links {
                 let Some(link) = link else { continue };
                 if let Some((method, path)) = halo_protocol::link_target(link)
-                    && !self.path(path).is_some_and(|(_, entry, _)| {
+                    && !self.path(path).is_some_and(|(_, entry)| {
                         method.is_none_or(|method| entry.methods.iter().any(|(m, _)| *m == method))
                     })
                 {
@@ -513,12 +678,47 @@ impl View {
     }
 }
 
+/// The path template of a path key: the key without its `#fragment` (Box describes several
+/// operations on one path as `/files/{file_id}#get_shared_link`).
+fn template_of(key: &str) -> &str {
+    key.split_once('#').map_or(key, |(template, _)| template)
+}
+
+/// `Allow` for the described methods (`OPTIONS` too).
+fn allow(methods: &[(&str, usize)]) -> HeaderValue {
+    let mut listed: Vec<&str> = Vec::new();
+    for (method, _) in methods {
+        if !listed.contains(method) {
+            listed.push(method);
+        }
+    }
+    listed.push("OPTIONS");
+    HeaderValue::try_from(listed.join(", ")).expect("method names are header text")
+}
+
+/// The names of a tool's required query parameters.
+fn required_query(tool: &Tool) -> Vec<&str> {
+    tool.schema
+        .input
+        .iter()
+        .filter(|(_, field)| {
+            field.required && field.location == Some(halo_protocol::Location::Query)
+        })
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
 /// `[a,b,c]` from serialised JSON values.
-fn join_array<'e>(items: impl Iterator<Item = &'e Bytes>) -> Cached {
-    let mut body = vec![b'['];
-    join(&mut body, items);
-    body.push(b']');
-    Cached::new(body)
+fn join_array<'e>(items: impl Iterator<Item = &'e Rope>) -> Cached {
+    let mut parts = vec![Rope::from_static(b"[")];
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            parts.push(Rope::from_static(b","));
+        }
+        parts.push(item.clone());
+    }
+    parts.push(Rope::from_static(b"]"));
+    Cached::from(Rope::join(parts))
 }
 
 fn join<'e>(out: &mut Vec<u8>, items: impl Iterator<Item = &'e Bytes>) {
@@ -532,7 +732,7 @@ fn join<'e>(out: &mut Vec<u8>, items: impl Iterator<Item = &'e Bytes>) {
 
 /// The entry and schema of `tool` with its texts in `language`, falling back along the tag
 /// (`en-GB` to `en`); `None` when it has none in that language.
-fn localise(tool: &Tool, language: &str) -> Option<(Bytes, Bytes)> {
+fn localise(tool: &Tool, language: &str) -> Option<(Bytes, Rope)> {
     let mut tag = language;
     let text = loop {
         if let Some(text) = tool.locales.get(tag) {
@@ -560,7 +760,7 @@ fn localise(tool: &Tool, language: &str) -> Option<(Bytes, Bytes)> {
     }
     Some((
         Bytes::from(serde_json::to_vec(&entry).ok()?),
-        Bytes::from(serde_json::to_vec(&schema).ok()?),
+        tool.parts.render(&schema),
     ))
 }
 

@@ -3,13 +3,16 @@
 use halo_protocol::{Call, Lifecycle, Limits, Metadata, Status, ToolEntry, ToolSchema};
 use serde_json::Value;
 
-use super::refs::Resolver;
+use super::bundle::{Bundler, Problem};
 use super::{auth, input};
 use crate::BuildError;
 
 /// What the walk knows about one operation before it becomes a tool.
 #[derive(Debug)]
 pub(crate) struct Source<'a> {
+    /// The path key as the document writes it, `#fragment` included.
+    pub(crate) key: &'a str,
+    /// The path template: the key without its fragment.
     pub(crate) template: &'a str,
     pub(crate) method: &'static str,
     pub(crate) path_item: &'a Value,
@@ -20,8 +23,8 @@ impl Source<'_> {
     /// `GET /api/books/{id} (get_book)`, for error messages.
     pub(crate) fn label(&self) -> String {
         match self.operation_id() {
-            Some(id) => format!("{} {} ({id})", self.method, self.template),
-            None => format!("{} {}", self.method, self.template),
+            Some(id) => format!("{} {} ({id})", self.method, self.key),
+            None => format!("{} {}", self.method, self.key),
         }
     }
 
@@ -54,15 +57,15 @@ pub(crate) struct Built {
 }
 
 /// Builds the manifest entry and the schema of an operation.
-pub(crate) fn build(
-    source: &Source<'_>,
+pub(crate) fn build<'d>(
+    source: &Source<'d>,
     name: String,
     meta: Metadata,
-    resolver: Resolver<'_>,
+    bundler: &Bundler<'d>,
     security_schemes: Option<&Value>,
     default_security: Option<&Value>,
 ) -> Result<Built, BuildError> {
-    let unresolved = |e: super::refs::Unresolved| BuildError::unresolved(&source.label(), e.0);
+    let unresolved = |problem: Problem| BuildError::bundle(&source.label(), problem);
     let (summary, description) = texts(source);
     let tags: Vec<String> = source
         .operation
@@ -81,9 +84,16 @@ pub(crate) fn build(
         security_schemes,
     );
     let (input, body) =
-        input::derive(resolver, source.path_item, source.operation).map_err(unresolved)?;
+        input::derive(bundler, source.path_item, source.operation).map_err(unresolved)?;
     schema.input = input;
-    schema.output = output(source, resolver).map_err(unresolved)?;
+    schema.output = match output_root(source, bundler).map_err(unresolved)? {
+        Some(root) => {
+            let schema = bundler.schema(root).map_err(unresolved)?;
+            let empty = schema.as_object().is_some_and(serde_json::Map::is_empty);
+            (!empty).then_some(schema)
+        }
+        None => None,
+    };
     schema.why = meta.why;
     schema.tags.clone_from(&tags);
     schema.effects = meta.effects;
@@ -152,11 +162,11 @@ fn lifecycle(declared: Option<Lifecycle>, source: &Source<'_>) -> Lifecycle {
     lifecycle
 }
 
-/// The schema of the first successful JSON response.
-fn output(
-    source: &Source<'_>,
-    resolver: Resolver<'_>,
-) -> Result<Option<Value>, super::refs::Unresolved> {
+/// The schema of the first successful JSON response, as the document writes it.
+fn output_root<'d>(
+    source: &Source<'d>,
+    bundler: &Bundler<'d>,
+) -> Result<Option<&'d Value>, Problem> {
     let Some(responses) = source.operation.get("responses").and_then(Value::as_object) else {
         return Ok(None);
     };
@@ -166,12 +176,22 @@ fn output(
         .collect();
     successes.sort_by(|a, b| a.0.cmp(b.0));
     for (_, response) in successes {
-        let response = resolver.follow(response)?;
+        let response = bundler.follow(response)?;
         if let Some((_, content)) = input::json_content(response.get("content")) {
-            let schema = input::content_schema(resolver, content)?;
-            let empty = schema.as_object().is_some_and(serde_json::Map::is_empty);
-            return Ok((!empty).then_some(schema));
+            return input::content_root(bundler, content);
         }
     }
     Ok(None)
+}
+
+/// Counts the references of every schema [`build`] will bundle for the operation.
+pub(crate) fn survey<'d>(source: &Source<'d>, bundler: &Bundler<'d>) -> Result<(), BuildError> {
+    let unresolved = |problem: Problem| BuildError::bundle(&source.label(), problem);
+    let mut roots = Vec::new();
+    input::roots(bundler, source.path_item, source.operation, &mut roots).map_err(unresolved)?;
+    roots.extend(output_root(source, bundler).map_err(unresolved)?);
+    for root in roots {
+        bundler.survey(root).map_err(unresolved)?;
+    }
+    Ok(())
 }

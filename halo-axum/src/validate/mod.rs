@@ -11,9 +11,10 @@
 mod fast;
 mod params;
 
-use halo_protocol::{FieldError, Location, Problem, ToolSchema, essence, is_json};
+use halo_protocol::{FieldError, InputField, Location, Problem, essence, is_json};
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
+use indexmap::IndexMap;
 use serde_json::Value;
 
 pub(crate) use self::fast::Fast;
@@ -66,12 +67,12 @@ impl Validator {
     /// With `formats`, `format` keywords are asserted (a `date-time` must be one), not just
     /// annotations.
     pub(crate) fn compile(
-        schema: &ToolSchema,
+        input: &IndexMap<String, InputField>,
         body: Option<&BodySpec>,
         formats: bool,
     ) -> Result<Self, String> {
         let mut params = Vec::new();
-        for (name, field) in &schema.input {
+        for (name, field) in input {
             let Some(location @ (Location::Path | Location::Query | Location::Header)) =
                 field.location
             else {
@@ -247,12 +248,12 @@ mod tests {
     use serde_json::json;
 
     fn check(formats: bool, email: &str) -> Vec<FieldError> {
-        let schema: ToolSchema = serde_json::from_value(json!({
+        let schema: halo_protocol::ToolSchema = serde_json::from_value(json!({
             "call": {"method": "GET", "url": "/people"},
             "input": {"email": {"type": "string", "format": "email", "in": "query"}}
         }))
         .unwrap();
-        let validator = Validator::compile(&schema, None, formats).unwrap();
+        let validator = Validator::compile(&schema.input, None, formats).unwrap();
         let mut errors = Vec::new();
         let query = format!("email={email}");
         validator

@@ -391,10 +391,25 @@ function kindOf(schema) {
   return 'json';
 }
 
+/// The schema an entry stands for: a `$ref` into the entry's own `$defs` followed, the
+/// keywords beside it kept (shared types are served once, under `$defs`).
+function resolved(entry) {
+  const defs = isObject(entry.$defs) ? entry.$defs : {};
+  let schema = entry;
+  for (let hops = 0; hops < 32 && typeof schema.$ref === 'string' && schema.$ref.startsWith('#/$defs/'); hops++) {
+    const name = schema.$ref.slice('#/$defs/'.length).replaceAll('~1', '/').replaceAll('~0', '~');
+    const target = Object.hasOwn(defs, name) ? defs[name] : null;
+    if (!isObject(target)) break;
+    const { $ref, ...beside } = schema;
+    schema = { ...target, ...beside };
+  }
+  return schema;
+}
+
 /// One control per input entry. `read()` gives `undefined` (not sent) or the value, or throws
 /// a message; `write(value)` fills the control.
 function field(name, entry, index) {
-  const schema = isObject(entry) ? entry : {};
+  const schema = isObject(entry) ? resolved(entry) : {};
   const kind = kindOf(schema);
   const required = schema.required === true;
   const id = `field-${index}`;

@@ -1,0 +1,294 @@
+//! Matching request paths against the document's path templates.
+//!
+//! Most templates are what axum's router takes (`/books/{id}`), and go to the same router,
+//! `matchit`. The others have literal text beside a parameter in one segment
+//! (`/Accounts/{Sid}.json`, `/v{version}/items`) or several parameters in one segment
+//! (`/{owner}.{repo}`), which `matchit` cannot express: each of those becomes an anchored
+//! regular expression, all of them tried at once with a `RegexSet`, whose matching is
+//! linear in the path. When both kinds match a path, the template with more literal text
+//! (the more specific one) wins.
+
+use regex::{Regex, RegexSet};
+
+/// The path templates of one registry, each with the index of its path entry.
+#[derive(Debug)]
+pub(crate) struct Templates {
+    router: matchit::Router<usize>,
+    /// The literal length of each entry's template, by index.
+    literal: Vec<usize>,
+    patterns: Vec<Pattern>,
+    set: RegexSet,
+}
+
+#[derive(Debug)]
+struct Pattern {
+    regex: Regex,
+    names: Vec<String>,
+    index: usize,
+    literal: usize,
+}
+
+/// The raw (still percent-encoded) values of a matched path's parameters, by name.
+pub(crate) type Params<'t, 'p> = Vec<(&'t str, &'p str)>;
+
+/// What the templates are built from.
+#[derive(Debug, Default)]
+pub(crate) struct TemplatesBuilder {
+    router: matchit::Router<usize>,
+    literal: Vec<usize>,
+    patterns: Vec<(String, Pattern)>,
+}
+
+impl TemplatesBuilder {
+    /// Adds a template (the path key of the document without any `#fragment`) for the entry
+    /// at `index`.
+    pub(crate) fn insert(&mut self, template: &str, index: usize) -> Result<(), String> {
+        let segments = parse(template)?;
+        let simple = segments
+            .iter()
+            .all(|segment| matches!(segment[..], [Piece::Literal(_)] | [Piece::Param(_)] | []));
+        let literal = segments
+            .iter()
+            .flatten()
+            .map(|piece| match piece {
+                Piece::Literal(text) => text.len(),
+                Piece::Param(_) => 0,
+            })
+            .sum::<usize>()
+            + segments.len();
+        if self.literal.len() <= index {
+            self.literal.resize(index + 1, 0);
+        }
+        self.literal[index] = literal;
+        if simple {
+            return self
+                .router
+                .insert(template, index)
+                .map_err(|e| e.to_string());
+        }
+        let mut expression = String::from("^");
+        let mut names = Vec::new();
+        for segment in &segments {
+            expression.push('/');
+            for piece in segment {
+                match piece {
+                    Piece::Literal(text) => expression.push_str(&regex::escape(text)),
+                    Piece::Param(name) => {
+                        if names.contains(name) {
+                            return Err(format!("parameter `{name}` appears twice"));
+                        }
+                        names.push(name.clone());
+                        expression.push_str("([^/]+)");
+                    }
+                }
+            }
+        }
+        expression.push('$');
+        if let Some((other, _)) = self.patterns.iter().find(|(e, _)| *e == expression) {
+            return Err(format!("it matches the same paths as {other:?}"));
+        }
+        let regex = Regex::new(&expression).map_err(|e| e.to_string())?;
+        self.patterns.push((
+            expression,
+            Pattern {
+                regex,
+                names,
+                index,
+                literal,
+            },
+        ));
+        Ok(())
+    }
+
+    pub(crate) fn build(self) -> Result<Templates, String> {
+        let set = RegexSet::new(self.patterns.iter().map(|(expression, _)| expression))
+            .map_err(|e| e.to_string())?;
+        Ok(Templates {
+            router: self.router,
+            literal: self.literal,
+            patterns: self.patterns.into_iter().map(|(_, p)| p).collect(),
+            set,
+        })
+    }
+}
+
+/// The template a path matched.
+enum Found<'t, 'p> {
+    Plain(matchit::Match<'t, 'p, &'t usize>),
+    Pattern(&'t Pattern),
+}
+
+impl Templates {
+    /// The index of the entry a request path is one of.
+    #[inline] // On the pass-through path of `Halo::call`.
+    pub(crate) fn index(&self, path: &str) -> Option<usize> {
+        Some(match self.find(path)? {
+            Found::Plain(matched) => *matched.value,
+            Found::Pattern(pattern) => pattern.index,
+        })
+    }
+
+    /// The entry a request path is one of, and its parameters.
+    pub(crate) fn at<'t, 'p>(&'t self, path: &'p str) -> Option<(usize, Params<'t, 'p>)> {
+        Some(match self.find(path)? {
+            Found::Plain(matched) => (*matched.value, matched.params.iter().collect()),
+            Found::Pattern(pattern) => (pattern.index, capture(pattern, path)),
+        })
+    }
+
+    #[inline]
+    fn find<'t, 'p>(&'t self, path: &'p str) -> Option<Found<'t, 'p>> {
+        let plain = self.router.at(path).ok();
+        if self.patterns.is_empty() {
+            return plain.map(Found::Plain);
+        }
+        let best = self
+            .set
+            .matches(path)
+            .iter()
+            .map(|i| &self.patterns[i])
+            .max_by_key(|pattern| pattern.literal);
+        match (plain, best) {
+            (Some(plain), Some(best)) if self.literal[*plain.value] < best.literal => {
+                Some(Found::Pattern(best))
+            }
+            (Some(plain), _) => Some(Found::Plain(plain)),
+            (None, best) => best.map(Found::Pattern),
+        }
+    }
+}
+
+fn capture<'t, 'p>(pattern: &'t Pattern, path: &'p str) -> Params<'t, 'p> {
+    pattern
+        .regex
+        .captures(path)
+        .map(|captures| {
+            pattern
+                .names
+                .iter()
+                .zip(captures.iter().skip(1))
+                .filter_map(|(name, value)| Some((name.as_str(), value?.as_str())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Param(String),
+}
+
+/// The segments of a template, each a run of literal text and `{parameters}`.
+fn parse(template: &str) -> Result<Vec<Vec<Piece>>, String> {
+    let Some(rest) = template.strip_prefix('/') else {
+        return Err("a path template starts with `/`".to_owned());
+    };
+    rest.split('/')
+        .map(|segment| {
+            let mut pieces = Vec::new();
+            let mut rest = segment;
+            while !rest.is_empty() {
+                match rest.find(['{', '}']) {
+                    Some(0) if rest.starts_with('{') => {
+                        let close = rest
+                            .find('}')
+                            .ok_or_else(|| format!("`{{` without `}}` in {segment:?}"))?;
+                        let name = &rest[1..close];
+                        if name.is_empty() || name.contains('{') {
+                            return Err(format!("a parameter without a name in {segment:?}"));
+                        }
+                        if matches!(pieces.last(), Some(Piece::Param(_))) {
+                            return Err(format!(
+                                "two parameters with nothing between them in {segment:?}"
+                            ));
+                        }
+                        pieces.push(Piece::Param(name.to_owned()));
+                        rest = &rest[close + 1..];
+                    }
+                    Some(0) => return Err(format!("`}}` without `{{` in {segment:?}")),
+                    found => {
+                        let end = found.unwrap_or(rest.len());
+                        pieces.push(Piece::Literal(rest[..end].to_owned()));
+                        rest = &rest[end..];
+                    }
+                }
+            }
+            Ok(pieces)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn templates(list: &[&str]) -> Templates {
+        let mut builder = TemplatesBuilder::default();
+        for (index, template) in list.iter().enumerate() {
+            builder.insert(template, index).unwrap();
+        }
+        builder.build().unwrap()
+    }
+
+    fn at<'t, 'p>(
+        templates: &'t Templates,
+        path: &'p str,
+    ) -> Option<(usize, Vec<(&'t str, &'p str)>)> {
+        templates.at(path)
+    }
+
+    #[test]
+    fn literal_text_beside_parameters() {
+        let t = templates(&[
+            "/2010-04-01/Accounts/{Sid}.json",
+            "/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json",
+            "/2010-04-01/Accounts/{AccountSid}/Calls.json",
+            "/v{version}/items",
+            "/{owner}.{repo}/readme",
+            "/files/{id}",
+            "/files/latest.json",
+        ]);
+        assert_eq!(
+            at(&t, "/2010-04-01/Accounts/AC1.json"),
+            Some((0, vec![("Sid", "AC1")]))
+        );
+        assert_eq!(
+            at(&t, "/2010-04-01/Accounts/AC1/Calls/CA9.json"),
+            Some((1, vec![("AccountSid", "AC1"), ("Sid", "CA9")]))
+        );
+        assert_eq!(
+            at(&t, "/2010-04-01/Accounts/AC1/Calls.json"),
+            Some((2, vec![("AccountSid", "AC1")]))
+        );
+        assert_eq!(at(&t, "/v2/items"), Some((3, vec![("version", "2")])));
+        assert_eq!(
+            at(&t, "/halo.rs/readme"),
+            Some((4, vec![("owner", "halo"), ("repo", "rs")]))
+        );
+        // The more specific template wins: a static one over a suffix one over a bare one.
+        assert_eq!(at(&t, "/files/7"), Some((5, vec![("id", "7")])));
+        assert_eq!(at(&t, "/files/latest.json"), Some((6, vec![])));
+        for path in [
+            "/2010-04-01/Accounts/.json",
+            "/2010-04-01/Accounts/AC1.xml",
+            "/2010-04-01/Accounts/a/b.json",
+            "/v/items",
+            "/items",
+            "/2010-04-01/Accounts/AC1.json/x",
+        ] {
+            assert_eq!(at(&t, path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn malformed_templates_are_refused() {
+        for template in ["/a/{", "/a/}", "/a/{}", "/a/{x}{y}", "a", "/a/{x}.{x}"] {
+            let mut builder = TemplatesBuilder::default();
+            assert!(builder.insert(template, 0).is_err(), "{template}");
+        }
+        let mut builder = TemplatesBuilder::default();
+        builder.insert("/a/{x}.json", 0).unwrap();
+        assert!(builder.insert("/a/{y}.json", 1).is_err());
+    }
+}

@@ -1,0 +1,68 @@
+//! Real OpenAPI documents, kept gzip'd in `tests/corpus/` (see its README for their sources
+//! and licences), for tests and benchmarks at the scale of APIs nobody here wrote.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// A document of the corpus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Document {
+    /// GitHub's REST API, 2022-06-11: 771 operations, tags everywhere, large unions.
+    GitHub,
+    /// Stripe's API, 2023-08-16: 468 operations, no tags, a reference cycle through 71
+    /// schemas, form-encoded bodies.
+    Stripe,
+}
+
+impl Document {
+    /// Every document of the corpus.
+    pub const ALL: [Self; 2] = [Self::GitHub, Self::Stripe];
+
+    /// A short name: `github`, `stripe`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::GitHub => "github",
+            Self::Stripe => "stripe",
+        }
+    }
+
+    /// The gzip'd file.
+    #[must_use]
+    pub fn path(self) -> PathBuf {
+        let file = match self {
+            Self::GitHub => "github-2022-06-11.json.gz",
+            Self::Stripe => "stripe-2023-08-16.json.gz",
+        };
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("corpus")
+            .join(file)
+    }
+
+    /// The document's JSON text.
+    ///
+    /// # Panics
+    /// When the fixture is missing or not gzip'd UTF-8 (a broken checkout).
+    #[must_use]
+    pub fn text(self) -> String {
+        let file =
+            std::fs::File::open(self.path()).expect("the corpus fixture is in the repository");
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(file)
+            .read_to_string(&mut text)
+            .expect("the corpus fixture is gzip'd UTF-8");
+        text
+    }
+
+    /// The document, parsed.
+    ///
+    /// # Panics
+    /// As [`text`](Self::text), or when it is not JSON.
+    #[must_use]
+    pub fn json(self) -> Value {
+        serde_json::from_str(&self.text()).expect("the corpus fixture is JSON")
+    }
+}
