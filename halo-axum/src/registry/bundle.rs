@@ -48,6 +48,16 @@ pub(crate) enum Problem {
     EmptyCycle(String),
 }
 
+/// What a schema that is a reference to a recursive definition becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Root {
+    /// The reference, the definition under `$defs` once: the smallest.
+    Reference,
+    /// The definition's body, as for any other definition: for a request body, whose
+    /// properties become input entries.
+    Body,
+}
+
 /// A referenced target, identified by its index.
 type Id = u32;
 
@@ -71,6 +81,8 @@ struct Target<'d> {
 struct Done {
     /// The body with every reference rewritten or inlined.
     body: Value,
+    /// Part of a reference cycle (itself included).
+    recursive: bool,
     /// Copied to its uses instead of referred to.
     inline: bool,
     /// How deeply its bundled body nests.
@@ -138,9 +150,10 @@ impl<'d> Bundler<'d> {
 
     /// `schema` with its references rewritten: each a `{"$ref": "#/$defs/Name"}` into the
     /// document's definitions, or inlined where that is smaller or clearer. A schema that is
-    /// a reference itself is the body it names. [`defs_of`](Self::defs_of) gives the
-    /// `$defs` it needs.
-    pub(crate) fn schema(&self, schema: &'d Value) -> Result<Value, Problem> {
+    /// a reference itself is the body it names, unless the definition is recursive and
+    /// `root` is [`Root::Reference`]: then its body would be written twice, at the root and
+    /// under `$defs`. [`defs_of`](Self::defs_of) gives the `$defs` it needs.
+    pub(crate) fn schema(&self, schema: &'d Value, root: Root) -> Result<Value, Problem> {
         let mut state = self.state.borrow_mut();
         let mut found = Vec::new();
         self.references(schema, 0, &mut found)
@@ -153,7 +166,12 @@ impl<'d> Bundler<'d> {
         self.intern_all(&mut state, unknown, None)?;
         self.finish(&mut state)?;
         let mut deps = Vec::new();
-        let root = match reference_of(schema) {
+        let whole = reference_of(schema).filter(|reference| {
+            let id = state.by_reference[reference];
+            let done = state.targets[id as usize].done.as_ref().expect("finished");
+            root == Root::Body || !done.recursive
+        });
+        let root = match whole {
             Some(reference) => {
                 let id = state.by_reference[reference];
                 let mut body = state.targets[id as usize]
@@ -398,6 +416,7 @@ impl<'d> Bundler<'d> {
         for &id in component {
             state.targets[id as usize].done = Some(Done {
                 body: Value::Null,
+                recursive,
                 inline: false,
                 depth: 0,
                 deps: Vec::new(),
@@ -413,6 +432,7 @@ impl<'d> Bundler<'d> {
             let done = state.targets[id as usize].done.as_mut().expect("marked");
             *done = Done {
                 body,
+                recursive,
                 inline,
                 depth,
                 deps,

@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::BodySpec;
-use super::bundle::{Bundler, Problem};
+use super::bundle::{Bundler, Problem, Root};
 
 /// The input map of an operation from its (path-level and own) parameters and request body,
 /// and what a request's body must be.
@@ -74,7 +74,7 @@ fn parameter_field<'d>(
     location: Location,
 ) -> Result<InputField, Problem> {
     let schema = match parameter_schema(bundler, parameter)? {
-        Some(schema) => bundler.schema(schema)?,
+        Some(schema) => bundler.schema(schema, Root::Reference)?,
         None => Value::Object(Map::new()),
     };
     let mut field = InputField::new(schema);
@@ -104,7 +104,7 @@ fn body_fields<'d>(
     let Some((media_type, content)) = body_content(body) else {
         return Ok((Vec::new(), None));
     };
-    let schema = content_schema(bundler, content)?;
+    let schema = content_schema(bundler, content, Root::Body)?;
     let is_json = is_json(media_type);
     let mut spec = BodySpec {
         schema: schema.clone(),
@@ -188,12 +188,13 @@ pub(crate) fn json_content(content: Option<&Value>) -> Option<(&str, &Value)> {
 }
 
 /// The bundled schema of one media type object (`{}` when it has none).
-pub(crate) fn content_schema<'d>(
+fn content_schema<'d>(
     bundler: &Bundler<'d>,
     content: &'d Value,
+    root: Root,
 ) -> Result<Value, Problem> {
     match content_root(bundler, content)? {
-        Some(schema) => bundler.schema(schema),
+        Some(schema) => bundler.schema(schema, root),
         None => Ok(Value::Object(Map::new())),
     }
 }

@@ -14,7 +14,7 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 /// A rope no longer than this is copied into one piece when joined: small answers are one
 /// buffer, as if written whole.
-const COMPACT: usize = 16 * 1024;
+const COMPACT: usize = 64 * 1024;
 
 /// Bytes as a tree of shared pieces, with their length and a hash of their content.
 #[derive(Debug, Clone)]
