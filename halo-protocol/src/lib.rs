@@ -57,6 +57,7 @@ mod problem;
 mod rate;
 mod refs;
 mod schema;
+mod style;
 mod tags;
 
 pub use agent::{

@@ -105,8 +105,15 @@ impl PlaceError {
 ///
 /// # Errors
 /// Arguments that are not an object, a missing path variable, a path value that would leave
-/// its template (empty, `.`, `..`), a nested value in the path, query or a header, or a
-/// header name or value a request cannot carry.
+/// its template (empty, `.`, `..`), a nested value in the path or a header, a value the
+/// query parameter's (or form field's) `style` cannot write, or a header name or value a
+/// request cannot carry.
+///
+/// Query parameters and the fields of `application/x-www-form-urlencoded` and
+/// `multipart/form-data` bodies (entries with a `media_type`) are written as their entries'
+/// `style` and `explode` say: `deepObject` as `filter[gte]=1`, nested values with brackets
+/// (`items[0][price]=p`). Without a style, a query value must be a scalar or an array of
+/// scalars, and a form field's nested values take brackets.
 pub fn place_arguments(
     template: &str,
     method: &str,
@@ -144,7 +151,14 @@ pub fn place_arguments(
                 let text = scalar(&name, "path", &value)?;
                 path_values.push((name, text));
             }
-            Location::Query => query(&name, &value, &mut placed.query)?,
+            Location::Query => match entry.and_then(|e| e.style.as_deref()) {
+                Some(style) => {
+                    let explode = entry.and_then(|e| e.explode);
+                    crate::style::pairs(&name, &value, Some(style), explode, &mut placed.query)
+                        .map_err(PlaceError::new)?;
+                }
+                None => query(&name, &value, &mut placed.query)?,
+            },
             Location::Header => {
                 if !is_header_name(&name) {
                     return Err(PlaceError::new(format!(
@@ -177,17 +191,67 @@ pub fn place_arguments(
     placed.target = fill_template(template, &path_values)?;
     let expects_body = (is("POST") || is("PUT") || is("PATCH"))
         && schema.is_some_and(|s| s.input.values().any(|e| e.location == Some(Location::Body)));
-    placed.body = match whole_body {
-        Some((Value::String(text), Some(content_type))) => Some(Payload::Raw {
+    let form = schema.and_then(form_media_type);
+    placed.body = match (whole_body, form) {
+        (Some((Value::String(text), Some(content_type))), _) => Some(Payload::Raw {
             content_type,
             bytes: text.into_bytes(),
         }),
-        Some((value, _)) => Some(Payload::Json(value)),
-        None if !body.is_empty() => Some(Payload::Json(Value::Object(body))),
-        None if expects_body => Some(Payload::Json(Value::Object(Map::new()))),
-        None => None,
+        (Some((value, _)), _) => Some(Payload::Json(value)),
+        (None, Some(media_type)) if !body.is_empty() || expects_body => {
+            Some(form_body(schema, media_type, &body)?)
+        }
+        (None, _) if !body.is_empty() => Some(Payload::Json(Value::Object(body))),
+        (None, _) if expects_body => Some(Payload::Json(Value::Object(Map::new()))),
+        (None, _) => None,
     };
     Ok(placed)
+}
+
+/// The media type of a body the schema says is a form (its body entries' `media_type`).
+fn form_media_type(schema: &ToolSchema) -> Option<&str> {
+    schema
+        .input
+        .values()
+        .filter(|entry| entry.location == Some(Location::Body))
+        .find_map(|entry| entry.media_type.as_deref())
+        .filter(|media_type| {
+            let essence = crate::essence(media_type);
+            essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+                || essence.eq_ignore_ascii_case("multipart/form-data")
+        })
+}
+
+/// The body fields encoded as the form `media_type` says, each as its entry's `style` and
+/// `explode` say.
+fn form_body(
+    schema: Option<&ToolSchema>,
+    media_type: &str,
+    fields: &Map<String, Value>,
+) -> Result<Payload, PlaceError> {
+    if crate::essence(media_type).eq_ignore_ascii_case("multipart/form-data") {
+        let (content_type, bytes) = crate::style::multipart(fields);
+        return Ok(Payload::Raw {
+            content_type,
+            bytes,
+        });
+    }
+    let mut pairs = Vec::new();
+    for (name, value) in fields {
+        let entry = schema.and_then(|s| s.input.get(name));
+        // Without an `encoding`, nested values take brackets, as form-reading servers expect
+        // (`address[city]=London`), rather than OpenAPI's `form` default, which drops the name.
+        let style = entry
+            .and_then(|e| e.style.as_deref())
+            .unwrap_or("deepObject");
+        let explode = entry.and_then(|e| e.explode);
+        crate::style::pairs(name, value, Some(style), explode, &mut pairs)
+            .map_err(PlaceError::new)?;
+    }
+    Ok(Payload::Raw {
+        content_type: "application/x-www-form-urlencoded".to_owned(),
+        bytes: crate::style::urlencoded(&pairs),
+    })
 }
 
 /// Whether `name` is the entry that stands for the whole body (a body the server did not
@@ -269,8 +333,8 @@ fn fill_template(template: &str, values: &[(String, String)]) -> Result<String, 
     Ok(out)
 }
 
-/// Query pairs for one argument: a scalar once, an array of scalars repeated (`a=1&a=2`),
-/// `null` not at all; objects are refused.
+/// Query pairs for an argument whose entry declares no `style`: a scalar once, an array of
+/// scalars repeated (`a=1&a=2`), `null` not at all; objects are refused rather than guessed.
 fn query(name: &str, value: &Value, pairs: &mut Vec<(String, String)>) -> Result<(), PlaceError> {
     match value {
         Value::Null => {}

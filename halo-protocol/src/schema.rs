@@ -211,6 +211,16 @@ pub struct InputField {
     pub required: bool,
     /// Where the parameter goes in the request (extension).
     pub location: Option<Location>,
+    /// How its value is written, as OpenAPI's `style` says (`form`, `deepObject`, `simple`,
+    /// `spaceDelimited`, `pipeDelimited`); `None` for the location's default (extension).
+    pub style: Option<String>,
+    /// Whether arrays and objects are written as several parameters (OpenAPI's `explode`);
+    /// `None` for the style's default (extension).
+    pub explode: Option<bool>,
+    /// For an entry of a request body that is not JSON, the body's media type
+    /// (`application/x-www-form-urlencoded`, `multipart/form-data`): the client encodes the
+    /// body entries that way (extension).
+    pub media_type: Option<String>,
 }
 
 impl Serialize for InputField {
@@ -232,6 +242,15 @@ impl Serialize for InputField {
         }
         if let Some(location) = &self.location {
             map.serialize_entry("in", location)?;
+        }
+        if let Some(style) = &self.style {
+            map.serialize_entry("style", style)?;
+        }
+        if let Some(explode) = &self.explode {
+            map.serialize_entry("explode", explode)?;
+        }
+        if let Some(media_type) = &self.media_type {
+            map.serialize_entry("media_type", media_type)?;
         }
         map.end()
     }
@@ -255,10 +274,29 @@ impl<'de> Deserialize<'de> for InputField {
             }
             _ => None,
         };
+        let mut text = |key: &str| match schema.get(key) {
+            Some(Value::String(_)) => match schema.remove(key) {
+                Some(Value::String(text)) => Some(text),
+                _ => None,
+            },
+            _ => None,
+        };
+        let style = text("style");
+        let media_type = text("media_type");
+        let explode = match schema.get("explode") {
+            Some(&Value::Bool(explode)) => {
+                schema.remove("explode");
+                Some(explode)
+            }
+            _ => None,
+        };
         Ok(Self {
             schema: unnest(schema),
             required,
             location,
+            style,
+            explode,
+            media_type,
         })
     }
 }
@@ -311,7 +349,38 @@ impl InputField {
             schema,
             required: false,
             location: None,
+            style: None,
+            explode: None,
+            media_type: None,
         }
+    }
+
+    /// Sets how the value is written (OpenAPI's `style` and `explode`), for a style other
+    /// than the location's default.
+    ///
+    /// ```
+    /// use halo_protocol::{InputField, Location};
+    ///
+    /// let created = InputField::new(serde_json::json!({"type": "object"}))
+    ///     .located(Location::Query)
+    ///     .styled("deepObject", Some(true));
+    /// assert_eq!(
+    ///     serde_json::to_string(&created).unwrap(),
+    ///     r#"{"type":"object","in":"query","style":"deepObject","explode":true}"#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn styled(mut self, style: impl Into<String>, explode: Option<bool>) -> Self {
+        self.style = Some(style.into());
+        self.explode = explode;
+        self
+    }
+
+    /// Sets the media type of the (non-JSON) request body this entry is part of.
+    #[must_use]
+    pub fn with_media_type(mut self, media_type: impl Into<String>) -> Self {
+        self.media_type = Some(media_type.into());
+        self
     }
 
     /// Sets where the parameter goes.

@@ -58,6 +58,29 @@ pub(crate) enum Root {
     Body,
 }
 
+/// Which way a schema describes data: what a caller sends, or what it gets back. Properties
+/// marked `readOnly` are left out of input, `writeOnly` ones out of output, so a definition
+/// can read two ways, each bundled once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Input = 0,
+    Output = 1,
+}
+
+/// How one schema is rewritten.
+#[derive(Debug, Clone, Copy)]
+struct Pass {
+    direction: Direction,
+    /// The document is OpenAPI 3.0, whose `nullable` becomes JSON Schema's `null` type.
+    nullable: bool,
+}
+
+impl Pass {
+    fn at(self) -> usize {
+        self.direction as usize
+    }
+}
+
 /// A referenced target, identified by its index.
 type Id = u32;
 
@@ -69,12 +92,12 @@ struct Target<'d> {
     uses: u32,
     /// The targets its body references (with repeats).
     edges: Vec<Id>,
-    /// Set once its body is bundled.
-    done: Option<Done>,
+    /// Set once its body is bundled, for each [`Direction`].
+    done: [Option<Done>; 2],
     /// Its name under `$defs`, once some schema refers to it there.
     name: Option<String>,
-    /// `"name":{…}`, serialised on first use.
-    piece: Option<Rope>,
+    /// `"name":{…}`, serialised on first use, for each [`Direction`].
+    piece: [Option<Rope>; 2],
 }
 
 #[derive(Debug)]
@@ -105,14 +128,18 @@ struct State<'d> {
 pub(crate) struct Bundler<'d> {
     document: &'d Value,
     limits: DocumentLimits,
+    /// OpenAPI 3.0 (`nullable`), rather than 3.1 (JSON Schema as it is).
+    openapi_30: bool,
     state: RefCell<State<'d>>,
 }
 
 impl<'d> Bundler<'d> {
     pub(crate) fn new(document: &'d Value, limits: DocumentLimits) -> Self {
+        let version = document.get("openapi").and_then(Value::as_str);
         Self {
             document,
             limits,
+            openapi_30: version.is_some_and(|version| version.starts_with("3.0")),
             state: RefCell::new(State::default()),
         }
     }
@@ -153,7 +180,16 @@ impl<'d> Bundler<'d> {
     /// a reference itself is the body it names, unless the definition is recursive and
     /// `root` is [`Root::Reference`]: then its body would be written twice, at the root and
     /// under `$defs`. [`defs_of`](Self::defs_of) gives the `$defs` it needs.
-    pub(crate) fn schema(&self, schema: &'d Value, root: Root) -> Result<Value, Problem> {
+    pub(crate) fn schema(
+        &self,
+        schema: &'d Value,
+        root: Root,
+        direction: Direction,
+    ) -> Result<Value, Problem> {
+        let pass = Pass {
+            direction,
+            nullable: self.openapi_30,
+        };
         let mut state = self.state.borrow_mut();
         let mut found = Vec::new();
         self.references(schema, 0, &mut found)
@@ -164,38 +200,33 @@ impl<'d> Bundler<'d> {
             .filter(|reference| !state.by_reference.contains_key(reference))
             .collect();
         self.intern_all(&mut state, unknown, None)?;
-        self.finish(&mut state)?;
+        self.finish(&mut state, pass)?;
         let mut deps = Vec::new();
         let whole = reference_of(schema).filter(|reference| {
             let id = state.by_reference[reference];
-            let done = state.targets[id as usize].done.as_ref().expect("finished");
-            root == Root::Body || !done.recursive
+            root == Root::Body || !done(&state, id, pass).recursive
         });
         let root = match whole {
             Some(reference) => {
                 let id = state.by_reference[reference];
-                let mut body = state.targets[id as usize]
-                    .done
-                    .as_ref()
-                    .expect("finished")
-                    .body
-                    .clone();
+                let mut body = done(&state, id, pass).body.clone();
                 if let (Value::Object(body), Value::Object(siblings)) = (&mut body, schema) {
                     for (key, value) in siblings.iter().filter(|(key, _)| *key != "$ref") {
-                        let value = rewrite(&mut state, value, key, 1, &mut deps);
+                        let value = rewrite(&mut state, value, key, 1, &mut deps, pass);
                         body.insert(key.clone(), value);
                     }
+                    adjust(&state, body, pass);
                 }
                 body
             }
-            None => rewrite_value(&mut state, schema, 0, &mut deps),
+            None => rewrite_value(&mut state, schema, 0, &mut deps, pass),
         };
         Ok(root)
     }
 
     /// The definitions `schema` (as [`schema`](Self::schema) gave it) reaches, each once, in
     /// the order they are first reached.
-    pub(crate) fn defs_of(&self, schema: &Value) -> Vec<u32> {
+    pub(crate) fn defs_of(&self, schema: &Value, direction: Direction) -> Vec<u32> {
         let state = self.state.borrow();
         let mut direct = Vec::new();
         defs_refs(&state, schema, &mut direct);
@@ -207,7 +238,9 @@ impl<'d> Bundler<'d> {
                 continue;
             }
             order.push(id);
-            let done = state.targets[id as usize].done.as_ref().expect("finished");
+            let done = state.targets[id as usize].done[direction as usize]
+                .as_ref()
+                .expect("finished");
             stack.extend(done.deps.iter().rev().filter(|dep| !seen[**dep as usize]));
         }
         order
@@ -216,7 +249,7 @@ impl<'d> Bundler<'d> {
     /// `{"Name":{…},…}`: the `$defs` object of `defs`, from bytes shared by every schema.
     ///
     /// Every entry served counts towards [`DocumentLimits::max_defs`].
-    pub(crate) fn defs_rope(&self, defs: &[u32]) -> Result<Rope, Problem> {
+    pub(crate) fn defs_rope(&self, defs: &[u32], direction: Direction) -> Result<Rope, Problem> {
         let mut state = self.state.borrow_mut();
         state.defs_served += defs.len();
         if state.defs_served > self.limits.max_defs {
@@ -232,7 +265,7 @@ impl<'d> Bundler<'d> {
             if i > 0 {
                 parts.push(Rope::from_static(b","));
             }
-            parts.push(piece(&mut state, id));
+            parts.push(piece(&mut state, id, direction));
         }
         parts.push(Rope::from_static(b"}"));
         Ok(Rope::join(parts))
@@ -240,12 +273,14 @@ impl<'d> Bundler<'d> {
 
     /// `defs` as a `$defs` object of values, for code that needs the whole schema (the
     /// validators).
-    pub(crate) fn defs_value(&self, defs: &[u32]) -> Map<String, Value> {
+    pub(crate) fn defs_value(&self, defs: &[u32], direction: Direction) -> Map<String, Value> {
         let mut state = self.state.borrow_mut();
         defs.iter()
             .map(|&id| {
                 let name = name_of(&mut state, id);
-                let body = state.targets[id as usize].done.as_ref().expect("finished");
+                let body = state.targets[id as usize].done[direction as usize]
+                    .as_ref()
+                    .expect("finished");
                 (name, body.body.clone())
             })
             .collect()
@@ -276,9 +311,9 @@ impl<'d> Bundler<'d> {
                             body,
                             uses: 0,
                             edges: Vec::new(),
-                            done: None,
+                            done: [None, None],
                             name: None,
-                            piece: None,
+                            piece: [None, None],
                         });
                         state.by_reference.insert(reference, id);
                         let mut inner = Vec::new();
@@ -335,7 +370,8 @@ impl<'d> Bundler<'d> {
 
     /// Bundles every target not bundled yet, strongly connected components first (Tarjan's
     /// algorithm, without recursion: reference chains can be as long as the document).
-    fn finish(&self, state: &mut State<'d>) -> Result<(), Problem> {
+    fn finish(&self, state: &mut State<'d>, pass: Pass) -> Result<(), Problem> {
+        let at = pass.at();
         let count = state.targets.len();
         let mut index: Vec<Option<u32>> = vec![None; count];
         let mut low = vec![0u32; count];
@@ -343,7 +379,7 @@ impl<'d> Bundler<'d> {
         let mut stack: Vec<Id> = Vec::new();
         let mut next = 0u32;
         for start in 0..count {
-            if state.targets[start].done.is_some() || index[start].is_some() {
+            if state.targets[start].done[at].is_some() || index[start].is_some() {
                 continue;
             }
             // (node, next edge to look at)
@@ -358,7 +394,7 @@ impl<'d> Bundler<'d> {
                 if let Some(&child) = state.targets[n].edges.get(*edge) {
                     *edge += 1;
                     let c = child as usize;
-                    if state.targets[c].done.is_some() {
+                    if state.targets[c].done[at].is_some() {
                         continue;
                     }
                     match index[c] {
@@ -390,7 +426,7 @@ impl<'d> Bundler<'d> {
                             break;
                         }
                     }
-                    self.bundle_component(state, &component)?;
+                    self.bundle_component(state, &component, pass)?;
                 }
             }
         }
@@ -398,7 +434,13 @@ impl<'d> Bundler<'d> {
     }
 
     /// Bundles one strongly connected component, whose references out of it are bundled.
-    fn bundle_component(&self, state: &mut State<'d>, component: &[Id]) -> Result<(), Problem> {
+    fn bundle_component(
+        &self,
+        state: &mut State<'d>,
+        component: &[Id],
+        pass: Pass,
+    ) -> Result<(), Problem> {
+        let at = pass.at();
         let recursive = component.len() > 1 || {
             let only = component[0];
             state.targets[only as usize].edges.contains(&only)
@@ -414,7 +456,7 @@ impl<'d> Bundler<'d> {
         }
         // Members refer to each other through `$defs`; mark them before any body is written.
         for &id in component {
-            state.targets[id as usize].done = Some(Done {
+            state.targets[id as usize].done[at] = Some(Done {
                 body: Value::Null,
                 recursive,
                 inline: false,
@@ -425,11 +467,13 @@ impl<'d> Bundler<'d> {
         for &id in component {
             let source = state.targets[id as usize].body;
             let mut deps = Vec::new();
-            let body = rewrite_value(state, source, 0, &mut deps);
+            let body = rewrite_value(state, source, 0, &mut deps, pass);
             let depth = depth_of(&body);
             let inline = !recursive
                 && (state.targets[id as usize].uses <= 1 || (deps.is_empty() && is_tiny(&body)));
-            let done = state.targets[id as usize].done.as_mut().expect("marked");
+            let done = state.targets[id as usize].done[at]
+                .as_mut()
+                .expect("marked");
             *done = Done {
                 body,
                 recursive,
@@ -443,13 +487,19 @@ impl<'d> Bundler<'d> {
 }
 
 /// The value with its references rewritten, at `depth` inside its schema.
-fn rewrite_value(state: &mut State<'_>, value: &Value, depth: usize, deps: &mut Vec<Id>) -> Value {
+fn rewrite_value(
+    state: &mut State<'_>,
+    value: &Value,
+    depth: usize,
+    deps: &mut Vec<Id>,
+    pass: Pass,
+) -> Value {
     match value {
         Value::Object(map) => {
             let mut out = match map.get("$ref") {
                 Some(Value::String(reference)) => {
                     let id = state.by_reference[reference.as_str()];
-                    let done = state.targets[id as usize].done.as_ref().expect("bundled");
+                    let done = done(state, id, pass);
                     if done.inline && depth + done.depth <= MAX_INLINE_DEPTH {
                         for dep in &done.deps {
                             if !deps.contains(dep) {
@@ -471,15 +521,16 @@ fn rewrite_value(state: &mut State<'_>, value: &Value, depth: usize, deps: &mut 
             };
             // OpenAPI 3.1 allows keywords beside `$ref` (a field's description, default, ...).
             for (key, inner) in map.iter().filter(|(key, _)| *key != "$ref") {
-                let inner = rewrite(state, inner, key, depth + 1, deps);
+                let inner = rewrite(state, inner, key, depth + 1, deps, pass);
                 out.insert(key.clone(), inner);
             }
+            adjust(state, &mut out, pass);
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|item| rewrite_value(state, item, depth + 1, deps))
+                .map(|item| rewrite_value(state, item, depth + 1, deps, pass))
                 .collect(),
         ),
         other => other.clone(),
@@ -493,11 +544,133 @@ fn rewrite(
     key: &str,
     depth: usize,
     deps: &mut Vec<Id>,
+    pass: Pass,
 ) -> Value {
     if holds_data(key) {
         value.clone()
     } else {
-        rewrite_value(state, value, depth, deps)
+        rewrite_value(state, value, depth, deps, pass)
+    }
+}
+
+/// The bundled body of a target in a pass.
+fn done<'s>(state: &'s State<'_>, id: Id, pass: Pass) -> &'s Done {
+    state.targets[id as usize].done[pass.at()]
+        .as_ref()
+        .expect("bundled before it is used")
+}
+
+/// The last touches on a schema object once its keywords are rewritten: properties that do
+/// not go this way left out (`readOnly` from input, `writeOnly` from output), and, in an
+/// OpenAPI 3.0 document, `nullable` said as JSON Schema does.
+fn adjust(state: &State<'_>, schema: &mut Map<String, Value>, pass: Pass) {
+    let flag = match pass.direction {
+        Direction::Input => "readOnly",
+        Direction::Output => "writeOnly",
+    };
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        let before = properties.len();
+        let mut dropped = Vec::new();
+        properties.retain(|name, property| {
+            let keep = !flagged(state, property, flag);
+            if !keep {
+                dropped.push(name.clone());
+            }
+            keep
+        });
+        if properties.len() < before
+            && let Some(Value::Array(required)) = schema.get_mut("required")
+        {
+            required.retain(|name| {
+                !name
+                    .as_str()
+                    .is_some_and(|n| dropped.iter().any(|d| d == n))
+            });
+        }
+    }
+    if pass.nullable {
+        nullable(schema);
+    }
+    // `mapping` names schemas by their place in the document (`#/components/schemas/Cat`),
+    // which a served schema does not have; the `oneOf` branches say the same.
+    if let Some(Value::Object(discriminator)) = schema.get_mut("discriminator") {
+        discriminator.remove("mapping");
+    }
+}
+
+/// Whether a property's schema carries `flag: true`, itself or in the definition it refers to.
+fn flagged(state: &State<'_>, schema: &Value, flag: &str) -> bool {
+    if schema.get(flag) == Some(&Value::Bool(true)) {
+        return true;
+    }
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+        .and_then(|name| state.by_name.get(name))
+        .is_some_and(|&id| state.targets[id as usize].body.get(flag) == Some(&Value::Bool(true)))
+}
+
+/// OpenAPI 3.0's `nullable: true` as JSON Schema: `null` added to `type` (and to `enum`),
+/// or as one more alternative of `anyOf`/`oneOf`, or beside a reference or an `allOf`.
+fn nullable(schema: &mut Map<String, Value>) {
+    match schema.get("nullable") {
+        Some(Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => {
+            schema.remove("nullable");
+            return;
+        }
+        _ => return,
+    }
+    schema.remove("nullable");
+    let null = || Value::String("null".to_owned());
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    match schema.get_mut("type") {
+        Some(Value::String(single)) => {
+            let single = std::mem::take(single);
+            schema.insert(
+                "type".to_owned(),
+                Value::Array(vec![Value::String(single), null()]),
+            );
+            return;
+        }
+        Some(Value::Array(types)) => {
+            if !types.contains(&null()) {
+                types.push(null());
+            }
+            return;
+        }
+        _ => {}
+    }
+    let null_schema = || {
+        let mut map = Map::new();
+        map.insert("type".to_owned(), null());
+        Value::Object(map)
+    };
+    for union in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = schema.get_mut(union) {
+            if !branches.contains(&null_schema()) {
+                branches.push(null_schema());
+            }
+            return;
+        }
+    }
+    // `{"$ref": …, "nullable": true}` or `{"allOf": […], "nullable": true}`: the schema or null.
+    let mut alternative = Map::new();
+    for keyword in ["$ref", "allOf"] {
+        if let Some(value) = schema.remove(keyword) {
+            alternative.insert(keyword.to_owned(), value);
+        }
+    }
+    if !alternative.is_empty() {
+        schema.insert(
+            "anyOf".to_owned(),
+            Value::Array(vec![Value::Object(alternative), null_schema()]),
+        );
     }
 }
 
@@ -546,18 +719,19 @@ fn name_of(state: &mut State<'_>, id: Id) -> String {
 }
 
 /// `"Name":{…}`, serialised once.
-fn piece(state: &mut State<'_>, id: Id) -> Rope {
-    if let Some(piece) = &state.targets[id as usize].piece {
+fn piece(state: &mut State<'_>, id: Id, direction: Direction) -> Rope {
+    let at = direction as usize;
+    if let Some(piece) = &state.targets[id as usize].piece[at] {
         return piece.clone();
     }
     let name = name_of(state, id);
     let target = &mut state.targets[id as usize];
-    let body = &target.done.as_ref().expect("bundled").body;
+    let body = &target.done[at].as_ref().expect("bundled").body;
     let mut bytes = serde_json::to_vec(&name).expect("a string serialises");
     bytes.push(b':');
     serde_json::to_writer(&mut bytes, body).expect("a JSON value serialises");
     let piece = Rope::from(Bytes::from(bytes));
-    target.piece = Some(piece.clone());
+    target.piece[at] = Some(piece.clone());
     piece
 }
 
@@ -701,4 +875,185 @@ fn reference_of(value: &Value) -> Option<&str> {
 /// data too.
 fn holds_data(keyword: &str) -> bool {
     halo_protocol::is_data_keyword(keyword) || keyword == "x-halo-examples"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bundle(document: &Value, schema: &Value, direction: Direction) -> Value {
+        let bundler = Bundler::new(document, DocumentLimits::default());
+        let mut out = bundler.schema(schema, Root::Reference, direction).unwrap();
+        let defs = bundler.defs_of(&out, direction);
+        if !defs.is_empty() {
+            out.as_object_mut().unwrap().insert(
+                "$defs".into(),
+                Value::Object(bundler.defs_value(&defs, direction)),
+            );
+        }
+        assert!(halo_protocol::is_self_contained(&out), "{out}");
+        out
+    }
+
+    fn openapi(version: &str, schemas: Value) -> Value {
+        json!({"openapi": version, "components": {"schemas": schemas}})
+    }
+
+    #[test]
+    fn shared_definitions_once_single_uses_and_tiny_leaves_inline() {
+        let doc = openapi(
+            "3.1.0",
+            json!({
+                "Book": {"type": "object", "properties": {
+                    "author": {"$ref": "#/components/schemas/Author"},
+                    "editor": {"$ref": "#/components/schemas/Author"},
+                    "isbn": {"$ref": "#/components/schemas/Isbn"},
+                    "published": {"$ref": "#/components/schemas/Date"},
+                    "revised": {"$ref": "#/components/schemas/Date"}}},
+                "Author": {"type": "object", "description": "Who wrote it, with a long enough text",
+                           "properties": {"name": {"type": "string"}}},
+                "Isbn": {"type": "string", "description": "The book's ISBN-13, used once, so in place"},
+                "Date": {"type": "string", "format": "date"}
+            }),
+        );
+        let out = bundle(
+            &doc,
+            &json!({"$ref": "#/components/schemas/Book"}),
+            Direction::Output,
+        );
+        let properties = &out["properties"];
+        assert_eq!(properties["author"], json!({"$ref": "#/$defs/Author"}));
+        assert_eq!(properties["editor"], json!({"$ref": "#/$defs/Author"}));
+        assert_eq!(
+            properties["isbn"]["description"],
+            "The book's ISBN-13, used once, so in place"
+        );
+        assert_eq!(
+            properties["published"],
+            json!({"type": "string", "format": "date"})
+        );
+        assert_eq!(out["$defs"].as_object().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn cycles_go_through_defs_once() {
+        let doc = openapi(
+            "3.1.0",
+            json!({
+                "Ping": {"type": "object", "properties": {"pong": {"$ref": "#/components/schemas/Pong"}}},
+                "Pong": {"type": "object", "properties": {"ping": {"$ref": "#/components/schemas/Ping"}}}
+            }),
+        );
+        let out = bundle(
+            &doc,
+            &json!({"$ref": "#/components/schemas/Ping"}),
+            Direction::Output,
+        );
+        assert_eq!(out["$ref"], "#/$defs/Ping");
+        let defs = out["$defs"].as_object().unwrap();
+        assert_eq!(defs.keys().collect::<Vec<_>>(), ["Ping", "Pong"]);
+        assert_eq!(
+            defs["Pong"]["properties"]["ping"],
+            json!({"$ref": "#/$defs/Ping"})
+        );
+    }
+
+    #[test]
+    fn nullable_in_openapi_30_is_json_schema_null() {
+        let doc = openapi(
+            "3.0.3",
+            json!({
+                "Status": {"type": "string", "enum": ["on", "off"], "description": "an enum used twice"},
+                "Thing": {"type": "object", "properties": {
+                    "name": {"type": "string", "nullable": true},
+                    "status": {"$ref": "#/components/schemas/Status"},
+                    "again": {"$ref": "#/components/schemas/Status"},
+                    "choice": {"anyOf": [{"type": "integer"}, {"type": "string"}], "nullable": true},
+                    "wrapped": {"allOf": [{"$ref": "#/components/schemas/Status"}], "nullable": true},
+                    "level": {"type": "string", "enum": ["a", "b"], "nullable": true},
+                    "plain": {"type": "integer", "nullable": false},
+                    "nullable": {"type": "boolean"}}}
+            }),
+        );
+        let out = bundle(
+            &doc,
+            &json!({"$ref": "#/components/schemas/Thing"}),
+            Direction::Output,
+        );
+        let p = &out["properties"];
+        assert_eq!(p["name"], json!({"type": ["string", "null"]}));
+        assert_eq!(p["choice"]["anyOf"][2], json!({"type": "null"}));
+        assert_eq!(
+            p["wrapped"],
+            json!({"anyOf": [{"allOf": [{"$ref": "#/$defs/Status"}]}, {"type": "null"}]})
+        );
+        assert_eq!(
+            p["level"],
+            json!({"type": ["string", "null"], "enum": ["a", "b", null]})
+        );
+        assert_eq!(p["plain"], json!({"type": "integer"}));
+        assert_eq!(
+            p["nullable"],
+            json!({"type": "boolean"}),
+            "a property named nullable"
+        );
+        // 3.1 documents are JSON Schema already: `nullable` is not theirs to convert.
+        let doc = openapi("3.1.0", json!({"N": {"type": "string", "nullable": true}}));
+        let out = bundle(
+            &doc,
+            &json!({"$ref": "#/components/schemas/N"}),
+            Direction::Output,
+        );
+        assert_eq!(out, json!({"type": "string", "nullable": true}));
+    }
+
+    #[test]
+    fn read_only_is_not_asked_and_write_only_not_shown() {
+        let doc = openapi(
+            "3.0.3",
+            json!({
+                "Id": {"type": "integer", "readOnly": true, "description": "assigned by the server"},
+                "User": {"type": "object", "required": ["id", "name", "password"], "properties": {
+                    "id": {"$ref": "#/components/schemas/Id"},
+                    "created": {"type": "string", "readOnly": true},
+                    "name": {"type": "string"},
+                    "password": {"type": "string", "writeOnly": true}}},
+                "Team": {"type": "object", "properties": {
+                    "lead": {"$ref": "#/components/schemas/User"},
+                    "members": {"type": "array", "items": {"$ref": "#/components/schemas/User"}}}}
+            }),
+        );
+        let team = json!({"$ref": "#/components/schemas/Team"});
+        let input = bundle(&doc, &team, Direction::Input);
+        let user = &input["$defs"]["User"];
+        assert_eq!(user["required"], json!(["name", "password"]));
+        let keys: Vec<&String> = user["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["name", "password"]);
+        let output = bundle(&doc, &team, Direction::Output);
+        let user = &output["$defs"]["User"];
+        assert_eq!(user["required"], json!(["id", "name"]));
+        let keys: Vec<&String> = user["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["id", "created", "name"]);
+    }
+
+    #[test]
+    fn discriminator_mappings_do_not_point_into_the_document() {
+        let doc = openapi(
+            "3.0.3",
+            json!({
+                "Cat": {"type": "object", "properties": {"kind": {"type": "string"}}},
+                "Pet": {"oneOf": [{"$ref": "#/components/schemas/Cat"}],
+                        "discriminator": {"propertyName": "kind",
+                                          "mapping": {"cat": "#/components/schemas/Cat"}}}
+            }),
+        );
+        let out = bundle(
+            &doc,
+            &json!({"$ref": "#/components/schemas/Pet"}),
+            Direction::Output,
+        );
+        assert_eq!(out["discriminator"], json!({"propertyName": "kind"}));
+        assert!(!out.to_string().contains("#/components/"));
+    }
 }

@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use super::BodySpec;
-use super::bundle::{Bundler, Problem, Root};
+use super::bundle::{Bundler, Direction, Problem, Root};
 
 /// The input map of an operation from its (path-level and own) parameters and request body,
 /// and what a request's body must be.
@@ -74,7 +74,7 @@ fn parameter_field<'d>(
     location: Location,
 ) -> Result<InputField, Problem> {
     let schema = match parameter_schema(bundler, parameter)? {
-        Some(schema) => bundler.schema(schema, Root::Reference)?,
+        Some(schema) => bundler.schema(schema, Root::Reference, Direction::Input)?,
         None => Value::Object(Map::new()),
     };
     let mut field = InputField::new(schema);
@@ -85,7 +85,9 @@ fn parameter_field<'d>(
     }
     let required = location == Location::Path
         || parameter.get("required").and_then(Value::as_bool) == Some(true);
-    Ok(field.located(location).required(required))
+    let mut field = field.located(location).required(required);
+    (field.style, field.explode) = style(parameter);
+    Ok(field)
 }
 
 /// A body's input entries, and what the body must be.
@@ -106,6 +108,7 @@ fn body_fields<'d>(
     };
     let schema = content_schema(bundler, content, Root::Body)?;
     let is_json = is_json(media_type);
+    let is_form = is_form(media_type);
     let mut spec = BodySpec {
         schema: schema.clone(),
         media_type: media_type.to_owned(),
@@ -113,7 +116,7 @@ fn body_fields<'d>(
         entry: None,
     };
     let mut schema = schema;
-    let splits = is_json
+    let splits = (is_json || is_form)
         && flat_properties(&schema)
             .is_some_and(|properties| !properties.keys().any(|name| params.contains_key(name)));
     if splits
@@ -127,13 +130,20 @@ fn body_fields<'d>(
             .flatten()
             .filter_map(Value::as_str)
             .collect();
+        let encoding = content.get("encoding");
         let fields = properties
             .into_iter()
             .map(|(name, property)| {
                 let required = body_required && required.contains(&name.as_str());
-                let field = InputField::new(property)
+                let mut field = InputField::new(property)
                     .located(Location::Body)
                     .required(required);
+                if is_form {
+                    field.media_type = Some(media_type.to_owned());
+                    if let Some(encoding) = encoding.and_then(|e| e.get(&name)) {
+                        (field.style, field.explode) = style(encoding);
+                    }
+                }
                 (name, field)
             })
             .collect();
@@ -166,6 +176,24 @@ fn body_fields<'d>(
     ))
 }
 
+/// Whether a body's media type is a form, whose fields the client encodes one by one.
+fn is_form(media_type: &str) -> bool {
+    let essence = halo_protocol::essence(media_type);
+    essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        || essence.eq_ignore_ascii_case("multipart/form-data")
+}
+
+/// The `style` and `explode` of a parameter or an encoding object, as written.
+fn style(object: &Value) -> (Option<String>, Option<bool>) {
+    (
+        object
+            .get("style")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        object.get("explode").and_then(Value::as_bool),
+    )
+}
+
 /// The properties of a plain object schema, one that a client can rebuild from its parts.
 fn flat_properties(schema: &Value) -> Option<&Map<String, Value>> {
     let composed = ["allOf", "anyOf", "oneOf", "not", "if", "patternProperties"]
@@ -194,7 +222,7 @@ fn content_schema<'d>(
     root: Root,
 ) -> Result<Value, Problem> {
     match content_root(bundler, content)? {
-        Some(schema) => bundler.schema(schema, root),
+        Some(schema) => bundler.schema(schema, root, Direction::Input),
         None => Ok(Value::Object(Map::new())),
     }
 }

@@ -19,8 +19,8 @@ use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use self::access::Access;
-use self::bundle::Bundler;
 pub(crate) use self::bundle::Problem;
+use self::bundle::{Bundler, Direction};
 use self::names::Names;
 use self::operation::Source;
 pub(crate) use self::rope::Rope;
@@ -139,20 +139,22 @@ impl Parts {
     fn take(schema: &mut ToolSchema, bundler: &Bundler<'_>) -> Result<Self, Problem> {
         let mut parts = Self::default();
         for (name, field) in &schema.input {
-            let defs = bundler.defs_of(&Value::Object(field.schema.clone()));
+            let defs = bundler.defs_of(&Value::Object(field.schema.clone()), Direction::Input);
             if !defs.is_empty() {
                 parts.input.push((name.clone(), parts.ropes.len()));
-                parts.ropes.push(bundler.defs_rope(&defs)?);
+                parts
+                    .ropes
+                    .push(bundler.defs_rope(&defs, Direction::Input)?);
             }
         }
         if let Some(mut output) = schema.output.take() {
-            let defs = bundler.defs_of(&output);
+            let defs = bundler.defs_of(&output, Direction::Output);
             let mut ropes = Vec::new();
             if !defs.is_empty()
                 && let Value::Object(map) = &mut output
             {
                 map.insert("$defs".to_owned(), splice::marker(0));
-                ropes.push(bundler.defs_rope(&defs)?);
+                ropes.push(bundler.defs_rope(&defs, Direction::Output)?);
             }
             parts.output = Some(parts.ropes.len());
             parts.ropes.push(splice::splice(&output, &ropes));
@@ -180,16 +182,19 @@ impl Parts {
     }
 }
 
-/// `schema` with the definitions it reaches under `$defs`, for the validators.
+/// An input schema with the definitions it reaches under `$defs`, for the validators.
 fn with_defs(bundler: &Bundler<'_>, schema: &mut Map<String, Value>) {
     let value = Value::Object(std::mem::take(schema));
-    let defs = bundler.defs_of(&value);
+    let defs = bundler.defs_of(&value, Direction::Input);
     let Value::Object(map) = value else {
         unreachable!("made an object above")
     };
     *schema = map;
     if !defs.is_empty() {
-        schema.insert("$defs".to_owned(), Value::Object(bundler.defs_value(&defs)));
+        schema.insert(
+            "$defs".to_owned(),
+            Value::Object(bundler.defs_value(&defs, Direction::Input)),
+        );
     }
 }
 

@@ -3,7 +3,7 @@
 use halo_protocol::{Call, Lifecycle, Limits, Metadata, Status, ToolEntry, ToolSchema};
 use serde_json::Value;
 
-use super::bundle::{Bundler, Problem, Root};
+use super::bundle::{Bundler, Direction, Problem, Root};
 use super::{auth, input};
 use crate::BuildError;
 
@@ -88,7 +88,9 @@ pub(crate) fn build<'d>(
     schema.input = input;
     schema.output = match output_root(source, bundler).map_err(unresolved)? {
         Some(root) => {
-            let schema = bundler.schema(root, Root::Reference).map_err(unresolved)?;
+            let schema = bundler
+                .schema(root, Root::Reference, Direction::Output)
+                .map_err(unresolved)?;
             let empty = schema.as_object().is_some_and(serde_json::Map::is_empty);
             (!empty).then_some(schema)
         }
