@@ -2,13 +2,16 @@
 //!
 //! Each described operation gets a [`Validator`] at start-up: one compiled JSON Schema for
 //! its parameters (path, query and headers, read into one object keyed by input name, with
-//! text converted to the numbers and booleans the schema asks for) and one for its JSON
-//! body. Problems come back as `400` (a query, header or body that cannot be read), `415`
+//! text converted to the numbers and booleans the schema asks for, `deepObject` and the
+//! other query styles read as written) and one for its JSON or
+//! `application/x-www-form-urlencoded` body (form fields read into the object they stand
+//! for: `items[0][price]=p` nests). Problems come back as `400` (a query, header or body that cannot be read), `415`
 //! (the wrong `Content-Type`) or `422` with one [`FieldError`] per offending value. Pointers
 //! address the tool's arguments as its `input` map names them: `/id` for a parameter,
 //! `/amount` for a property of a flattened body, `/body/0` inside a body passed whole.
 
 mod fast;
+mod form;
 mod params;
 
 use halo_protocol::{FieldError, InputField, Location, Problem, essence, is_json};
@@ -42,8 +45,10 @@ struct ParamCheck {
 
 /// How a request body is checked.
 struct BodyCheck {
-    /// The schema of a JSON body; `None` for other media types.
+    /// The schema of a JSON or form body; `None` for other media types.
     schema: Option<jsonschema::Validator>,
+    /// For a form body (`application/x-www-form-urlencoded`), the schema it is read by.
+    form: Option<Value>,
     /// The same schema for the check that reads the bytes without building a value, when
     /// it supports the schema's root.
     fast: Option<Fast>,
@@ -80,7 +85,13 @@ impl Validator {
             };
             let compiled = compile(&Value::Object(field.schema.clone()), formats)?;
             params.push(ParamCheck {
-                param: Param::new(name, location, &field.schema),
+                param: Param::new(
+                    name,
+                    location,
+                    &field.schema,
+                    field.style.as_deref(),
+                    field.explode,
+                ),
                 required: field.required,
                 schema: compiled,
                 pointer: format!("/{}", halo_protocol::escape_token(name)),
@@ -89,8 +100,13 @@ impl Validator {
         let body = body
             .map(|spec| -> Result<BodyCheck, String> {
                 let json = spec.is_json();
+                let form = essence(&spec.media_type)
+                    .eq_ignore_ascii_case("application/x-www-form-urlencoded");
                 Ok(BodyCheck {
-                    schema: json.then(|| compile(&spec.schema, formats)).transpose()?,
+                    schema: (json || form)
+                        .then(|| compile(&spec.schema, formats))
+                        .transpose()?,
+                    form: form.then(|| spec.schema.clone()),
                     fast: json.then(|| Fast::compile(&spec.schema, formats)).flatten(),
                     media_type: spec.media_type.clone(),
                     required: spec.required,
@@ -163,9 +179,9 @@ impl Validator {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(essence);
-        let matches = content_type.is_some_and(|given| match &body.schema {
-            Some(_) => is_json(given),
-            None => given.eq_ignore_ascii_case(&body.media_type) || body.media_type == "*/*",
+        let matches = content_type.is_some_and(|given| match (&body.schema, &body.form) {
+            (Some(_), None) => is_json(given),
+            _ => given.eq_ignore_ascii_case(essence(&body.media_type)) || body.media_type == "*/*",
         });
         if !matches {
             return Err(Box::new(Problem::new(415).with_detail(format!(
@@ -176,6 +192,22 @@ impl Validator {
         let Some(schema) = &body.schema else {
             return Ok(None);
         };
+        if let Some(form) = &body.form {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| Problem::new(400).with_detail("the form body is not UTF-8"))?;
+            let pairs = params::parse_query(text).map_err(|_| {
+                Problem::new(400).with_detail("the form body is not UTF-8 once percent-decoded")
+            })?;
+            let defs = form.get("$defs").and_then(Value::as_object);
+            let value = form::read(
+                pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                form,
+                defs,
+            );
+            collect(schema, &value, "", errors);
+            // Handlers read forms themselves: nothing parsed is handed on.
+            return Ok(None);
+        }
         if body.fast.as_ref().is_some_and(|fast| fast.accepts(bytes)) {
             return Ok(None);
         }

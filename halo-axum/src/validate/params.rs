@@ -11,6 +11,22 @@ pub(super) struct Param {
     name: String,
     location: Location,
     shape: Shape,
+    style: Style,
+}
+
+/// How a query parameter's value is written, where it is not one text per value.
+#[derive(Debug)]
+enum Style {
+    /// One text per value (`p=1&p=2` for an array): `form` with `explode`, and every path
+    /// and header parameter.
+    Plain,
+    /// An array in one text, its items separated (`form` without `explode`: `,`;
+    /// `spaceDelimited`; `pipeDelimited`).
+    Delimited(char),
+    /// `p[k]=v` (`deepObject`): read by the schema of an object holding the parameter.
+    Deep(Value),
+    /// An object whose properties are parameters of their own (`form` with `explode`).
+    Spread(Value),
 }
 
 /// What a parameter's schema says its text stands for.
@@ -25,14 +41,14 @@ enum Shape {
 
 /// The JSON types a text may be read as, besides a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Types {
+pub(super) struct Types {
     integer: bool,
     number: bool,
     boolean: bool,
 }
 
 impl Types {
-    fn of(schema: &Map<String, Value>) -> Self {
+    pub(super) fn of(schema: &Map<String, Value>) -> Self {
         let mut types = Self::default();
         for name in type_names(schema) {
             match name {
@@ -45,8 +61,17 @@ impl Types {
         types
     }
 
+    /// Either's types.
+    pub(super) fn or(self, other: Self) -> Self {
+        Self {
+            integer: self.integer || other.integer,
+            number: self.number || other.number,
+            boolean: self.boolean || other.boolean,
+        }
+    }
+
     /// The value `text` stands for: the first type it parses as, else the text itself.
-    fn read(self, text: &str) -> Value {
+    pub(super) fn read(self, text: &str) -> Value {
         if self.integer {
             if let Ok(n) = text.parse::<i64>() {
                 return Value::Number(n.into());
@@ -78,7 +103,37 @@ fn type_names(schema: &Map<String, Value>) -> impl Iterator<Item = &str> {
 }
 
 impl Param {
-    pub(super) fn new(name: &str, location: Location, schema: &Map<String, Value>) -> Self {
+    /// A parameter named `name` with the schema `schema` (its `$defs` included), written in
+    /// `style` with `explode` (`None`: the defaults).
+    pub(super) fn new(
+        name: &str,
+        location: Location,
+        schema: &Map<String, Value>,
+        style: Option<&str>,
+        explode: Option<bool>,
+    ) -> Self {
+        let is = |wanted: &str| type_names(schema).any(|name| name == wanted);
+        let style = match (location, style, explode) {
+            (Location::Query, Some("deepObject"), _) => {
+                let mut properties = Map::new();
+                properties.insert(name.to_owned(), Value::Object(schema.clone()));
+                let mut holder = Map::new();
+                holder.insert("properties".to_owned(), Value::Object(properties));
+                if let Some(defs) = schema.get("$defs") {
+                    holder.insert("$defs".to_owned(), defs.clone());
+                }
+                Style::Deep(Value::Object(holder))
+            }
+            (Location::Query, Some("form") | None, Some(false)) if is("array") => {
+                Style::Delimited(',')
+            }
+            (Location::Query, Some("spaceDelimited"), _) => Style::Delimited(' '),
+            (Location::Query, Some("pipeDelimited"), _) => Style::Delimited('|'),
+            (Location::Query, Some("form"), None | Some(true)) if is("object") => {
+                Style::Spread(Value::Object(schema.clone()))
+            }
+            _ => Style::Plain,
+        };
         let shape = if type_names(schema).any(|name| name == "array") {
             let items = schema
                 .get("items")
@@ -93,6 +148,7 @@ impl Param {
             name: name.to_owned(),
             location,
             shape,
+            style,
         }
     }
 
@@ -119,11 +175,20 @@ impl Param {
                 }
                 None => Vec::new(),
             },
-            Location::Query => query
-                .iter()
-                .filter(|(name, _)| *name == self.name)
-                .map(|(_, value)| value.clone())
-                .collect(),
+            Location::Query => match &self.style {
+                Style::Deep(holder) => return Ok(self.deep(query, holder)),
+                Style::Spread(schema) => return Ok(spread(query, schema)),
+                Style::Delimited(separator) => query
+                    .iter()
+                    .filter(|(name, _)| *name == self.name)
+                    .flat_map(|(_, value)| value.split(*separator).map(str::to_owned))
+                    .collect(),
+                Style::Plain => query
+                    .iter()
+                    .filter(|(name, _)| *name == self.name)
+                    .map(|(_, value)| value.clone())
+                    .collect(),
+            },
             Location::Header => {
                 let mut texts = Vec::new();
                 for value in headers.get_all(self.name.as_str()) {
@@ -155,6 +220,22 @@ impl Param {
         })
     }
 
+    /// `p[k]=v` pairs as the object they stand for; `None` when there are none.
+    fn deep(&self, query: &[(String, String)], holder: &Value) -> Option<Value> {
+        let prefix = format!("{}[", self.name);
+        let pairs: Vec<(&str, &str)> = query
+            .iter()
+            .filter(|(key, _)| key.starts_with(&prefix))
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+            .collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        let defs = holder.get("$defs").and_then(Value::as_object);
+        let mut read = super::form::read(pairs, holder, defs);
+        read.get_mut(&self.name).map(Value::take)
+    }
+
     /// A path or header value: one text, or comma-separated items for an array.
     fn split(&self, text: &str) -> Vec<String> {
         match self.shape {
@@ -162,6 +243,21 @@ impl Param {
             Shape::Scalar(_) => vec![text.to_owned()],
         }
     }
+}
+
+/// The properties of an object written as parameters of their own; `None` when none is given.
+fn spread(query: &[(String, String)], schema: &Value) -> Option<Value> {
+    let properties = schema.get("properties").and_then(Value::as_object)?;
+    let pairs: Vec<(&str, &str)> = query
+        .iter()
+        .filter(|(key, _)| properties.contains_key(key))
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    Some(super::form::read(pairs, schema, defs))
 }
 
 /// The pairs of a query string (`a=1&b=x+y`), percent-decoded; `400` when a name or value is
@@ -195,7 +291,7 @@ mod tests {
     use serde_json::json;
 
     fn param(location: Location, schema: Value) -> Param {
-        Param::new("p", location, schema.as_object().unwrap())
+        Param::new("p", location, schema.as_object().unwrap(), None, None)
     }
 
     fn read(param: &Param, query: &str) -> (Option<Value>, Vec<FieldError>) {
@@ -228,6 +324,42 @@ mod tests {
         let (value, errors) = read(&int, "p=1&p=2");
         assert_eq!(value, None);
         assert_eq!(errors[0].pointer, "/p");
+    }
+
+    #[test]
+    fn styles_are_read_as_written() {
+        let query = |schema: Value, style: &str, explode: Option<bool>| {
+            Param::new(
+                "p",
+                Location::Query,
+                schema.as_object().unwrap(),
+                Some(style),
+                explode,
+            )
+        };
+        let range = json!({"type": "object", "properties": {
+            "gte": {"type": "integer"}, "lt": {"type": "integer"}}});
+        let deep = query(range.clone(), "deepObject", Some(true));
+        assert_eq!(
+            read(&deep, "p%5Bgte%5D=1&p[lt]=2&q=3").0,
+            Some(json!({"gte": 1, "lt": 2}))
+        );
+        assert_eq!(read(&deep, "q=3").0, None);
+        let list = json!({"type": "array", "items": {"type": "integer"}});
+        assert_eq!(
+            read(&query(list.clone(), "form", Some(false)), "p=1,2").0,
+            Some(json!([1, 2]))
+        );
+        assert_eq!(
+            read(&query(list.clone(), "pipeDelimited", None), "p=1|x").0,
+            Some(json!([1, "x"]))
+        );
+        assert_eq!(
+            read(&query(list, "spaceDelimited", None), "p=1+2").0,
+            Some(json!([1, 2]))
+        );
+        let spread = query(range, "form", Some(true));
+        assert_eq!(read(&spread, "gte=5&other=1").0, Some(json!({"gte": 5})));
     }
 
     #[test]
