@@ -99,4 +99,11 @@ pub mod fuzzing {
     pub fn fast_body_check(schema: &serde_json::Value, formats: bool, body: &[u8]) -> Option<bool> {
         crate::validate::Fast::compile(schema, formats).map(|fast| fast.accepts(body))
     }
+
+    /// An `application/x-www-form-urlencoded` body as the value the layer checks against
+    /// `schema` (whose `$defs` resolve its references); `None` when it is not UTF-8.
+    #[must_use]
+    pub fn read_form(body: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
+        crate::validate::read_form(body, schema)
+    }
 }

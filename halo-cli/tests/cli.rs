@@ -914,3 +914,42 @@ fn usage_errors_exit_2() {
     let env_help = halo_with_env(&["--help"], &[("HALO_BEARER", "hidden-s3cret")]).expect(0);
     assert!(!env_help.stdout.contains("hidden-s3cret"), "{env_help:#?}");
 }
+
+/// Stripe's document (form bodies with `deepObject` encodings) behind the layer, in front of
+/// an app that answers with what it received.
+fn stripe_echo() -> &'static str {
+    static BASE: OnceLock<String> = OnceLock::new();
+    BASE.get_or_init(|| {
+        async fn echo(headers: axum::http::HeaderMap, body: String) -> axum::Json<Value> {
+            let content_type = headers.get("content-type").and_then(|v| v.to_str().ok());
+            axum::Json(json!({"content_type": content_type, "body": body}))
+        }
+        let document = halo_tests::corpus::Document::Stripe.json();
+        let layer = halo_axum::HaloBuilder::from_openapi_json(document)
+            .validate(true)
+            .build()
+            .expect("Stripe's document builds");
+        serve(axum::Router::new().fallback(echo).layer(layer))
+    })
+}
+
+#[test]
+fn call_sends_a_form_body_as_the_document_encodes_it() {
+    let echoed = halo(&[
+        "call",
+        stripe_echo(),
+        "/v1/customers",
+        "-X",
+        "POST",
+        "-d",
+        r#"{"email": "ada@example.com", "metadata": {"order": "42"}, "expand": ["tax"]}"#,
+        "--json",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(echoed["content_type"], "application/x-www-form-urlencoded");
+    assert_eq!(
+        echoed["body"],
+        "email=ada%40example.com&metadata%5Border%5D=42&expand%5B0%5D=tax"
+    );
+}

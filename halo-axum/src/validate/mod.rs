@@ -224,6 +224,19 @@ impl Validator {
     }
 }
 
+/// A form body as the value it stands for under `schema`; `None` when it is not UTF-8 once
+/// percent-decoded.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn read_form(body: &str, schema: &Value) -> Option<Value> {
+    let pairs = params::parse_query(body).ok()?;
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    Some(form::read(
+        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        schema,
+        defs,
+    ))
+}
+
 /// The problem for a list of validation errors.
 pub(crate) fn invalid(errors: Vec<FieldError>) -> Problem {
     let mut problem =
