@@ -8,32 +8,21 @@ use axum::body::Body;
 use halo_axum::{DocumentLimits, HaloBuilder};
 use http::Request;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "choices.rs"]
+mod choices;
+use choices::Choices;
 use serde_json::{Map, Value, json};
 use tower::ServiceExt as _;
-
-/// Reads the fuzzer's bytes as choices.
-struct Choices<'a>(&'a [u8]);
-
-impl Choices<'_> {
-    fn next(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((first, rest)) => {
-                self.0 = rest;
-                *first
-            }
-            None => 0,
-        }
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::from(self.next()) % n.max(1)
-    }
-}
 
 /// A schema of at most `depth` levels, referring to the `count` components by index.
 fn schema(choices: &mut Choices<'_>, count: usize, depth: usize) -> Value {
     let reference = |i: usize| json!({"$ref": format!("#/components/schemas/S{i}")});
-    let kind = if depth == 0 { choices.below(3) } else { choices.below(9) };
+    let kind = if depth == 0 {
+        choices.below(3)
+    } else {
+        choices.below(9)
+    };
     let mut out = match kind {
         0 => reference(choices.below(count)),
         1 => json!({"type": "string", "format": "date-time"}),
@@ -55,7 +44,9 @@ fn schema(choices: &mut Choices<'_>, count: usize, depth: usize) -> Value {
             json!({"type": "object", "properties": properties, "required": required})
         }
         5 => json!({"type": "array", "items": schema(choices, count, depth - 1)}),
-        6 => json!({"anyOf": [schema(choices, count, depth - 1), schema(choices, count, depth - 1)]}),
+        6 => {
+            json!({"anyOf": [schema(choices, count, depth - 1), schema(choices, count, depth - 1)]})
+        }
         7 => json!({"allOf": [reference(choices.below(count))], "description": "wrapped"}),
         _ => json!({"oneOf": [reference(choices.below(count)), reference(choices.below(count))],
                     "discriminator": {"propertyName": "kind",
@@ -76,7 +67,14 @@ fn document(choices: &mut Choices<'_>) -> Value {
     for i in 0..count {
         schemas.insert(format!("S{i}"), schema(choices, count, 4));
     }
-    let templates = ["/a", "/b/{id}", "/c/{id}.json", "/d/v{version}/x", "/e/{id}#alt", "/e/{id}"];
+    let templates = [
+        "/a",
+        "/b/{id}",
+        "/c/{id}.json",
+        "/d/v{version}/x",
+        "/e/{id}#alt",
+        "/e/{id}",
+    ];
     let mut paths = Map::new();
     for (n, template) in templates.iter().enumerate() {
         if choices.below(3) == 0 {
@@ -92,8 +90,10 @@ fn document(choices: &mut Choices<'_>) -> Value {
                                    "schema": schema(choices, count, 1)}));
         }
         if choices.below(2) == 0 {
-            parameters.push(json!({"name": "filter", "in": "query", "style": "deepObject",
-                                   "explode": true, "schema": schema(choices, count, 2)}));
+            parameters.push(
+                json!({"name": "filter", "in": "query", "style": "deepObject",
+                                   "explode": true, "schema": schema(choices, count, 2)}),
+            );
         }
         let media = if choices.below(2) == 0 {
             "application/json"
@@ -108,7 +108,8 @@ fn document(choices: &mut Choices<'_>) -> Value {
                 "schema": schema(choices, count, 3)}}}}
         });
         if method == "post" {
-            operation["requestBody"] = json!({"content": {media: {"schema": schema(choices, count, 3)}}});
+            operation["requestBody"] =
+                json!({"content": {media: {"schema": schema(choices, count, 3)}}});
         }
         paths.insert((*template).to_owned(), json!({method: operation}));
     }
@@ -122,7 +123,12 @@ fn document(choices: &mut Choices<'_>) -> Value {
 
 /// Every `$ref` in a served schema: each must point into the nearest `$defs`.
 fn check_tool(tool: &Value) {
-    for entry in tool["input"].as_object().into_iter().flatten().map(|(_, e)| e) {
+    for entry in tool["input"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(_, e)| e)
+    {
         assert!(halo_protocol::is_self_contained(entry), "{entry}");
     }
     if let Some(output) = tool.get("output") {
@@ -145,7 +151,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let again = build().expect("builds the same way twice");
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let app = axum::Router::new().layer(layer);
     let twin = axum::Router::new().layer(again);
     let concrete = ["/a", "/b/1", "/c/1.json", "/d/v2/x", "/e/1"];
@@ -167,7 +175,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(response.status(), 200, "{path}");
         let read = |response: http::Response<Body>| {
             runtime.block_on(async {
-                axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap()
+                axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap()
             })
         };
         let bytes = read(response);

@@ -48,8 +48,15 @@ struct Paging {
 async fn place(Path(_shop): Path<u32>, ValidJson(order): ValidJson<Order>) -> &'static str {
     // Validation ran before the handler: what arrives keeps the schema's bounds.
     let sku = order.sku.chars().count();
-    assert!((1..=40).contains(&sku), "an sku of {sku} characters got through");
-    assert!((1..=99).contains(&order.quantity), "quantity {} got through", order.quantity);
+    assert!(
+        (1..=40).contains(&sku),
+        "an sku of {sku} characters got through"
+    );
+    assert!(
+        (1..=99).contains(&order.quantity),
+        "quantity {} got through",
+        order.quantity
+    );
     REACHED.store(true, Ordering::SeqCst);
     "placed"
 }
@@ -118,7 +125,12 @@ fuzz_target!(|data: &[u8]| {
     let status = response.status().as_u16();
     if REACHED.load(Ordering::SeqCst) {
         assert!(status < 300, "a handler ran and the answer is {status}");
-    } else if status >= 400 && response.headers().get("content-type").is_some_and(|v| v == "application/problem+json") {
+    } else if status >= 400
+        && response
+            .headers()
+            .get("content-type")
+            .is_some_and(|v| v == "application/problem+json")
+    {
         assert!(
             matches!(status, 400 | 401 | 403 | 404 | 405 | 413 | 415 | 422),
             "unexpected refusal {status}"

@@ -28,11 +28,16 @@ fuzz_target!(|data: &[u8]| {
         let name = &definition.name;
         assert!(
             (1..=64).contains(&name.len())
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
             "invalid name {name:?}"
         );
         assert!(names.insert(name.clone()), "{name:?} given twice");
-        assert_eq!(definition.input_schema.get("type"), Some(&Value::from("object")));
+        assert_eq!(
+            definition.input_schema.get("type"),
+            Some(&Value::from("object"))
+        );
         let _ = serde_json::to_string(&definition.openai_function());
     }
 
@@ -47,7 +52,11 @@ fuzz_target!(|data: &[u8]| {
         .count();
     assert_eq!(errors, report.errors);
     assert_eq!(report.has_errors(), errors > 0);
-    assert_eq!(Linter::new().at(today).check(&tools), report, "not deterministic");
+    assert_eq!(
+        Linter::new().at(today).check(&tools),
+        report,
+        "not deterministic"
+    );
     let strict = Linter::new().at(today).warnings(Level::Deny).check(&tools);
     assert_eq!(strict.warnings, 0);
     assert_eq!(strict.errors, report.errors + report.warnings);
@@ -63,8 +72,14 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         for (name, value) in &placed.headers {
-            assert!(http::HeaderName::try_from(name.as_str()).is_ok(), "{name:?}");
-            assert!(http::HeaderValue::try_from(value.as_str()).is_ok(), "{value:?}");
+            assert!(
+                http::HeaderName::try_from(name.as_str()).is_ok(),
+                "{name:?}"
+            );
+            assert!(
+                http::HeaderValue::try_from(value.as_str()).is_ok(),
+                "{value:?}"
+            );
         }
         // Values are encoded; the template's own text is the server's.
         let raw = |text: &str| text.bytes().any(|b| b.is_ascii_control() || b == b' ');

@@ -106,4 +106,16 @@ pub mod fuzzing {
     pub fn read_form(body: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
         crate::validate::read_form(body, schema)
     }
+
+    /// A `multipart/form-data` body sent with `content_type` as the value the layer checks
+    /// against `schema`; `None` when there is no boundary, `Some(Err(why))` when it is
+    /// malformed.
+    #[must_use]
+    pub fn read_multipart(
+        body: &[u8],
+        content_type: &str,
+        schema: &serde_json::Value,
+    ) -> Option<Result<serde_json::Value, &'static str>> {
+        crate::validate::read_multipart(body, content_type, schema)
+    }
 }

@@ -114,15 +114,7 @@ async fn a_definition_appears_once_per_schema() {
         .build()
         .unwrap();
     let server = halo_tests::spawn(Router::new().layer(layer)).await;
-    let served: Value = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, server.url("/v1/charges/ch_1"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let served = halo_tests::discover(&server.url("/v1/charges/ch_1"), None).await;
     let get = served
         .as_array()
         .unwrap()
@@ -173,18 +165,10 @@ fn explosive(n: usize) -> Value {
 async fn served_size(document: Value) -> usize {
     let layer = HaloBuilder::from_openapi_json(document).build().unwrap();
     let server = halo_tests::spawn(Router::new().layer(layer)).await;
-    let text = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, server.url("/s"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let served: Value = serde_json::from_str(&text).unwrap();
+    let served = halo_tests::discover(&server.url("/s"), None).await;
     assert!(halo_protocol::is_self_contained(&served[0]["output"]));
-    text.len()
+    // As served: minified, in the same order.
+    serde_json::to_vec(&served).unwrap().len()
 }
 
 #[tokio::test]

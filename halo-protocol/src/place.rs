@@ -230,7 +230,15 @@ fn form_body(
     fields: &Map<String, Value>,
 ) -> Result<Payload, PlaceError> {
     if crate::essence(media_type).eq_ignore_ascii_case("multipart/form-data") {
-        let (content_type, bytes) = crate::style::multipart(fields);
+        let style_of = |name: &str| {
+            let entry = schema.and_then(|s| s.input.get(name));
+            (
+                entry.and_then(|e| e.style.as_deref()),
+                entry.and_then(|e| e.explode),
+            )
+        };
+        let (content_type, bytes) =
+            crate::style::multipart(fields, style_of).map_err(PlaceError::new)?;
         return Ok(Payload::Raw {
             content_type,
             bytes,

@@ -146,11 +146,29 @@ struct Part {
 }
 
 /// The body fields as `multipart/form-data`: its `Content-Type` (with the boundary) and its
-/// bytes. Strings and other scalars are text parts; arrays of scalars repeat their part;
-/// objects and arrays of anything else are JSON parts (OpenAPI's defaults).
-pub(crate) fn multipart(fields: &Map<String, Value>) -> (String, Vec<u8>) {
+/// bytes. A field with a `style` (from the body's `encoding`) is one text part per pair that
+/// style writes (`meta[k]` for `deepObject`); otherwise strings and other scalars are text
+/// parts, arrays of scalars repeat their part, and objects and arrays of anything else are
+/// JSON parts (OpenAPI's defaults).
+///
+/// # Errors
+/// A value its style cannot write.
+pub(crate) fn multipart<'s>(
+    fields: &Map<String, Value>,
+    style_of: impl Fn(&str) -> (Option<&'s str>, Option<bool>),
+) -> Result<(String, Vec<u8>), String> {
     let mut parts = Vec::new();
     for (name, value) in fields {
+        if let (Some(style), explode) = style_of(name) {
+            let mut pairs_of = Vec::new();
+            pairs(name, value, Some(style), explode, &mut pairs_of)?;
+            parts.extend(pairs_of.into_iter().map(|(name, text)| Part {
+                name,
+                content_type: "text/plain; charset=utf-8",
+                bytes: text.into_bytes(),
+            }));
+            continue;
+        }
         let scalar_items = match value {
             Value::Array(items) if items.iter().all(|item| text(item).is_some()) => Some(items),
             _ => None,
@@ -196,7 +214,7 @@ pub(crate) fn multipart(fields: &Map<String, Value>) -> (String, Vec<u8>) {
         body.extend_from_slice(b"\r\n");
     }
     body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
+    Ok((format!("multipart/form-data; boundary={boundary}"), body))
 }
 
 /// A boundary that no part contains: derived from the content (so the same call encodes
@@ -338,18 +356,26 @@ mod tests {
         fields.insert("tags".into(), json!(["a", "b"]));
         fields.insert("meta".into(), json!({"k": 1}));
         fields.insert("skip".into(), json!(null));
-        let (content_type, body) = multipart(&fields);
+        fields.insert("link".into(), json!({"create": true}));
+        let style_of = |name: &str| match name {
+            "link" => (Some("deepObject"), Some(true)),
+            _ => (None, None),
+        };
+        let (content_type, body) = multipart(&fields, style_of).unwrap();
         let boundary = content_type
             .strip_prefix("multipart/form-data; boundary=")
             .unwrap();
         let text = String::from_utf8(body).unwrap();
-        assert_eq!(text.matches(&format!("--{boundary}\r\n")).count(), 4);
+        assert_eq!(text.matches(&format!("--{boundary}\r\n")).count(), 5);
+        assert!(text.contains(
+            "name=\"link[create]\"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\ntrue\r\n"
+        ));
         assert!(text.ends_with(&format!("--{boundary}--\r\n")));
         assert!(
             text.contains("name=\"meta\"\r\nContent-Type: application/json\r\n\r\n{\"k\":1}\r\n")
         );
         assert!(!text.contains("skip"));
         // The same fields encode the same way.
-        assert_eq!(multipart(&fields).1, text.into_bytes());
+        assert_eq!(multipart(&fields, style_of).unwrap().1, text.into_bytes());
     }
 }

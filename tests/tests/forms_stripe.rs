@@ -171,3 +171,63 @@ async fn form_bodies_and_deep_objects_are_validated_like_json() {
         .unwrap();
     assert_eq!(fine.status(), 200, "{}", fine.text().await.unwrap());
 }
+
+#[tokio::test]
+async fn a_multipart_body_is_sent_in_parts_and_validated() {
+    let (server, client) = stripe().await;
+    let schema = client.describe("/v1/files", Method::POST).await.unwrap();
+    assert_eq!(
+        schema.input["file"].media_type.as_deref(),
+        Some("multipart/form-data")
+    );
+    let answer = client
+        .call(
+            &schema,
+            json!({"purpose": "dispute_evidence", "file": "%PDF-1.7 …",
+                   "file_link_data": {"create": true, "expires_at": 1_900_000_000}}),
+        )
+        .await
+        .unwrap();
+    let echoed = answer.json().unwrap();
+    let content_type = echoed["content_type"].as_str().unwrap();
+    let boundary = content_type
+        .strip_prefix("multipart/form-data; boundary=")
+        .unwrap();
+    let body = echoed["body"].as_str().unwrap();
+    for (name, value) in [
+        ("purpose", "dispute_evidence"),
+        ("file", "%PDF-1.7 …"),
+        ("file_link_data[create]", "true"),
+        ("file_link_data[expires_at]", "1900000000"),
+    ] {
+        let part = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{value}\r\n"
+        );
+        assert!(body.contains(&part), "{part} in {body}");
+    }
+    assert!(body.ends_with(&format!("--{boundary}--\r\n")));
+
+    // The layer reads the parts back and checks them: an unknown purpose is a 422.
+    let refused = reqwest::Client::new()
+        .post(server.url("/v1/files"))
+        .header("content-type", "multipart/form-data; boundary=b0undary")
+        .body(
+            "--b0undary\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nmischief\r\n\
+             --b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.pdf\"\r\n\
+             Content-Type: application/pdf\r\n\r\n%PDF\r\n--b0undary--\r\n",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 422);
+    let problem: Value = refused.json().await.unwrap();
+    assert_eq!(problem["errors"][0]["pointer"], "/purpose", "{problem}");
+    let broken = reqwest::Client::new()
+        .post(server.url("/v1/files"))
+        .header("content-type", "multipart/form-data; boundary=b0undary")
+        .body("--b0undary\r\nno headers end")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(broken.status(), 400);
+}

@@ -549,31 +549,30 @@ impl Registry {
         query: Option<&str>,
     ) -> Option<(usize, &Tool)> {
         let find = |wanted: &str| {
-            let mut candidates = entry.methods.iter().filter(|(method, _)| *method == wanted);
-            let first = candidates.next()?.1;
-            let Some(_) = candidates.next() else {
+            let mut candidates = entry
+                .methods
+                .iter()
+                .filter(|(method, _)| *method == wanted)
+                .map(|&(_, index)| index);
+            let first = candidates.next()?;
+            let Some(second) = candidates.next() else {
                 return Some((first, &self.tools[first]));
             };
             let given: Vec<&str> = query
                 .unwrap_or_default()
                 .split('&')
-                .map(|pair| pair.split('=').next().unwrap_or_default())
+                .map(|pair| pair.split_once('=').map_or(pair, |(name, _)| name))
                 .collect();
-            let chosen = entry
-                .methods
-                .iter()
-                .filter(|(method, _)| *method == wanted)
-                .filter_map(|&(_, index)| {
-                    let required = required_query(&self.tools[index]);
-                    required
-                        .iter()
-                        .all(|name| given.contains(name))
-                        .then_some((required.len(), index))
-                })
-                .rev()
-                .max_by_key(|(required, _)| *required)
-                .map_or(first, |(_, index)| index);
-            Some((chosen, &self.tools[chosen]))
+            let mut chosen: Option<(usize, usize)> = None;
+            for index in [first, second].into_iter().chain(candidates) {
+                let required = required_query(&self.tools[index]);
+                let given_all = required.iter().all(|name| given.contains(name));
+                if given_all && chosen.is_none_or(|(most, _)| required.len() > most) {
+                    chosen = Some((required.len(), index));
+                }
+            }
+            let index = chosen.map_or(first, |(_, index)| index);
+            Some((index, &self.tools[index]))
         };
         find(method.as_str()).or_else(|| {
             (method == http::Method::HEAD)

@@ -12,6 +12,7 @@
 
 mod fast;
 mod form;
+mod multipart;
 mod params;
 
 use halo_protocol::{FieldError, InputField, Location, Problem, essence, is_json};
@@ -43,12 +44,40 @@ struct ParamCheck {
     pointer: String,
 }
 
+/// How a body becomes the value its schema checks.
+#[derive(Debug)]
+enum Reader {
+    /// Parsed as JSON (any `+json` media type).
+    Json,
+    /// `application/x-www-form-urlencoded`: its fields, read by the body's schema.
+    Form(Value),
+    /// `multipart/form-data`: its parts, read by the body's schema.
+    Multipart(Value),
+    /// Another media type: only the `Content-Type` is checked.
+    Other,
+}
+
+impl Reader {
+    fn of(spec: &BodySpec) -> Self {
+        let media_type = essence(&spec.media_type);
+        if spec.is_json() {
+            Self::Json
+        } else if media_type.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
+            Self::Form(spec.schema.clone())
+        } else if media_type.eq_ignore_ascii_case("multipart/form-data") {
+            Self::Multipart(spec.schema.clone())
+        } else {
+            Self::Other
+        }
+    }
+}
+
 /// How a request body is checked.
 struct BodyCheck {
     /// The schema of a JSON or form body; `None` for other media types.
     schema: Option<jsonschema::Validator>,
-    /// For a form body (`application/x-www-form-urlencoded`), the schema it is read by.
-    form: Option<Value>,
+    /// How the body is read into what the schema checks.
+    reader: Reader,
     /// The same schema for the check that reads the bytes without building a value, when
     /// it supports the schema's root.
     fast: Option<Fast>,
@@ -100,13 +129,12 @@ impl Validator {
         let body = body
             .map(|spec| -> Result<BodyCheck, String> {
                 let json = spec.is_json();
-                let form = essence(&spec.media_type)
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded");
+                let reader = Reader::of(spec);
                 Ok(BodyCheck {
-                    schema: (json || form)
+                    schema: (!matches!(reader, Reader::Other))
                         .then(|| compile(&spec.schema, formats))
                         .transpose()?,
-                    form: form.then(|| spec.schema.clone()),
+                    reader,
                     fast: json.then(|| Fast::compile(&spec.schema, formats)).flatten(),
                     media_type: spec.media_type.clone(),
                     required: spec.required,
@@ -179,8 +207,8 @@ impl Validator {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(essence);
-        let matches = content_type.is_some_and(|given| match (&body.schema, &body.form) {
-            (Some(_), None) => is_json(given),
+        let matches = content_type.is_some_and(|given| match body.reader {
+            Reader::Json => is_json(given),
             _ => given.eq_ignore_ascii_case(essence(&body.media_type)) || body.media_type == "*/*",
         });
         if !matches {
@@ -192,21 +220,38 @@ impl Validator {
         let Some(schema) = &body.schema else {
             return Ok(None);
         };
-        if let Some(form) = &body.form {
-            let text = std::str::from_utf8(bytes)
-                .map_err(|_| Problem::new(400).with_detail("the form body is not UTF-8"))?;
-            let pairs = params::parse_query(text).map_err(|_| {
-                Problem::new(400).with_detail("the form body is not UTF-8 once percent-decoded")
-            })?;
-            let defs = form.get("$defs").and_then(Value::as_object);
-            let value = form::read(
-                pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                form,
-                defs,
-            );
-            collect(schema, &value, "", errors);
-            // Handlers read forms themselves: nothing parsed is handed on.
-            return Ok(None);
+        match &body.reader {
+            Reader::Form(form) => {
+                let text = std::str::from_utf8(bytes)
+                    .map_err(|_| Problem::new(400).with_detail("the form body is not UTF-8"))?;
+                let pairs = params::parse_query(text).map_err(|_| {
+                    Problem::new(400).with_detail("the form body is not UTF-8 once percent-decoded")
+                })?;
+                let defs = form.get("$defs").and_then(Value::as_object);
+                let value = form::read(
+                    pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    form,
+                    defs,
+                );
+                collect(schema, &value, "", errors);
+                // Handlers read forms themselves: nothing parsed is handed on.
+                return Ok(None);
+            }
+            Reader::Multipart(form) => {
+                let boundary = headers
+                    .get(CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(multipart::boundary)
+                    .ok_or_else(|| {
+                        Problem::new(400).with_detail("a multipart body needs a `boundary`")
+                    })?;
+                let parts = multipart::parts(bytes, boundary).map_err(|why| {
+                    Problem::new(400).with_detail(format!("the multipart body is malformed: {why}"))
+                })?;
+                collect(schema, &multipart::read(&parts, form), "", errors);
+                return Ok(None);
+            }
+            Reader::Json | Reader::Other => {}
         }
         if body.fast.as_ref().is_some_and(|fast| fast.accepts(bytes)) {
             return Ok(None);
@@ -235,6 +280,17 @@ pub(crate) fn read_form(body: &str, schema: &Value) -> Option<Value> {
         schema,
         defs,
     ))
+}
+
+/// A multipart body as the value it stands for under `schema`.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn read_multipart(
+    body: &[u8],
+    content_type: &str,
+    schema: &Value,
+) -> Option<Result<Value, &'static str>> {
+    let boundary = multipart::boundary(content_type)?;
+    Some(multipart::parts(body, boundary).map(|parts| multipart::read(&parts, schema)))
 }
 
 /// The problem for a list of validation errors.
