@@ -226,3 +226,26 @@ async fn fragment_operations_are_told_apart_by_their_required_query() {
         assert_eq!(shared("").await.unwrap().status(), StatusCode::OK);
     }
 }
+
+#[tokio::test]
+async fn path_items_given_by_reference_are_described() {
+    let document = json!({
+        "openapi": "3.1.0", "info": {"title": "Refs", "version": "1"},
+        "paths": {"/pets": {"$ref": "#/components/pathItems/pets"}},
+        "components": {"pathItems": {"pets": {"get": {
+            "operationId": "list_pets",
+            "responses": {"200": {"description": "ok"}}
+        }}}}
+    });
+    let server = serve(HaloBuilder::from_openapi_json(document)).await;
+    let (status, schemas) = discover(&server, "/pets").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(schemas[0]["call"], json!({"method": "GET", "url": "/pets"}));
+    let dangling = json!({
+        "openapi": "3.1.0", "info": {"title": "Refs", "version": "1"},
+        "paths": {"/pets": {"$ref": "#/components/pathItems/nowhere"}}
+    });
+    let error = HaloBuilder::from_openapi_json(dangling).build().unwrap_err();
+    assert!(error.is_unresolved_reference(), "{error}");
+    assert!(error.to_string().contains("/pets"), "{error}");
+}

@@ -267,7 +267,17 @@ impl Registry {
 
         // What each schema references is counted first, so that a definition used once
         // can be written in its place.
-        for (path_key, path_item) in path_items {
+        // A path item may be a reference (OpenAPI 3.1): each is followed once.
+        let path_items: Vec<(&String, &Value)> = path_items
+            .iter()
+            .map(|(key, item)| {
+                let item = bundler
+                    .follow(item)
+                    .map_err(|problem| BuildError::bundle(key, problem))?;
+                Ok((key, item))
+            })
+            .collect::<Result<_, BuildError>>()?;
+        for &(path_key, path_item) in &path_items {
             for (key, method) in METHODS {
                 if let Some(operation) = path_item.get(key).filter(|op| op.is_object()) {
                     let source = Source {
@@ -290,7 +300,7 @@ impl Registry {
         let mut paths = Vec::new();
         let mut classes: Vec<Access> = Vec::new();
         let mut languages = BTreeSet::new();
-        for (path_key, path_item) in path_items {
+        for &(path_key, path_item) in &path_items {
             let template = template_of(path_key);
             let mut methods = Vec::new();
             for (key, method) in METHODS {

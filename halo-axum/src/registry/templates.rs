@@ -282,6 +282,14 @@ mod tests {
     }
 
     #[test]
+    fn names_differing_at_one_place_both_match() {
+        let t = templates(&["/users/{id}", "/users/{userId}/posts", "/v1/{name}:cancel"]);
+        assert_eq!(at(&t, "/users/7"), Some((0, vec![("id", "7")])));
+        assert_eq!(at(&t, "/users/7/posts"), Some((1, vec![("userId", "7")])));
+        assert_eq!(at(&t, "/v1/op-1:cancel"), Some((2, vec![("name", "op-1")])));
+    }
+
+    #[test]
     fn malformed_templates_are_refused() {
         for template in ["/a/{", "/a/}", "/a/{}", "/a/{x}{y}", "a", "/a/{x}.{x}"] {
             let mut builder = TemplatesBuilder::default();
