@@ -245,7 +245,9 @@ async fn path_items_given_by_reference_are_described() {
         "openapi": "3.1.0", "info": {"title": "Refs", "version": "1"},
         "paths": {"/pets": {"$ref": "#/components/pathItems/nowhere"}}
     });
-    let error = HaloBuilder::from_openapi_json(dangling).build().unwrap_err();
+    let error = HaloBuilder::from_openapi_json(dangling)
+        .build()
+        .unwrap_err();
     assert!(error.is_unresolved_reference(), "{error}");
     assert!(error.to_string().contains("/pets"), "{error}");
 }

@@ -14,7 +14,7 @@
 //! along paths of the reference graph, which is what made a cyclic document explode.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -114,11 +114,28 @@ struct Done {
     deps: Vec<Id>,
 }
 
+/// Definition ids in the order first met, each once.
+#[derive(Debug, Default)]
+struct Ids {
+    list: Vec<Id>,
+    seen: HashSet<Id>,
+}
+
+impl Ids {
+    fn add(&mut self, id: Id) {
+        if self.seen.insert(id) {
+            self.list.push(id);
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct State<'d> {
     targets: Vec<Target<'d>>,
     by_reference: HashMap<&'d str, Id>,
     by_name: HashMap<String, Id>,
+    /// The next suffix to try for a name already taken (`Name_2`, `Name_3`, …).
+    suffixes: HashMap<String, usize>,
     /// Definitions referenced by `$defs` across every schema served so far.
     defs_served: usize,
 }
@@ -201,7 +218,7 @@ impl<'d> Bundler<'d> {
             .collect();
         self.intern_all(&mut state, unknown, None)?;
         self.finish(&mut state, pass)?;
-        let mut deps = Vec::new();
+        let mut deps = Ids::default();
         let whole = reference_of(schema).filter(|reference| {
             let id = state.by_reference[reference];
             root == Root::Body || !done(&state, id, pass).recursive
@@ -227,12 +244,30 @@ impl<'d> Bundler<'d> {
     /// The definitions `schema` (as [`schema`](Self::schema) gave it) reaches, each once, in
     /// the order they are first reached.
     pub(crate) fn defs_of(&self, schema: &Value, direction: Direction) -> Vec<u32> {
+        let mut direct = Ids::default();
+        defs_refs(&self.state.borrow(), schema, &mut direct);
+        self.closure(direct, direction)
+    }
+
+    /// [`defs_of`](Self::defs_of) for a schema given as its keywords.
+    pub(crate) fn defs_of_map(
+        &self,
+        schema: &Map<String, Value>,
+        direction: Direction,
+    ) -> Vec<u32> {
+        let mut direct = Ids::default();
         let state = self.state.borrow();
-        let mut direct = Vec::new();
-        defs_refs(&state, schema, &mut direct);
+        defs_refs_map(&state, schema, &mut direct);
+        drop(state);
+        self.closure(direct, direction)
+    }
+
+    /// The definitions reached from `direct`, each once, in the order first reached.
+    fn closure(&self, direct: Ids, direction: Direction) -> Vec<u32> {
+        let state = self.state.borrow();
         let mut seen = vec![false; state.targets.len()];
         let mut order = Vec::new();
-        let mut stack: Vec<Id> = direct.into_iter().rev().collect();
+        let mut stack: Vec<Id> = direct.list.into_iter().rev().collect();
         while let Some(id) = stack.pop() {
             if std::mem::replace(&mut seen[id as usize], true) {
                 continue;
@@ -466,11 +501,12 @@ impl<'d> Bundler<'d> {
         }
         for &id in component {
             let source = state.targets[id as usize].body;
-            let mut deps = Vec::new();
+            let mut deps = Ids::default();
             let body = rewrite_value(state, source, 0, &mut deps, pass);
             let depth = depth_of(&body);
             let inline = !recursive
-                && (state.targets[id as usize].uses <= 1 || (deps.is_empty() && is_tiny(&body)));
+                && (state.targets[id as usize].uses <= 1
+                    || (deps.list.is_empty() && is_tiny(&body)));
             let done = state.targets[id as usize].done[at]
                 .as_mut()
                 .expect("marked");
@@ -479,7 +515,7 @@ impl<'d> Bundler<'d> {
                 recursive,
                 inline,
                 depth,
-                deps,
+                deps: deps.list,
             };
         }
         Ok(())
@@ -491,7 +527,7 @@ fn rewrite_value(
     state: &mut State<'_>,
     value: &Value,
     depth: usize,
-    deps: &mut Vec<Id>,
+    deps: &mut Ids,
     pass: Pass,
 ) -> Value {
     match value {
@@ -501,10 +537,8 @@ fn rewrite_value(
                     let id = state.by_reference[reference.as_str()];
                     let done = done(state, id, pass);
                     if done.inline && depth + done.depth <= MAX_INLINE_DEPTH {
-                        for dep in &done.deps {
-                            if !deps.contains(dep) {
-                                deps.push(*dep);
-                            }
+                        for &dep in &done.deps {
+                            deps.add(dep);
                         }
                         match done.body.clone() {
                             Value::Object(body) => body,
@@ -543,7 +577,7 @@ fn rewrite(
     value: &Value,
     key: &str,
     depth: usize,
-    deps: &mut Vec<Id>,
+    deps: &mut Ids,
     pass: Pass,
 ) -> Value {
     if holds_data(key) {
@@ -675,10 +709,8 @@ fn nullable(schema: &mut Map<String, Value>) {
 }
 
 /// `{"$ref": "#/$defs/Name"}`, recording the dependency.
-fn reference_to(state: &mut State<'_>, id: Id, deps: &mut Vec<Id>) -> Map<String, Value> {
-    if !deps.contains(&id) {
-        deps.push(id);
-    }
+fn reference_to(state: &mut State<'_>, id: Id, deps: &mut Ids) -> Map<String, Value> {
+    deps.add(id);
     let name = name_of(state, id);
     let mut out = Map::new();
     out.insert("$ref".to_owned(), Value::String(format!("#/$defs/{name}")));
@@ -708,10 +740,10 @@ fn name_of(state: &mut State<'_>, id: Id) -> String {
         base.push_str("schema");
     }
     let mut name = base.clone();
-    let mut n = 2;
     while state.by_name.contains_key(&name) {
-        name = format!("{base}_{n}");
-        n += 1;
+        let next = state.suffixes.entry(base.clone()).or_insert(2);
+        name = format!("{base}_{next}");
+        *next += 1;
     }
     state.by_name.insert(name.clone(), id);
     state.targets[id as usize].name = Some(name.clone());
@@ -736,27 +768,28 @@ fn piece(state: &mut State<'_>, id: Id, direction: Direction) -> Rope {
 }
 
 /// The definitions a bundled schema refers to directly, in the order written.
-fn defs_refs(state: &State<'_>, value: &Value, found: &mut Vec<Id>) {
+fn defs_refs(state: &State<'_>, value: &Value, found: &mut Ids) {
     match value {
-        Value::Object(map) => {
-            for (key, inner) in map {
-                match inner {
-                    Value::String(reference) if key == "$ref" => {
-                        if let Some(id) = reference
-                            .strip_prefix("#/$defs/")
-                            .and_then(|name| state.by_name.get(name))
-                            && !found.contains(id)
-                        {
-                            found.push(*id);
-                        }
-                    }
-                    _ if holds_data(key) => {}
-                    _ => defs_refs(state, inner, found),
-                }
-            }
-        }
+        Value::Object(map) => defs_refs_map(state, map, found),
         Value::Array(items) => items.iter().for_each(|item| defs_refs(state, item, found)),
         _ => {}
+    }
+}
+
+fn defs_refs_map(state: &State<'_>, map: &Map<String, Value>, found: &mut Ids) {
+    for (key, inner) in map {
+        match inner {
+            Value::String(reference) if key == "$ref" => {
+                if let Some(id) = reference
+                    .strip_prefix("#/$defs/")
+                    .and_then(|name| state.by_name.get(name))
+                {
+                    found.add(*id);
+                }
+            }
+            _ if holds_data(key) => {}
+            _ => defs_refs(state, inner, found),
+        }
     }
 }
 

@@ -139,7 +139,7 @@ impl Parts {
     fn take(schema: &mut ToolSchema, bundler: &Bundler<'_>) -> Result<Self, Problem> {
         let mut parts = Self::default();
         for (name, field) in &schema.input {
-            let defs = bundler.defs_of(&Value::Object(field.schema.clone()), Direction::Input);
+            let defs = bundler.defs_of_map(&field.schema, Direction::Input);
             if !defs.is_empty() {
                 parts.input.push((name.clone(), parts.ropes.len()));
                 parts
@@ -184,12 +184,7 @@ impl Parts {
 
 /// An input schema with the definitions it reaches under `$defs`, for the validators.
 fn with_defs(bundler: &Bundler<'_>, schema: &mut Map<String, Value>) {
-    let value = Value::Object(std::mem::take(schema));
-    let defs = bundler.defs_of(&value, Direction::Input);
-    let Value::Object(map) = value else {
-        unreachable!("made an object above")
-    };
-    *schema = map;
+    let defs = bundler.defs_of_map(schema, Direction::Input);
     if !defs.is_empty() {
         schema.insert(
             "$defs".to_owned(),
@@ -265,8 +260,6 @@ impl Registry {
             Some(_) => return Err(BuildError::document("`paths` is not an object")),
         };
 
-        // What each schema references is counted first, so that a definition used once
-        // can be written in its place.
         // A path item may be a reference (OpenAPI 3.1): each is followed once.
         let path_items: Vec<(&String, &Value)> = path_items
             .iter()
@@ -277,6 +270,8 @@ impl Registry {
                 Ok((key, item))
             })
             .collect::<Result<_, BuildError>>()?;
+        // What each schema references is counted first, so that a definition used once
+        // can be written in its place.
         for &(path_key, path_item) in &path_items {
             for (key, method) in METHODS {
                 if let Some(operation) = path_item.get(key).filter(|op| op.is_object()) {

@@ -8,7 +8,11 @@
 //! linear in the path. When both kinds match a path, the template with more literal text
 //! (the more specific one) wins.
 
-use regex::{Regex, RegexSet};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+
+/// The most memory the compiled expressions may take (the `regex` crate's default is 10 MiB;
+/// thousands of suffix templates need more).
+const REGEX_SIZE: usize = 256 * 1024 * 1024;
 
 /// The path templates of one registry, each with the index of its path entry.
 #[derive(Debug)]
@@ -37,6 +41,8 @@ pub(crate) struct TemplatesBuilder {
     router: matchit::Router<usize>,
     literal: Vec<usize>,
     patterns: Vec<(String, Pattern)>,
+    /// The expressions so far, and the template each came from.
+    expressions: std::collections::HashMap<String, String>,
 }
 
 impl TemplatesBuilder {
@@ -84,10 +90,16 @@ impl TemplatesBuilder {
             }
         }
         expression.push('$');
-        if let Some((other, _)) = self.patterns.iter().find(|(e, _)| *e == expression) {
+        if let Some(other) = self.expressions.get(&expression) {
             return Err(format!("it matches the same paths as {other:?}"));
         }
-        let regex = Regex::new(&expression).map_err(|e| e.to_string())?;
+        self.expressions
+            .insert(expression.clone(), template.to_owned());
+        let regex = RegexBuilder::new(&expression)
+            .unicode(false)
+            .size_limit(REGEX_SIZE)
+            .build()
+            .map_err(|e| e.to_string())?;
         self.patterns.push((
             expression,
             Pattern {
@@ -101,7 +113,11 @@ impl TemplatesBuilder {
     }
 
     pub(crate) fn build(self) -> Result<Templates, String> {
-        let set = RegexSet::new(self.patterns.iter().map(|(expression, _)| expression))
+        // Request paths are ASCII (percent-encoded), so the expressions match bytes.
+        let set = RegexSetBuilder::new(self.patterns.iter().map(|(expression, _)| expression))
+            .unicode(false)
+            .size_limit(REGEX_SIZE)
+            .build()
             .map_err(|e| e.to_string())?;
         Ok(Templates {
             router: self.router,
@@ -144,7 +160,7 @@ impl Templates {
         }
         let best = self
             .set
-            .matches(path)
+            .matches(path.as_bytes())
             .iter()
             .map(|i| &self.patterns[i])
             .max_by_key(|pattern| pattern.literal);
@@ -161,13 +177,13 @@ impl Templates {
 fn capture<'t, 'p>(pattern: &'t Pattern, path: &'p str) -> Params<'t, 'p> {
     pattern
         .regex
-        .captures(path)
+        .captures(path.as_bytes())
         .map(|captures| {
             pattern
                 .names
                 .iter()
                 .zip(captures.iter().skip(1))
-                .filter_map(|(name, value)| Some((name.as_str(), value?.as_str())))
+                .filter_map(|(name, value)| Some((name.as_str(), path.get(value?.range())?)))
                 .collect()
         })
         .unwrap_or_default()
@@ -287,6 +303,18 @@ mod tests {
         assert_eq!(at(&t, "/users/7"), Some((0, vec![("id", "7")])));
         assert_eq!(at(&t, "/users/7/posts"), Some((1, vec![("userId", "7")])));
         assert_eq!(at(&t, "/v1/op-1:cancel"), Some((2, vec![("name", "op-1")])));
+    }
+
+    #[test]
+    fn thousands_of_suffix_templates_and_text_beyond_ascii() {
+        let list: Vec<String> = (0..2000)
+            .map(|i| format!("/r{i}/{{id}}.json"))
+            .chain(["/caf\u{e9}/{id}.txt".to_owned()])
+            .collect();
+        let refs: Vec<&str> = list.iter().map(String::as_str).collect();
+        let t = templates(&refs);
+        assert_eq!(at(&t, "/r1999/x.json"), Some((1999, vec![("id", "x")])));
+        assert_eq!(at(&t, "/caf\u{e9}/\u{e9}t\u{e9}.txt"), Some((2000, vec![("id", "\u{e9}t\u{e9}")])));
     }
 
     #[test]
