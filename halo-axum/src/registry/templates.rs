@@ -314,7 +314,10 @@ mod tests {
         let refs: Vec<&str> = list.iter().map(String::as_str).collect();
         let t = templates(&refs);
         assert_eq!(at(&t, "/r1999/x.json"), Some((1999, vec![("id", "x")])));
-        assert_eq!(at(&t, "/caf\u{e9}/\u{e9}t\u{e9}.txt"), Some((2000, vec![("id", "\u{e9}t\u{e9}")])));
+        assert_eq!(
+            at(&t, "/caf\u{e9}/\u{e9}t\u{e9}.txt"),
+            Some((2000, vec![("id", "\u{e9}t\u{e9}")]))
+        );
     }
 
     #[test]
