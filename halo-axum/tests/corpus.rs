@@ -255,3 +255,19 @@ fn references_that_lead_only_to_references_are_a_build_error() {
         "{error}"
     );
 }
+
+#[test]
+fn a_swagger_2_document_is_refused_with_a_clear_error() {
+    let document = json!({
+        "swagger": "2.0", "info": {"title": "Old", "version": "1"},
+        "paths": {"/pets": {"post": {"parameters": [{"in": "body", "name": "pet",
+            "schema": {"$ref": "#/definitions/Pet"}}], "responses": {"200": {"description": ""}}}}},
+        "definitions": {"Pet": {"type": "object"}}
+    });
+    let error = HaloBuilder::from_openapi_json(document)
+        .build()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("Swagger \"2.0\""), "{message}");
+    assert!(message.contains("OpenAPI 3.0 and 3.1"), "{message}");
+}

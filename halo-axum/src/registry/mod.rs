@@ -251,6 +251,12 @@ impl Registry {
         validate: Option<Formats>,
         limits: DocumentLimits,
     ) -> Result<Self, BuildError> {
+        if let Some(version) = document.get("swagger") {
+            return Err(BuildError::document(format!(
+                "this is a Swagger {version} document; HALO reads OpenAPI 3.0 and 3.1 (convert \
+                 it first, with swagger2openapi or the Swagger Editor)"
+            )));
+        }
         let bundler = Bundler::new(document, limits);
         let schemes = document.pointer("/components/securitySchemes");
         let default_security = document.get("security");
