@@ -43,6 +43,10 @@ enum Kind {
         operation: String,
         message: String,
     },
+    Parameter {
+        operation: String,
+        message: String,
+    },
     Limit {
         operation: String,
         at: String,
@@ -82,6 +86,14 @@ impl BuildError {
             )),
             Problem::Limit { at, limit, value } => Self::limit(operation, at, limit, value),
         }
+    }
+
+    /// An operation's parameters disagree with its path template.
+    pub(crate) fn parameter(operation: &str, message: String) -> Self {
+        Self::new(Kind::Parameter {
+            operation: operation.to_owned(),
+            message,
+        })
     }
 
     /// A limit of [`DocumentLimits`](crate::DocumentLimits) passed while building `operation`.
@@ -158,6 +170,15 @@ impl BuildError {
         matches!(self.kind, Kind::InvalidSchema { .. })
     }
 
+    /// Whether an operation's path parameters disagree with its path template: a parameter
+    /// `in: path` that the template does not have (utoipa's `IntoParams` without
+    /// `parameter_in = Query` and without the `axum_extras` feature writes these), or a
+    /// template variable no parameter declares.
+    #[must_use]
+    pub fn is_invalid_parameter(&self) -> bool {
+        matches!(self.kind, Kind::Parameter { .. })
+    }
+
     /// Whether the document passed a limit of [`DocumentLimits`](crate::DocumentLimits):
     /// schemas nested too deeply, a served schema too large, too many definitions served.
     ///
@@ -216,6 +237,7 @@ impl fmt::Display for BuildError {
                 f,
                 "{operation}: its input schema cannot be compiled for validation: {message}"
             ),
+            Kind::Parameter { operation, message } => write!(f, "{operation}: {message}"),
             Kind::Limit {
                 operation,
                 at,

@@ -326,3 +326,71 @@ fn from_openapi_panics_on_invalid_metadata() {
         .insert("x-halo-limits".into(), json!({"rate": "often"}));
     let _ = HaloLayer::from_openapi(api);
 }
+
+/// Health, answered to GET and HEAD.
+#[utoipa::path(method(get, head), path = "/health", responses((status = 200)))]
+async fn health() {}
+
+#[tokio::test]
+async fn head_beside_get_is_the_get_tool() {
+    let (router, api) = utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(health))
+        .split_for_parts();
+    assert!(
+        serde_json::to_value(&api).unwrap()["paths"]["/health"]["head"].is_object(),
+        "utoipa describes both"
+    );
+    let app = router.layer(HaloLayer::from_openapi(api));
+    let request = Request::options("/")
+        .header("accept", "application/llm+json")
+        .body(Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let manifest: Value = serde_json::from_slice(&body).unwrap();
+    let tools: Vec<(&str, &str)> = manifest["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["method"].as_str().unwrap()))
+        .collect();
+    assert_eq!(tools, [("health", "GET")]);
+    let head = Request::head("/health").body(Body::empty()).unwrap();
+    assert_eq!(app.oneshot(head).await.unwrap().status(), StatusCode::OK);
+}
+
+fn with_parameters(template: &str, parameters: Value) -> Result<HaloLayer, BuildError> {
+    HaloBuilder::from_openapi_json(json!({
+        "openapi": "3.1.0", "info": {"title": "Things", "version": "1"},
+        "paths": {template: {"get": {"operationId": "list_things", "parameters": parameters,
+                                     "responses": {"200": {"description": "ok"}}}}}
+    }))
+    .build()
+}
+
+#[test]
+fn path_parameters_must_agree_with_the_template() {
+    // utoipa's `IntoParams` without `parameter_in` (and without `axum_extras`) says `in: path`
+    // for what is a query parameter: refused, saying how to fix it, not enforced.
+    let error = with_parameters(
+        "/things",
+        json!([{"name": "limit", "in": "path", "required": true, "schema": {"type": "integer"}}]),
+    )
+    .unwrap_err();
+    assert!(error.is_invalid_parameter(), "{error}");
+    let message = error.to_string();
+    assert!(message.starts_with("GET /things (list_things): parameter `limit`"), "{message}");
+    assert!(message.contains("parameter_in = Query"), "{message}");
+    assert!(message.contains("axum_extras"), "{message}");
+
+    let error = with_parameters("/things/{id}", json!([])).unwrap_err();
+    assert!(error.is_invalid_parameter(), "{error}");
+    assert!(error.to_string().contains("`{id}` is not declared"), "{error}");
+
+    with_parameters(
+        "/things/{id}",
+        json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+               {"name": "limit", "in": "query", "schema": {"type": "integer"}}]),
+    )
+    .unwrap();
+}

@@ -78,7 +78,7 @@ pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{accepts, accepts_halo, essence, is_json, negotiate_language};
-pub use place::{Payload, PlaceError, Placement, place_arguments};
+pub use place::{Payload, PlaceError, Placement, place_arguments, template_variables};
 pub use pointer::{escape_token, unescape_token};
 pub use problem::{FieldError, Problem};
 pub use rate::{Period, Rate, RateParseError};

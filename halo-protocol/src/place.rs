@@ -280,7 +280,13 @@ fn is_template_variable(template: &str, name: &str) -> bool {
 }
 
 /// The names of a path template's variables (`{id}`, or `{*rest}` for a catch-all), in order.
-pub(crate) fn template_variables(template: &str) -> impl Iterator<Item = &str> {
+///
+/// ```
+/// let names: Vec<&str> =
+///     halo_protocol::template_variables("/Accounts/{AccountSid}/Calls/{Sid}.json").collect();
+/// assert_eq!(names, ["AccountSid", "Sid"]);
+/// ```
+pub fn template_variables(template: &str) -> impl Iterator<Item = &str> {
     template.split('{').skip(1).filter_map(|rest| {
         rest.split_once('}')
             .map(|(variable, _)| variable.trim_start_matches('*'))

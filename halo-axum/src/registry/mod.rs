@@ -279,17 +279,15 @@ impl Registry {
         // What each schema references is counted first, so that a definition used once
         // can be written in its place.
         for &(path_key, path_item) in &path_items {
-            for (key, method) in METHODS {
-                if let Some(operation) = path_item.get(key).filter(|op| op.is_object()) {
-                    let source = Source {
-                        key: path_key,
-                        template: template_of(path_key),
-                        method,
-                        path_item,
-                        operation,
-                    };
-                    operation::survey(&source, &bundler)?;
-                }
+            for (method, operation) in operations(path_item) {
+                let source = Source {
+                    key: path_key,
+                    template: template_of(path_key),
+                    method,
+                    path_item,
+                    operation,
+                };
+                operation::survey(&source, &bundler)?;
             }
         }
 
@@ -304,10 +302,7 @@ impl Registry {
         for &(path_key, path_item) in &path_items {
             let template = template_of(path_key);
             let mut methods = Vec::new();
-            for (key, method) in METHODS {
-                let Some(operation) = path_item.get(key).filter(|op| op.is_object()) else {
-                    continue;
-                };
+            for (method, operation) in operations(path_item) {
                 let source = Source {
                     key: path_key,
                     template,
@@ -691,6 +686,17 @@ impl View {
     pub(crate) fn path(&self, index: usize) -> Option<&Cached> {
         self.paths.get(index)?.as_ref()
     }
+}
+
+/// The operations of a path item, in [`METHODS`] order. A `HEAD` beside a `GET` is not one
+/// of its own: HEAD is implied by GET, and calls of it go to the GET tool (utoipa writes
+/// both for `method(get, head)`).
+fn operations(path_item: &Value) -> impl Iterator<Item = (&'static str, &Value)> {
+    let has_get = path_item.get("get").is_some_and(Value::is_object);
+    METHODS.into_iter().filter_map(move |(key, method)| {
+        let operation = path_item.get(key).filter(|op| op.is_object())?;
+        (!(has_get && key == "head")).then_some((method, operation))
+    })
 }
 
 /// The path template of a path key: the key without its `#fragment` (Box describes several

@@ -85,6 +85,7 @@ pub(crate) fn build<'d>(
     );
     let (input, body) =
         input::derive(bundler, source.path_item, source.operation).map_err(unresolved)?;
+    check_path_parameters(source, &input)?;
     schema.input = input;
     schema.output = match output_root(source, bundler).map_err(unresolved)? {
         Some(root) => {
@@ -115,6 +116,44 @@ pub(crate) fn build<'d>(
         schema,
         body,
     })
+}
+
+/// Every path parameter is a variable of the template and every variable a path parameter:
+/// a document that says otherwise would have the layer enforce arguments the API does not
+/// take (or leave one it needs undescribed), so it fails at start-up, saying how to fix it.
+fn check_path_parameters(
+    source: &Source<'_>,
+    input: &indexmap::IndexMap<String, halo_protocol::InputField>,
+) -> Result<(), BuildError> {
+    let variables: Vec<&str> = halo_protocol::template_variables(source.template).collect();
+    let declared = input
+        .iter()
+        .filter(|(_, field)| field.location == Some(halo_protocol::Location::Path))
+        .map(|(name, _)| name.as_str());
+    for name in declared.clone() {
+        if !variables.contains(&name) {
+            return Err(BuildError::parameter(
+                &source.label(),
+                format!(
+                    "parameter `{name}` is declared `in: path` but `{{{name}}}` is not in the \
+                     template; if it is a query parameter, declare it so (utoipa: \
+                     `#[into_params(parameter_in = Query)]` on its struct, or utoipa's \
+                     `axum_extras` feature, which reads `Query<T>` and `Path<T>` extractors)"
+                ),
+            ));
+        }
+    }
+    let declared: Vec<&str> = declared.collect();
+    if let Some(variable) = variables.iter().find(|v| !declared.contains(v)) {
+        return Err(BuildError::parameter(
+            &source.label(),
+            format!(
+                "the template's `{{{variable}}}` is not declared as a path parameter; declare it \
+                 (utoipa: `params((\"{variable}\" = String, Path, description = \"…\"))`)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The short text for the manifest and the full text for the schema: the summary (the doc
