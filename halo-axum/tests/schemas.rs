@@ -379,13 +379,19 @@ fn path_parameters_must_agree_with_the_template() {
     .unwrap_err();
     assert!(error.is_invalid_parameter(), "{error}");
     let message = error.to_string();
-    assert!(message.starts_with("GET /things (list_things): parameter `limit`"), "{message}");
+    assert!(
+        message.starts_with("GET /things (list_things): parameter `limit`"),
+        "{message}"
+    );
     assert!(message.contains("parameter_in = Query"), "{message}");
     assert!(message.contains("axum_extras"), "{message}");
 
     let error = with_parameters("/things/{id}", json!([])).unwrap_err();
     assert!(error.is_invalid_parameter(), "{error}");
-    assert!(error.to_string().contains("`{id}` is not declared"), "{error}");
+    assert!(
+        error.to_string().contains("`{id}` is not declared"),
+        "{error}"
+    );
 
     with_parameters(
         "/things/{id}",

@@ -134,6 +134,8 @@ struct State<'d> {
     targets: Vec<Target<'d>>,
     by_reference: HashMap<&'d str, Id>,
     by_name: HashMap<String, Id>,
+    /// Targets interned since the last bundling, for each [`Direction`].
+    unfinished: [Vec<Id>; 2],
     /// The next suffix to try for a name already taken (`Name_2`, `Name_3`, …).
     suffixes: HashMap<String, usize>,
     /// Definitions referenced by `$defs` across every schema served so far.
@@ -351,6 +353,9 @@ impl<'d> Bundler<'d> {
                             piece: [None, None],
                         });
                         state.by_reference.insert(reference, id);
+                        for unfinished in &mut state.unfinished {
+                            unfinished.push(id);
+                        }
                         let mut inner = Vec::new();
                         self.references(body, 0, &mut inner)
                             .map_err(|e| e.at(reference))?;
@@ -407,13 +412,18 @@ impl<'d> Bundler<'d> {
     /// algorithm, without recursion: reference chains can be as long as the document).
     fn finish(&self, state: &mut State<'d>, pass: Pass) -> Result<(), Problem> {
         let at = pass.at();
+        let starts = std::mem::take(&mut state.unfinished[at]);
+        if starts.is_empty() {
+            return Ok(());
+        }
         let count = state.targets.len();
         let mut index: Vec<Option<u32>> = vec![None; count];
         let mut low = vec![0u32; count];
         let mut on_stack = vec![false; count];
         let mut stack: Vec<Id> = Vec::new();
         let mut next = 0u32;
-        for start in 0..count {
+        for start in starts {
+            let start = start as usize;
             if state.targets[start].done[at].is_some() || index[start].is_some() {
                 continue;
             }
