@@ -21,7 +21,8 @@
 ///     .document_limits(DocumentLimits::new().max_depth(64).max_schema_bytes(1 << 20))
 ///     .build()
 ///     .expect("a small document");
-/// # let _ = layer;
+/// let app: axum::Router = router.layer(layer);
+/// # let _ = app;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
