@@ -37,9 +37,7 @@ use criterion::{BatchSize, Criterion, criterion_main};
 use halo_axum::{Halo, HaloBuilder, HaloLayer};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, StatusCode};
-use http_body_util::BodyExt;
 use tokio::runtime::Runtime;
-use tower::ServiceExt;
 use tower::layer::Layer;
 use tower::layer::util::Identity;
 use tower_service::Service;
@@ -60,19 +58,7 @@ async fn call<S>(service: &S, request: Request<Body>) -> (StatusCode, Bytes)
 where
     S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
 {
-    let response = service
-        .clone()
-        .oneshot(request)
-        .await
-        .unwrap_or_else(|never| match never {});
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("an in-memory body")
-        .to_bytes();
-    (status, body)
+    halo_tests::oneshot(service, request).await
 }
 
 fn request(method: Method, uri: &str, accept: Option<HeaderValue>) -> Request<Body> {

@@ -17,21 +17,16 @@
 #![allow(missing_docs)]
 
 use std::collections::{BTreeSet, HashSet};
-use std::convert::Infallible;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
-use axum::response::Response;
 use halo_axum::HaloBuilder;
 use halo_tests::corpus::Document;
 use http::{Method, Request, StatusCode};
-use http_body_util::BodyExt as _;
 use serde_json::Value;
-use tower::ServiceExt as _;
-use tower_service::Service;
 
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "patch", "head", "trace", "query",
@@ -77,7 +72,7 @@ fn main() {
                 .build()
                 .expect("builds"),
         );
-        let (_, body) = runtime().block_on(call(&app, discover(&concrete(path))));
+        let (_, body) = runtime().block_on(halo_tests::oneshot(&app, discover(&concrete(path))));
         println!("{}", String::from_utf8_lossy(&body));
         return;
     }
@@ -297,7 +292,8 @@ fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
         if template == "/" || !served_paths.insert(template) {
             continue;
         }
-        let (status, body) = runtime.block_on(call(&app, discover(&concrete(template))));
+        let (status, body) =
+            runtime.block_on(halo_tests::oneshot(&app, discover(&concrete(template))));
         assert_eq!(status, StatusCode::OK, "{template}");
         let served: Vec<Value> = serde_json::from_slice(&body).expect("JSON");
         for tool in served {
@@ -344,25 +340,6 @@ fn discover(uri: &str) -> Request<Body> {
         .expect("a request")
 }
 
-async fn call<S>(service: &S, request: Request<Body>) -> (StatusCode, bytes::Bytes)
-where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
-{
-    let response = service
-        .clone()
-        .oneshot(request)
-        .await
-        .unwrap_or_else(|never| match never {});
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("an in-memory body")
-        .to_bytes();
-    (status, body)
-}
-
 /// Requests per second of GitHub's `OPTIONS /` and of its largest path, each over the
 /// bookstore's `OPTIONS /`, alternating batches.
 fn throughput() -> (f64, f64) {
@@ -377,7 +354,7 @@ fn throughput() -> (f64, f64) {
     let cases: [(&Router, &str); 3] = [(&bookstore, "/"), (&github, "/"), (&github, large)];
     let mut sizes = Vec::new();
     for (app, uri) in cases {
-        let (status, body) = runtime.block_on(call(app, discover(uri)));
+        let (status, body) = runtime.block_on(halo_tests::oneshot(app, discover(uri)));
         assert_eq!(status, StatusCode::OK, "{uri}");
         sizes.push(body.len());
     }
@@ -389,7 +366,7 @@ fn throughput() -> (f64, f64) {
             let start = Instant::now();
             runtime.block_on(async {
                 for _ in 0..BATCH {
-                    black_box(call(*app, discover(uri)).await);
+                    black_box(halo_tests::oneshot(*app, discover(uri)).await);
                 }
             });
             best[i] = best[i].min(start.elapsed() / BATCH);

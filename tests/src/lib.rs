@@ -270,6 +270,39 @@ impl utoipa::Modify for BearerScheme {
     }
 }
 
+/// Calls a clone of `service` once, in process, and reads the whole body, as a server would
+/// write it: for benchmarks and tests that need no network.
+///
+/// # Panics
+/// When the body cannot be read (an in-memory body always can).
+pub async fn oneshot<S>(
+    service: &S,
+    request: axum::http::Request<axum::body::Body>,
+) -> (axum::http::StatusCode, bytes::Bytes)
+where
+    S: tower::Service<
+            axum::http::Request<axum::body::Body>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone,
+{
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    let response = service
+        .clone()
+        .oneshot(request)
+        .await
+        .unwrap_or_else(|never| match never {});
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("an in-memory body")
+        .to_bytes();
+    (status, body)
+}
+
 /// `OPTIONS url` with `Accept: application/llm+json` (and the bearer token, when given): the
 /// manifest or schemas the server answers.
 ///
