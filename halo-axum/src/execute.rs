@@ -277,6 +277,19 @@ where
     let claim = match key_value {
         None => None,
         Some(value) => {
+            // Named as the schema spells it; the header map lowercases.
+            let header = described
+                .schema
+                .limits
+                .as_ref()
+                .and_then(|limits| limits.idempotency_key.as_deref())
+                .unwrap_or("Idempotency-Key");
+            if let Err(problem) = crate::govern::check_key(header, &value) {
+                return Ok((
+                    with_headers(problem::from_problem(&problem), limited),
+                    Outcome::Invalid,
+                ));
+            }
             if let Some(record) = trail {
                 record.idempotency_key = Some(String::from_utf8_lossy(value.as_bytes()).into());
             }

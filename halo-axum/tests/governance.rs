@@ -393,3 +393,29 @@ async fn the_audit_trail_has_one_line_per_call() {
     assert_eq!(records[8]["status"], 504);
     let _ = std::fs::remove_file(&path);
 }
+
+#[tokio::test]
+async fn idempotency_keys_are_short_visible_tokens() {
+    let counter = Counter::default();
+    let base = serve(&counter, |b| b).await;
+    let keyed = |key: String| {
+        post(&base, "/orders", None, json!({"amount": 10})).header("idempotency-key", key)
+    };
+    for bad in [String::new(), "k".repeat(256), "two words".to_owned()] {
+        let refused = keyed(bad.clone()).send().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "{bad:?}");
+        assert_eq!(header(&refused, "content-type"), "application/problem+json");
+        let problem: Value = refused.json().await.unwrap();
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("Idempotency-Key"),
+            "{problem}"
+        );
+    }
+    assert_eq!(counter.count(), 0, "no refused key ran its call");
+    let longest = keyed("k".repeat(255)).send().await.unwrap();
+    assert_eq!(longest.status(), StatusCode::CREATED);
+    assert_eq!(counter.count(), 1);
+}

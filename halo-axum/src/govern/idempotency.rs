@@ -31,6 +31,25 @@ pub(crate) fn fingerprint(method: &str, target: &str, caller: &str, body: &[u8])
     digest.finalize().into()
 }
 
+/// The longest key kept: a key is a token the client makes up (a UUID is 36 characters),
+/// and every one kept takes memory for a day.
+pub(crate) const MAX_KEY: usize = 255;
+
+/// A key as the header gave it, if it is one: 1 to [`MAX_KEY`] visible ASCII characters.
+/// Anything else is refused before it is kept or looked up.
+pub(crate) fn check_key(
+    header: &str,
+    value: &http::HeaderValue,
+) -> Result<(), Box<halo_protocol::Problem>> {
+    let bytes = value.as_bytes();
+    if (1..=MAX_KEY).contains(&bytes.len()) && bytes.iter().all(|b| b.is_ascii_graphic()) {
+        return Ok(());
+    }
+    Err(Box::new(halo_protocol::Problem::new(400).with_detail(
+        format!("`{header}` must be 1 to {MAX_KEY} visible ASCII characters (a UUID will do)"),
+    )))
+}
+
 /// A response kept for replay.
 #[derive(Debug, Clone)]
 pub(crate) struct Stored {
@@ -152,6 +171,24 @@ mod tests {
             headers: HeaderMap::new(),
             body: Bytes::from_static(body.as_bytes()),
         }
+    }
+
+    #[test]
+    fn keys_are_short_visible_tokens() {
+        let check = |text: &str| {
+            check_key(
+                "Idempotency-Key",
+                &http::HeaderValue::from_str(text).unwrap(),
+            )
+        };
+        assert!(check("8e0f0c1c-4d1a-4c8e-9b1e-2f1d1c0a9b7e").is_ok());
+        assert!(check(&"k".repeat(MAX_KEY)).is_ok());
+        for bad in ["", " ", "two words", "tab\there"] {
+            assert_eq!(check(bad).unwrap_err().status, 400, "{bad:?}");
+        }
+        assert!(check(&"k".repeat(MAX_KEY + 1)).is_err());
+        let refused = check("").unwrap_err();
+        assert!(refused.detail.unwrap().contains("`Idempotency-Key`"));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use axum::extract::ConnectInfo;
 use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
-pub(crate) use self::idempotency::{Claim, Idempotency, Stored, fingerprint};
+pub(crate) use self::idempotency::{Claim, Idempotency, Stored, check_key, fingerprint};
 pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};
