@@ -264,6 +264,21 @@ where
         .filter(|_| !streaming)
         .and_then(|header| parts.headers.get(header))
         .cloned();
+    if let Some(value) = &key_value {
+        // Named as the schema spells it; the header map lowercases.
+        let header = described
+            .schema
+            .limits
+            .as_ref()
+            .and_then(|limits| limits.idempotency_key.as_deref())
+            .unwrap_or("Idempotency-Key");
+        if let Err(problem) = crate::govern::check_key(header, value) {
+            return Ok((
+                with_headers(problem::from_problem(&problem), limited),
+                Outcome::Invalid,
+            ));
+        }
+    }
     let body = match (&key_value, read.is_some()) {
         (Some(_), false) => match read_body(&parts, body, shared.body_limit).await {
             Ok(bytes) => {
@@ -277,19 +292,6 @@ where
     let claim = match key_value {
         None => None,
         Some(value) => {
-            // Named as the schema spells it; the header map lowercases.
-            let header = described
-                .schema
-                .limits
-                .as_ref()
-                .and_then(|limits| limits.idempotency_key.as_deref())
-                .unwrap_or("Idempotency-Key");
-            if let Err(problem) = crate::govern::check_key(header, &value) {
-                return Ok((
-                    with_headers(problem::from_problem(&problem), limited),
-                    Outcome::Invalid,
-                ));
-            }
             if let Some(record) = trail {
                 record.idempotency_key = Some(String::from_utf8_lossy(value.as_bytes()).into());
             }

@@ -77,7 +77,7 @@ pub use mcp::mcp_progress;
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
-pub use negotiate::{accepts, accepts_halo, essence, is_json, negotiate_language};
+pub use negotiate::{Form, accepts, accepts_halo, essence, is_json, negotiate_language};
 pub use place::{Payload, PlaceError, Placement, place_arguments, template_variables};
 pub use pointer::{escape_token, unescape_token};
 pub use problem::{FieldError, Problem};

@@ -93,6 +93,48 @@ pub fn is_json(media_type: &str) -> bool {
             .is_some_and(|suffix| suffix.eq_ignore_ascii_case("+json"))
 }
 
+/// The two form media types, whose bodies are fields written one by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Form {
+    /// `application/x-www-form-urlencoded`: `key=value` pairs.
+    UrlEncoded,
+    /// `multipart/form-data`: one part per field.
+    Multipart,
+}
+
+impl Form {
+    /// The form a media type (`Content-Type` value, parameters allowed) is, if any.
+    ///
+    /// ```
+    /// use halo_protocol::Form;
+    ///
+    /// assert_eq!(Form::of("multipart/form-data; boundary=x"), Some(Form::Multipart));
+    /// assert_eq!(Form::of("Application/X-WWW-Form-Urlencoded"), Some(Form::UrlEncoded));
+    /// assert_eq!(Form::of("application/json"), None);
+    /// ```
+    #[must_use]
+    pub fn of(media_type: &str) -> Option<Self> {
+        let essence = essence(media_type);
+        if essence.eq_ignore_ascii_case(Self::UrlEncoded.media_type()) {
+            Some(Self::UrlEncoded)
+        } else if essence.eq_ignore_ascii_case(Self::Multipart.media_type()) {
+            Some(Self::Multipart)
+        } else {
+            None
+        }
+    }
+
+    /// Its media type, without parameters.
+    #[must_use]
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Self::UrlEncoded => "application/x-www-form-urlencoded",
+            Self::Multipart => "multipart/form-data",
+        }
+    }
+}
+
 /// The best of the `available` language tags for an `Accept-Language` header value, by RFC
 /// 4647 lookup; `None` when the base text should be served.
 ///

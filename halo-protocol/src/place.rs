@@ -3,7 +3,7 @@
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_json::{Map, Value};
 
-use crate::{Location, ToolSchema};
+use crate::{Form, Location, ToolSchema};
 
 /// Characters escaped in a path segment: everything but RFC 3986 `pchar` minus `/`.
 const SEGMENT: &AsciiSet = &CONTROLS
@@ -191,15 +191,15 @@ pub fn place_arguments(
     placed.target = fill_template(template, &path_values)?;
     let expects_body = (is("POST") || is("PUT") || is("PATCH"))
         && schema.is_some_and(|s| s.input.values().any(|e| e.location == Some(Location::Body)));
-    let form = schema.and_then(form_media_type);
+    let form = schema.and_then(form_of);
     placed.body = match (whole_body, form) {
         (Some((Value::String(text), Some(content_type))), _) => Some(Payload::Raw {
             content_type,
             bytes: text.into_bytes(),
         }),
         (Some((value, _)), _) => Some(Payload::Json(value)),
-        (None, Some(media_type)) if !body.is_empty() || expects_body => {
-            Some(form_body(schema, media_type, &body)?)
+        (None, Some(form)) if !body.is_empty() || expects_body => {
+            Some(form_body(schema, form, &body)?)
         }
         (None, _) if !body.is_empty() => Some(Payload::Json(Value::Object(body))),
         (None, _) if expects_body => Some(Payload::Json(Value::Object(Map::new()))),
@@ -208,28 +208,22 @@ pub fn place_arguments(
     Ok(placed)
 }
 
-/// The media type of a body the schema says is a form (its body entries' `media_type`).
-fn form_media_type(schema: &ToolSchema) -> Option<&str> {
+/// The form a body is when the schema says so (its body entries' `media_type`).
+fn form_of(schema: &ToolSchema) -> Option<Form> {
     schema
         .input
         .values()
         .filter(|entry| entry.location == Some(Location::Body))
-        .find_map(|entry| entry.media_type.as_deref())
-        .filter(|media_type| {
-            let essence = crate::essence(media_type);
-            essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
-                || essence.eq_ignore_ascii_case("multipart/form-data")
-        })
+        .find_map(|entry| Form::of(entry.media_type.as_deref()?))
 }
 
-/// The body fields encoded as the form `media_type` says, each as its entry's `style` and
-/// `explode` say.
+/// The body fields encoded as `form`, each as its entry's `style` and `explode` say.
 fn form_body(
     schema: Option<&ToolSchema>,
-    media_type: &str,
+    form: Form,
     fields: &Map<String, Value>,
 ) -> Result<Payload, PlaceError> {
-    if crate::essence(media_type).eq_ignore_ascii_case("multipart/form-data") {
+    if form == Form::Multipart {
         let style_of = |name: &str| {
             let entry = schema.and_then(|s| s.input.get(name));
             (
@@ -257,7 +251,7 @@ fn form_body(
             .map_err(PlaceError::new)?;
     }
     Ok(Payload::Raw {
-        content_type: "application/x-www-form-urlencoded".to_owned(),
+        content_type: Form::UrlEncoded.media_type().to_owned(),
         bytes: crate::style::urlencoded(&pairs),
     })
 }

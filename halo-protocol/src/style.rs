@@ -214,7 +214,13 @@ pub(crate) fn multipart<'s>(
         body.extend_from_slice(b"\r\n");
     }
     body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    Ok((format!("multipart/form-data; boundary={boundary}"), body))
+    Ok((
+        format!(
+            "{}; boundary={boundary}",
+            crate::Form::Multipart.media_type()
+        ),
+        body,
+    ))
 }
 
 /// A boundary that no part contains: derived from the content (so the same call encodes

@@ -108,7 +108,7 @@ fn body_fields<'d>(
     };
     let schema = content_schema(bundler, content, Root::Body)?;
     let is_json = is_json(media_type);
-    let is_form = is_form(media_type);
+    let is_form = halo_protocol::Form::of(media_type).is_some();
     let mut spec = BodySpec {
         schema: schema.clone(),
         media_type: media_type.to_owned(),
@@ -174,13 +174,6 @@ fn body_fields<'d>(
         )],
         Some(spec),
     ))
-}
-
-/// Whether a body's media type is a form, whose fields the client encodes one by one.
-fn is_form(media_type: &str) -> bool {
-    let essence = halo_protocol::essence(media_type);
-    essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
-        || essence.eq_ignore_ascii_case("multipart/form-data")
 }
 
 /// The `style` and `explode` of a parameter or an encoding object, as written.

@@ -6,25 +6,39 @@
 //! stays a string. Where the schema says an array, bracketed indices become one, in index
 //! order (no index allocates anything: `a[4000000000]=x` is one item).
 
+use halo_protocol::Problem;
 use serde_json::{Map, Value};
 
-use super::params::Types;
+use super::params::{Types, parse_query};
 
 /// Deeper than this, brackets are not read: the key counts as one name.
 const MAX_BRACKETS: usize = 32;
 
-/// The value of pairs under the schema `schema` of the whole (an object's), which resolves
-/// `$ref`s in `defs`.
+/// The value of pairs under `schema`, the schema of the whole (an object's), whose `$defs`
+/// resolve its references.
 pub(super) fn read<'p>(
     pairs: impl IntoIterator<Item = (&'p str, &'p str)>,
     schema: &Value,
-    defs: Option<&Map<String, Value>>,
 ) -> Value {
     let mut root = Node::default();
     for (key, text) in pairs {
         root.insert(&segments(key), text);
     }
-    root.into_value(schema, defs)
+    root.into_value(schema, schema.get("$defs").and_then(Value::as_object))
+}
+
+/// An `application/x-www-form-urlencoded` body as the value it stands for under `schema`;
+/// `400` when it is not UTF-8, before or after percent-decoding.
+pub(super) fn read_body(bytes: &[u8], schema: &Value) -> Result<Value, Box<Problem>> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| Problem::new(400).with_detail("the form body is not UTF-8"))?;
+    let pairs = parse_query(text).map_err(|_| {
+        Problem::new(400).with_detail("the form body is not UTF-8 once percent-decoded")
+    })?;
+    Ok(read(
+        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        schema,
+    ))
 }
 
 /// The segments of a key: `a[b][0]` is `a`, `b`, `0`; `a[]` is `a`, ``. A key whose
@@ -102,13 +116,13 @@ impl Node {
             }
             return Value::Object(object);
         }
-        let types = types_of(schema, defs);
         let mut texts = self.texts;
         if wants_array {
             let items = schema.get("items").unwrap_or(&Value::Bool(true));
             let item_types = types_of(resolve(items, defs), defs);
             return Value::Array(texts.iter().map(|text| item_types.read(text)).collect());
         }
+        let types = types_of(schema, defs);
         match texts.len() {
             1 => types.read(&texts.pop().expect("one")),
             _ => Value::Array(texts.iter().map(|text| types.read(text)).collect()),
@@ -190,8 +204,7 @@ mod tests {
     use serde_json::json;
 
     fn read_all(pairs: &[(&str, &str)], schema: Value) -> Value {
-        let defs = schema.get("$defs").and_then(Value::as_object).cloned();
-        read(pairs.iter().copied(), &schema, defs.as_ref())
+        read(pairs.iter().copied(), &schema)
     }
 
     #[test]

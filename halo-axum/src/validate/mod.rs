@@ -3,9 +3,9 @@
 //! Each described operation gets a [`Validator`] at start-up: one compiled JSON Schema for
 //! its parameters (path, query and headers, read into one object keyed by input name, with
 //! text converted to the numbers and booleans the schema asks for, `deepObject` and the
-//! other query styles read as written) and one for its JSON or
-//! `application/x-www-form-urlencoded` body (form fields read into the object they stand
-//! for: `items[0][price]=p` nests). Problems come back as `400` (a query, header or body that cannot be read), `415`
+//! other query styles read as written) and one for its JSON or form body (urlencoded fields
+//! and multipart parts read into the object they stand for: `items[0][price]=p` nests).
+//! Problems come back as `400` (a query, header or body that cannot be read), `415`
 //! (the wrong `Content-Type`) or `422` with one [`FieldError`] per offending value. Pointers
 //! address the tool's arguments as its `input` map names them: `/id` for a parameter,
 //! `/amount` for a property of a flattened body, `/body/0` inside a body passed whole.
@@ -59,15 +59,11 @@ enum Reader {
 
 impl Reader {
     fn of(spec: &BodySpec) -> Self {
-        let media_type = essence(&spec.media_type);
-        if spec.is_json() {
-            Self::Json
-        } else if media_type.eq_ignore_ascii_case("application/x-www-form-urlencoded") {
-            Self::Form(spec.schema.clone())
-        } else if media_type.eq_ignore_ascii_case("multipart/form-data") {
-            Self::Multipart(spec.schema.clone())
-        } else {
-            Self::Other
+        match halo_protocol::Form::of(&spec.media_type) {
+            _ if spec.is_json() => Self::Json,
+            Some(halo_protocol::Form::UrlEncoded) => Self::Form(spec.schema.clone()),
+            Some(halo_protocol::Form::Multipart) => Self::Multipart(spec.schema.clone()),
+            _ => Self::Other,
         }
     }
 }
@@ -221,34 +217,15 @@ impl Validator {
             return Ok(None);
         };
         match &body.reader {
+            // Handlers read forms themselves: nothing parsed is handed on.
             Reader::Form(form) => {
-                let text = std::str::from_utf8(bytes)
-                    .map_err(|_| Problem::new(400).with_detail("the form body is not UTF-8"))?;
-                let pairs = params::parse_query(text).map_err(|_| {
-                    Problem::new(400).with_detail("the form body is not UTF-8 once percent-decoded")
-                })?;
-                let defs = form.get("$defs").and_then(Value::as_object);
-                let value = form::read(
-                    pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                    form,
-                    defs,
-                );
-                collect(schema, &value, "", errors);
-                // Handlers read forms themselves: nothing parsed is handed on.
+                collect(schema, &form::read_body(bytes, form)?, "", errors);
                 return Ok(None);
             }
             Reader::Multipart(form) => {
-                let boundary = headers
-                    .get(CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(multipart::boundary)
-                    .ok_or_else(|| {
-                        Problem::new(400).with_detail("a multipart body needs a `boundary`")
-                    })?;
-                let parts = multipart::parts(bytes, boundary).map_err(|why| {
-                    Problem::new(400).with_detail(format!("the multipart body is malformed: {why}"))
-                })?;
-                collect(schema, &multipart::read(&parts, form), "", errors);
+                let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+                let value = multipart::read_body(bytes, content_type, form)?;
+                collect(schema, &value, "", errors);
                 return Ok(None);
             }
             Reader::Json | Reader::Other => {}
@@ -273,13 +250,7 @@ impl Validator {
 /// percent-decoded.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn read_form(body: &str, schema: &Value) -> Option<Value> {
-    let pairs = params::parse_query(body).ok()?;
-    let defs = schema.get("$defs").and_then(Value::as_object);
-    Some(form::read(
-        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        schema,
-        defs,
-    ))
+    form::read_body(body.as_bytes(), schema).ok()
 }
 
 /// A multipart body as the value it stands for under `schema`.
@@ -289,8 +260,11 @@ pub(crate) fn read_multipart(
     content_type: &str,
     schema: &Value,
 ) -> Option<Result<Value, &'static str>> {
-    let boundary = multipart::boundary(content_type)?;
-    Some(multipart::parts(body, boundary).map(|parts| multipart::read(&parts, schema)))
+    multipart::boundary(content_type)?;
+    Some(
+        multipart::read_body(body, Some(content_type), schema)
+            .map_err(|_| "the multipart body is malformed"),
+    )
 }
 
 /// The problem for a list of validation errors.

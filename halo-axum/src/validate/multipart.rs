@@ -2,8 +2,9 @@
 //! them as it checks a form: text parts as form fields, `application/json` parts as the
 //! values they hold, files as strings.
 
+use halo_protocol::Problem;
 use memchr::memmem;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// One part: its field name, whether it says it is JSON, and its bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -93,7 +94,6 @@ fn unquote(value: &str) -> String {
 /// nest, repeats are arrays, texts take the schema's types), JSON parts as their values (the
 /// text when it is not JSON, for the schema to report), files as (lossy) text.
 pub(super) fn read(parts: &[Part<'_>], schema: &Value) -> Value {
-    let defs = schema.get("$defs").and_then(Value::as_object);
     let texts: Vec<(&str, String)> = parts
         .iter()
         .filter(|part| !part.json)
@@ -104,22 +104,38 @@ pub(super) fn read(parts: &[Part<'_>], schema: &Value) -> Value {
             )
         })
         .collect();
-    let mut value = super::form::read(
+    let read = super::form::read(
         texts.iter().map(|(name, text)| (*name, text.as_str())),
         schema,
-        defs,
     );
-    if !value.is_object() {
-        value = Value::Object(Map::new());
-    }
+    // No text parts read as an empty array, and a schema that says array can make numbered
+    // names one: the fields are then an object of the JSON parts alone.
+    let mut object = match read {
+        Value::Object(object) => object,
+        _ => serde_json::Map::new(),
+    };
     for part in parts.iter().filter(|part| part.json) {
         let parsed = serde_json::from_slice(part.bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(part.bytes).into_owned()));
-        if let Value::Object(object) = &mut value {
-            object.insert(part.name.clone(), parsed);
-        }
+        object.insert(part.name.clone(), parsed);
     }
-    value
+    Value::Object(object)
+}
+
+/// A body sent as `content_type` as the value its parts stand for under `schema`; `400` when
+/// the media type names no `boundary` or the parts are malformed.
+pub(super) fn read_body(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    schema: &Value,
+) -> Result<Value, Box<Problem>> {
+    let boundary = content_type
+        .and_then(boundary)
+        .ok_or_else(|| Problem::new(400).with_detail("a multipart body needs a `boundary`"))?;
+    let parts = parts(bytes, boundary).map_err(|why| {
+        Problem::new(400).with_detail(format!("the multipart body is malformed: {why}"))
+    })?;
+    Ok(read(&parts, schema))
 }
 
 #[cfg(test)]
@@ -151,6 +167,16 @@ mod tests {
         assert_eq!(value["meta"], json!({"pages": 412}));
         assert_eq!(value["tags"], json!(["a", "b"]));
         assert!(value["file"].is_string());
+    }
+
+    #[test]
+    fn json_parts_alone_and_numbered_names_read_as_an_object() {
+        let only_json = b"--b\r\nContent-Disposition: form-data; name=\"0\"\r\nContent-Type: application/json\r\n\r\n[1]\r\n--b--";
+        let parts = parts(only_json, "b").unwrap();
+        assert_eq!(read(&parts, &json!({"type": "object"})), json!({"0": [1]}));
+        let numbered = b"--b\r\nContent-Disposition: form-data; name=\"0\"\r\n\r\nx\r\n--b--";
+        let parts = super::parts(numbered, "b").unwrap();
+        assert_eq!(read(&parts, &json!({"type": "array"})), json!({}));
     }
 
     #[test]

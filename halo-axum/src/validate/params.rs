@@ -231,8 +231,7 @@ impl Param {
         if pairs.is_empty() {
             return None;
         }
-        let defs = holder.get("$defs").and_then(Value::as_object);
-        let mut read = super::form::read(pairs, holder, defs);
+        let mut read = super::form::read(pairs, holder);
         read.get_mut(&self.name).map(Value::take)
     }
 
@@ -256,8 +255,7 @@ fn spread(query: &[(String, String)], schema: &Value) -> Option<Value> {
     if pairs.is_empty() {
         return None;
     }
-    let defs = schema.get("$defs").and_then(Value::as_object);
-    Some(super::form::read(pairs, schema, defs))
+    Some(super::form::read(pairs, schema))
 }
 
 /// The pairs of a query string (`a=1&b=x+y`), percent-decoded; `400` when a name or value is
