@@ -24,6 +24,10 @@
 //!   With feature `mcp`, definitions and outputs convert into `rmcp`'s `Tool` and
 //!   `CallToolResult` (`From` impls), and [`tool_progress`](ToolEvent::ToolProgress) data
 //!   into MCP progress notifications (`mcp_progress`).
+//! - [`ToolIndex`]: tool search (BM25 over names, texts, tags, paths and parameters), and
+//!   [`ToolCatalog`] with the `search_tools` / `call_tool` definitions: progressive
+//!   disclosure for every channel when an API's tools cost more than a token budget
+//!   ([`estimate_tokens`]).
 //! - [`lint`]: rules on the quality of an API's descriptions (`why`, tags, input
 //!   descriptions, examples, `undo`, `sunset`), checked over discovered tools.
 //!
@@ -41,6 +45,7 @@
 mod agent;
 mod date;
 mod definition;
+mod disclosure;
 mod events;
 mod link;
 pub mod lint;
@@ -57,8 +62,10 @@ mod problem;
 mod rate;
 mod refs;
 mod schema;
+mod search;
 mod style;
 mod tags;
+mod tokens;
 
 pub use agent::{
     AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentRequest, AgentStart, FailureCode,
@@ -68,6 +75,11 @@ pub use date::check_date;
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
     tool_description, tool_names,
+};
+pub use disclosure::{
+    CALL_TOOL, CallRequest, DEFAULT_TOOL_BUDGET, SEARCH_TOOLS, SEARCH_TOOLS_LIMIT,
+    SMALL_OUTPUT_TOKENS, SearchRequest, ToolCatalog, call_tool_definition, search_answer,
+    search_tools_definition,
 };
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use link::link_target;
@@ -87,7 +99,9 @@ pub use schema::{
     Auth, AuthType, Backoff, Call, Effects, Example, InputField, Lifecycle, Limits, Location, Next,
     Observe, Resilience, Status, Stream, ToolSchema, Trust,
 };
+pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use tags::TagFilter;
+pub use tokens::estimate_tokens;
 
 /// The HALO media type, `application/llm+json`.
 pub const MEDIA_TYPE: &str = "application/llm+json";

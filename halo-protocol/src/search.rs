@@ -1,0 +1,376 @@
+//! Tool search: the tools that best match a few words, ranked with BM25 over what a model
+//! would look for (name, title, summary, `why`, tags, path, parameter names, description).
+//!
+//! One index serves every channel: HALO discovery's `OPTIONS /?q=`, the MCP bridges'
+//! `search_tools`, the exports' `--q` and the agent loop. Servers build it from their
+//! registry; clients from a manifest (and the schemas they have), so search works against a
+//! server that does not search itself.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use bm25::{Document, SearchEngine, SearchEngineBuilder, Tokenizer};
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::{ToolEntry, ToolSchema};
+
+/// How many tools a search answers when not told (the `limit` of `OPTIONS /?q=`).
+pub const DEFAULT_SEARCH_LIMIT: usize = 20;
+
+/// The most tools one search answers.
+pub const MAX_SEARCH_LIMIT: usize = 100;
+
+/// The most bytes of a query that are read; the rest is ignored.
+const MAX_QUERY_BYTES: usize = 1024;
+
+/// The most bytes of an operation's long description that are indexed: its first
+/// paragraph or so says what it is about; the rest (notes, caveats, examples) dilutes it.
+const DESCRIPTION_BYTES: usize = 600;
+
+/// The tools of an API, indexed for search.
+///
+/// Each tool is one document of weighted fields: its name (three times), its summary and
+/// title (twice), its tags (twice), then once each its `why`, the literal words of its path,
+/// its parameter names and the start of its description. Words are split at case changes,
+/// underscores, slashes and punctuation (`listReposForUser`, `list_repos_for_user` and
+/// `/users/{username}/repos` all give `list repo user`), lower-cased, stripped of English
+/// stop words and stemmed (Snowball), so a query in a person's words meets an
+/// operation's identifiers.
+///
+/// ```
+/// use halo_protocol::{ToolEntry, ToolIndex};
+///
+/// let entries = [
+///     ToolEntry::new("/repos/{owner}/{repo}/issues", "GET", "issues_list_for_repo",
+///                    "List repository issues"),
+///     ToolEntry::new("/repos/{owner}/{repo}/pulls", "POST", "pulls_create",
+///                    "Create a pull request"),
+/// ];
+/// let index = ToolIndex::new(entries.iter().map(|entry| (entry, None)));
+/// let hits = index.search("open a new pull request", 5, |_| true);
+/// assert_eq!(hits[0].index, 1);
+/// // Only what the caller may see: hidden tools are never found.
+/// assert!(index.search("open a new pull request", 5, |i| i != 1).is_empty());
+/// ```
+pub struct ToolIndex {
+    engine: SearchEngine<u32, u32, Words>,
+    len: usize,
+}
+
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("tools", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool a search found: its index in the order the index was built from, and its score
+/// (higher is better; only the order is meaningful).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct SearchHit {
+    /// The tool's position among the tools the index was built from.
+    pub index: usize,
+    /// Its BM25 score for the query.
+    pub score: f32,
+}
+
+impl ToolIndex {
+    /// Indexes tools: each one's manifest entry and, when known, its schema (which adds
+    /// `why`, the parameter names and the long description).
+    #[must_use]
+    pub fn new<'a, I>(tools: I) -> Self
+    where
+        I: IntoIterator<Item = (&'a ToolEntry, Option<&'a ToolSchema>)>,
+    {
+        let documents: Vec<Document<u32>> = tools
+            .into_iter()
+            .enumerate()
+            .map(|(index, (entry, schema))| {
+                let id = u32::try_from(index).unwrap_or(u32::MAX);
+                Document::new(id, document_text(entry, schema))
+            })
+            .collect();
+        let len = documents.len();
+        let engine = SearchEngineBuilder::with_tokenizer_and_documents(Words, documents).build();
+        Self { engine, len }
+    }
+
+    /// How many tools are indexed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no tool is indexed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The best matches for `query` among the tools `visible` keeps (given each tool's
+    /// index), best first, at most `limit` of them. Tools that share no word with the query
+    /// are not answered; equal scores keep the index's order. A query is read up to its
+    /// first kilobyte.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        visible: impl Fn(usize) -> bool,
+    ) -> Vec<SearchHit> {
+        let query = truncate(query, MAX_QUERY_BYTES);
+        let mut hits: Vec<SearchHit> = self
+            .engine
+            .search(query, None)
+            .into_iter()
+            .map(|result| SearchHit {
+                index: result.document.id as usize,
+                score: result.score,
+            })
+            .filter(|hit| hit.score > 0.0 && visible(hit.index))
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        hits.truncate(limit);
+        hits
+    }
+}
+
+/// The text a tool is indexed by, its fields repeated by weight.
+fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
+    let mut text = String::new();
+    let mut add = |field: &str, times: usize| {
+        for _ in 0..times {
+            text.push_str(field);
+            text.push('\n');
+        }
+    };
+    add(&entry.name, 3);
+    add(&entry.description, 2);
+    if let Some(title) = entry
+        .title
+        .as_deref()
+        .or(schema.and_then(|s| s.title.as_deref()))
+    {
+        add(title, 2);
+    }
+    for tag in &entry.tags {
+        add(tag, 2);
+    }
+    for segment in entry.url.split('/').filter(|s| !s.starts_with('{')) {
+        add(segment, 1);
+    }
+    if let Some(schema) = schema {
+        if let Some(why) = &schema.why {
+            add(why, 1);
+        }
+        for name in schema.input.keys() {
+            add(name, 1);
+        }
+        if schema.description != entry.description {
+            add(truncate(&schema.description, DESCRIPTION_BYTES), 1);
+        }
+    }
+    text
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// English stop words (NLTK's list), which carry no meaning for ranking.
+static STOP_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    stop_words::get(stop_words::LANGUAGE::English)
+        .iter()
+        .copied()
+        .collect()
+});
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// Splits text into stemmed, lower-case words, identifiers included.
+#[derive(Debug, Clone, Copy, Default)]
+struct Words;
+
+impl Tokenizer for Words {
+    fn tokenize(&self, input_text: &str) -> Vec<String> {
+        let mut tokens = Vec::new();
+        for word in split_words(input_text) {
+            let lower = word.to_lowercase();
+            if lower.len() < 2 && !lower.chars().all(char::is_numeric) {
+                continue;
+            }
+            if STOP_WORDS.contains(lower.as_str()) {
+                continue;
+            }
+            tokens.push(STEMMER.stem(&lower).into_owned());
+        }
+        tokens
+    }
+}
+
+/// The words of a text: runs of letters and digits, split where the case goes from lower to
+/// upper (`listRepos`) and before the last capital of a run of capitals that a lower-case
+/// letter follows (`HTTPServer` → `HTTP`, `Server`).
+fn split_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|run| !run.is_empty())
+        .flat_map(split_case)
+}
+
+fn split_case(run: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = run.char_indices().collect();
+    let mut words = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let previous = chars[i - 1].1;
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        let boundary = (c.is_uppercase() && previous.is_lowercase())
+            || (c.is_uppercase() && previous.is_uppercase() && next_lower)
+            || (c.is_alphabetic() != previous.is_alphabetic());
+        if boundary {
+            words.push(&run[start..at]);
+            start = at;
+        }
+    }
+    words.push(&run[start..]);
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Call, InputField};
+    use serde_json::json;
+
+    fn words(text: &str) -> Vec<String> {
+        Words.tokenize(text)
+    }
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(words("listReposForUser"), ["list", "repo", "user"]);
+        assert_eq!(words("list_repos_for_user"), ["list", "repo", "user"]);
+        assert_eq!(
+            words("/users/{username}/repos"),
+            ["user", "usernam", "repo"]
+        );
+        assert_eq!(words("HTTPServer v2"), ["http", "server", "2"]);
+        assert_eq!(words("repos/list-for-user"), ["repo", "list", "user"]);
+        assert!(words("the of a").is_empty());
+        assert!(words("").is_empty());
+    }
+
+    #[test]
+    fn text_beyond_ascii_is_fine() {
+        assert_eq!(words("Café crème"), ["café", "crème"]);
+        assert_eq!(words("日本語のテキスト"), ["日本語のテキスト"]);
+        // Mixed scripts and combining marks never split inside a character.
+        let _ = words("e\u{301}Ab\u{301}C𝔘𝔫𝔦");
+    }
+
+    fn tools() -> Vec<(ToolEntry, ToolSchema)> {
+        let tool = |url: &str, method: &str, name: &str, summary: &str, tags: &[&str]| {
+            let entry = ToolEntry::new(url, method, name, summary).with_tags(tags.to_vec());
+            let schema = ToolSchema::new(Call::new(method, url));
+            (entry, schema)
+        };
+        let mut tools = vec![
+            tool(
+                "/api/books",
+                "GET",
+                "search_books",
+                "Search the catalogue",
+                &["books"],
+            ),
+            tool(
+                "/api/books/{id}",
+                "GET",
+                "get_book",
+                "Get one book",
+                &["books"],
+            ),
+            tool(
+                "/api/orders",
+                "POST",
+                "place_order",
+                "Order books",
+                &["orders"],
+            ),
+            tool("/api/weather", "GET", "weather", "Today's weather", &[]),
+        ];
+        tools[2].1.why = Some("Use to buy books for a customer".into());
+        tools[2].1.input.insert(
+            "customer_email".into(),
+            InputField::new(json!({"type": "string"})),
+        );
+        tools
+    }
+
+    fn index(tools: &[(ToolEntry, ToolSchema)]) -> ToolIndex {
+        ToolIndex::new(tools.iter().map(|(entry, schema)| (entry, Some(schema))))
+    }
+
+    #[test]
+    fn ranks_by_every_field() {
+        let tools = tools();
+        let index = index(&tools);
+        assert_eq!(index.len(), 4);
+        let names = |query: &str| -> Vec<&str> {
+            index
+                .search(query, 10, |_| true)
+                .iter()
+                .map(|hit| tools[hit.index].0.name.as_str())
+                .collect()
+        };
+        assert_eq!(names("weather today")[0], "weather");
+        // `why` and parameter names are searched.
+        assert_eq!(names("buy")[0], "place_order");
+        assert_eq!(names("customer email"), ["place_order"]);
+        // Stems meet: "searching" finds "Search".
+        assert_eq!(names("searching the catalogue")[0], "search_books");
+        // No shared word, no answer.
+        assert!(names("kubernetes").is_empty());
+        assert!(names("").is_empty());
+        assert!(names("the of and").is_empty());
+    }
+
+    #[test]
+    fn limit_visibility_and_order() {
+        let tools = tools();
+        let index = index(&tools);
+        let all = index.search("book", 10, |_| true);
+        assert!(all.len() >= 3, "{all:?}");
+        assert!(all.windows(2).all(|w| w[0].score >= w[1].score));
+        assert_eq!(index.search("book", 1, |_| true).len(), 1);
+        assert!(index.search("book", 0, |_| true).is_empty());
+        let hidden = index.search("book", 10, |i| i != all[0].index);
+        assert!(hidden.iter().all(|hit| hit.index != all[0].index));
+        assert_eq!(hidden.len(), all.len() - 1);
+        // The same query always answers in the same order.
+        for _ in 0..5 {
+            assert_eq!(index.search("book", 10, |_| true), all);
+        }
+    }
+
+    #[test]
+    fn hostile_queries_are_fine() {
+        let tools = tools();
+        let index = index(&tools);
+        let long = "book ".repeat(100_000);
+        assert!(!index.search(&long, 5, |_| true).is_empty());
+        let _ = index.search("\u{0}\u{ffff}%%%{}{}", 5, |_| true);
+        let empty = ToolIndex::new(std::iter::empty());
+        assert!(empty.is_empty());
+        assert!(empty.search("book", 5, |_| true).is_empty());
+    }
+}
