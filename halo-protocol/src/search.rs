@@ -12,7 +12,9 @@ use std::sync::LazyLock;
 use bm25::{Document, SearchEngine, SearchEngineBuilder, Tokenizer};
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::{ToolEntry, ToolSchema};
+use serde_json::Value;
+
+use crate::{ToolDefinition, ToolEntry, ToolSchema};
 
 /// How many tools a search answers when not told (the `limit` of `OPTIONS /?q=`).
 pub const DEFAULT_SEARCH_LIMIT: usize = 20;
@@ -84,13 +86,58 @@ impl ToolIndex {
     where
         I: IntoIterator<Item = (&'a ToolEntry, Option<&'a ToolSchema>)>,
     {
-        let documents: Vec<Document<u32>> = tools
-            .into_iter()
+        Self::from_texts(
+            tools
+                .into_iter()
+                .map(|(entry, schema)| document_text(entry, schema)),
+        )
+    }
+
+    /// Indexes tool definitions as an LLM API sees them (a client that was handed
+    /// definitions rather than HALO schemas): each one's name, title, description and
+    /// argument names.
+    ///
+    /// ```
+    /// use halo_protocol::{Call, ToolEntry, ToolIndex, ToolSchema, tool_definitions};
+    ///
+    /// let definitions = tool_definitions(&[
+    ///     (ToolEntry::new("/books", "GET", "list_books", "List the books"),
+    ///      ToolSchema::new(Call::new("GET", "/books"))),
+    ///     (ToolEntry::new("/weather", "GET", "weather", "Today's weather"),
+    ///      ToolSchema::new(Call::new("GET", "/weather"))),
+    /// ]);
+    /// let index = ToolIndex::from_definitions(&definitions);
+    /// assert_eq!(index.search("what is the weather like", 1, |_| true)[0].index, 1);
+    /// ```
+    #[must_use]
+    pub fn from_definitions<'a, I>(definitions: I) -> Self
+    where
+        I: IntoIterator<Item = &'a ToolDefinition>,
+    {
+        Self::from_texts(definitions.into_iter().map(|definition| {
+            let mut text = String::new();
+            let mut add = weighted(&mut text);
+            add(&definition.name, 3);
+            if let Some(title) = &definition.title {
+                add(title, 2);
+            }
+            // The description leads with `why` and the summary: weigh its start.
+            add(truncate(&definition.description, 200), 1);
+            add(truncate(&definition.description, DESCRIPTION_BYTES), 1);
+            if let Some(Value::Object(properties)) = definition.input_schema.get("properties") {
+                for name in properties.keys() {
+                    add(name, 1);
+                }
+            }
+            drop(add);
+            text
+        }))
+    }
+
+    fn from_texts(texts: impl Iterator<Item = String>) -> Self {
+        let documents: Vec<Document<u32>> = texts
             .enumerate()
-            .map(|(index, (entry, schema))| {
-                let id = u32::try_from(index).unwrap_or(u32::MAX);
-                Document::new(id, document_text(entry, schema))
-            })
+            .map(|(index, text)| Document::new(u32::try_from(index).unwrap_or(u32::MAX), text))
             .collect();
         let len = documents.len();
         let engine = SearchEngineBuilder::with_tokenizer_and_documents(Words, documents).build();
@@ -139,12 +186,7 @@ impl ToolIndex {
 /// The text a tool is indexed by, its fields repeated by weight.
 fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
     let mut text = String::new();
-    let mut add = |field: &str, times: usize| {
-        for _ in 0..times {
-            text.push_str(field);
-            text.push('\n');
-        }
-    };
+    let mut add = weighted(&mut text);
     add(&entry.name, 3);
     add(&entry.description, 2);
     if let Some(title) = entry
@@ -171,7 +213,18 @@ fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
             add(truncate(&schema.description, DESCRIPTION_BYTES), 1);
         }
     }
+    drop(add);
     text
+}
+
+/// Appends a field to a document's text as many times as it weighs.
+fn weighted(text: &mut String) -> impl FnMut(&str, usize) + '_ {
+    |field, times| {
+        for _ in 0..times {
+            text.push_str(field);
+            text.push('\n');
+        }
+    }
 }
 
 /// `text` cut to at most `max` bytes, at a character boundary.
