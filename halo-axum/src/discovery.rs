@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_protocol::{MEDIA_TYPE, TagFilter, accepts_halo, negotiate_language};
+use halo_protocol::{MEDIA_TYPE, SearchQuery, TagFilter, accepts_halo, negotiate_language};
 use http::header::{
     ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE, ETAG,
     IF_NONE_MATCH, VARY,
@@ -105,11 +105,17 @@ impl Discovery {
         let personal = audience.is_some();
         let view = self.view(audience, language);
         let found = if uri.path() == "/" {
-            Some(view.manifest(
-                &self.registry,
-                &TagFilter::from_query(uri.query()),
-                language,
-            ))
+            let filter = TagFilter::from_query(uri.query());
+            match SearchQuery::from_query(uri.query()) {
+                Ok(None) => Some(view.manifest(&self.registry, &filter, language)),
+                Ok(Some(search)) => Some(view.search(&self.registry, &search, &filter, language)),
+                Err(invalid) => {
+                    let mut response =
+                        problem::response(StatusCode::BAD_REQUEST, invalid.to_string());
+                    response.headers_mut().insert(VARY, self.vary(personal));
+                    return response;
+                }
+            }
         } else {
             self.registry
                 .path(uri.path())

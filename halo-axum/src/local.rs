@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::response::Response;
 use halo_protocol::{
-    MEDIA_TYPE, Manifest, Payload, Problem, ToolEntry, ToolOutput, ToolSchema, entry_schema,
+    MEDIA_TYPE, Payload, Problem, SearchRequest, ToolEntry, ToolOutput, ToolSchema, entry_schema,
     place_arguments,
 };
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -31,6 +31,18 @@ const QUERY: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'_')
     .remove(b'~');
+
+/// A search's manifest, as far as the MCP service reads it.
+#[derive(serde::Deserialize)]
+struct Searched {
+    tools: Vec<ToolEntry>,
+    search: SearchTotal,
+}
+
+#[derive(serde::Deserialize)]
+struct SearchTotal {
+    total: usize,
+}
 
 /// The largest discovery answer read (a manifest or a path's schemas).
 const MAX_DISCOVERY_BYTES: usize = 16 * 1024 * 1024;
@@ -189,13 +201,22 @@ impl Local {
         caller: Option<&Parts>,
         path: &str,
     ) -> Result<T, Failure> {
+        Ok(self.discover_with_headers(caller, path).await?.0)
+    }
+
+    /// A HALO discovery answer as `T`, with the answer's headers (for its caching).
+    pub(crate) async fn discover_with_headers<T: serde::de::DeserializeOwned>(
+        &self,
+        caller: Option<&Parts>,
+        path: &str,
+    ) -> Result<(T, HeaderMap), Failure> {
         let mut request = self
             .request(caller, Method::OPTIONS, path)
             .map_err(Failure::Other)?;
         request
             .headers_mut()
             .insert(ACCEPT, HeaderValue::from_static(MEDIA_TYPE));
-        let (status, _, body) = self
+        let (status, headers, body) = self
             .send(request, MAX_DISCOVERY_BYTES)
             .await
             .map_err(Failure::Other)?;
@@ -208,24 +229,58 @@ impl Local {
                 body,
             )));
         }
-        serde_json::from_value(body).map_err(|e| {
+        let answer = serde_json::from_value(body).map_err(|e| {
             Failure::Other(format!(
                 "OPTIONS {path} did not answer HALO (is the app wrapped by its HaloLayer?): {e}"
             ))
-        })
+        })?;
+        Ok((answer, headers))
     }
 
     /// The caller's tools that `keep` keeps: the manifest it may see and each kept tool's
     /// schema.
+    #[cfg(feature = "agents")]
     pub(crate) async fn tools(
         &self,
         caller: Option<&Parts>,
         keep: impl Fn(&ToolEntry) -> bool,
     ) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {
-        let manifest: Manifest = self.discover(caller, "/").await?;
-        let mut tools = Vec::with_capacity(manifest.tools.len());
+        let manifest: halo_protocol::Manifest = self.discover(caller, "/").await?;
+        self.describe(
+            caller,
+            manifest.tools.into_iter().filter(|entry| keep(entry)),
+        )
+        .await
+    }
+
+    /// The caller's tools that best match a search (`OPTIONS /?q=`), best first, and how
+    /// many matched in all.
+    pub(crate) async fn search(
+        &self,
+        caller: Option<&Parts>,
+        search: &SearchRequest,
+    ) -> Result<(Vec<ToolEntry>, usize), Failure> {
+        let mut path = String::from("/?q=");
+        path.extend(utf8_percent_encode(&search.query, QUERY));
+        path.push_str(&format!("&limit={}", search.limit));
+        if !search.tags.is_empty() {
+            path.push_str("&tags=");
+            path.extend(utf8_percent_encode(&search.tags.tags().join(","), QUERY));
+        }
+        let found: Searched = self.discover(caller, &path).await?;
+        Ok((found.tools, found.search.total))
+    }
+
+    /// The schema of each entry, each path fetched once.
+    pub(crate) async fn describe(
+        &self,
+        caller: Option<&Parts>,
+        entries: impl IntoIterator<Item = ToolEntry>,
+    ) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {
+        let entries = entries.into_iter();
+        let mut tools = Vec::with_capacity(entries.size_hint().0);
         let mut described: Vec<(String, Vec<ToolSchema>)> = Vec::new();
-        for entry in manifest.tools.into_iter().filter(|entry| keep(entry)) {
+        for entry in entries {
             let schema = self.schema(caller, &entry, &mut described).await?;
             tools.push((entry, schema));
         }

@@ -417,3 +417,134 @@ async fn discovery_refused_is_a_protocol_error() {
     .await;
     assert_eq!(names(&reader.list_all_tools().await.unwrap()), ["get_note"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn above_the_budget_tools_are_found_by_search_and_called_by_name() {
+    let (server, audit) = serve(|mcp| mcp.tool_budget(60)).await;
+    let url = server.url("/mcp");
+
+    // Over the budget: only the two tools of progressive disclosure are listed.
+    let reader = client(url.clone(), &[("authorization", "Bearer reader")]).await;
+    let listed = reader.list_tools(None).await.expect("tools/list");
+    assert_eq!(names(&listed.tools), ["call_tool", "search_tools"]);
+    assert_eq!(listed.next_cursor, None);
+    // Cache hints from discovery: its max-age, private because discovery depends on the
+    // caller.
+    assert_eq!(listed.ttl_ms, Some(60_000));
+    assert_eq!(listed.cache_scope, Some(rmcp::model::CacheScope::Private));
+
+    // The search answers the caller's tools only, with what a model needs to call them.
+    let found = call(
+        &reader,
+        "search_tools",
+        json!({"query": "read a note by its id"}),
+    )
+    .await;
+    assert_eq!(found.is_error, Some(false), "{}", text(&found));
+    let answer = found.structured_content.clone().expect("structured");
+    assert_eq!(answer["tools"][0]["name"], "get_note", "{answer}");
+    assert_eq!(answer["tools"][0]["inputSchema"]["required"], json!(["id"]));
+    assert_eq!(
+        serde_json::from_str::<Value>(&text(&found)).unwrap(),
+        answer
+    );
+    let writes = call(
+        &reader,
+        "search_tools",
+        json!({"query": "create a new note"}),
+    )
+    .await;
+    assert!(
+        !text(&writes).contains("create_note"),
+        "a hidden tool is never found: {}",
+        text(&writes)
+    );
+    let limited = call(
+        &reader,
+        "search_tools",
+        json!({"query": "note", "limit": 1}),
+    )
+    .await;
+    let limited = limited.structured_content.unwrap();
+    assert_eq!(limited["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(limited["more"], 1, "{limited}");
+
+    // Found tools are called through call_tool, or by their name though never listed.
+    let through = call(
+        &reader,
+        "call_tool",
+        json!({"name": "get_note", "arguments": {"id": 1}}),
+    )
+    .await;
+    assert_eq!(
+        through.structured_content,
+        Some(json!({"id": 1, "text": "hello world"}))
+    );
+    let direct = call(&reader, "get_note", json!({"id": 1})).await;
+    assert_eq!(direct.structured_content, through.structured_content);
+    // Hidden stays hidden through call_tool.
+    let hidden = reader
+        .call_tool(
+            CallToolRequestParams::new("call_tool").with_arguments(
+                json!({"name": "create_note", "arguments": {"text": "x"}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+        .expect_err("a hidden tool");
+    assert!(
+        hidden
+            .to_string()
+            .contains("no tool is named `create_note`")
+    );
+
+    // Bad arguments are results the model reads.
+    for (name, args) in [
+        ("search_tools", json!({})),
+        ("search_tools", json!({"query": "x", "limit": 0})),
+        ("call_tool", json!({"arguments": {}})),
+    ] {
+        let result = call(&reader, name, args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{name} {args}");
+    }
+    let records = audit.0.lock().unwrap();
+    assert!(
+        records.iter().filter(|r| r.tool == "get_note").count() >= 2,
+        "both calls ran"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_listed_in_pages_when_asked() {
+    let (server, _) = serve(|mcp| mcp.tool_budget(60).list_all_tools().page_size(1)).await;
+    let writer = client(server.url("/mcp"), &[("authorization", "Bearer writer")]).await;
+    let first = writer.list_tools(None).await.expect("tools/list");
+    assert_eq!(first.tools.len(), 1);
+    let cursor = first.next_cursor.clone().expect("more pages");
+    let second = writer
+        .list_tools(Some(
+            rmcp::model::PaginatedRequestParams::default().with_cursor(Some(cursor)),
+        ))
+        .await
+        .expect("the second page");
+    assert_eq!(second.tools.len(), 1);
+    assert_ne!(second.tools[0].name, first.tools[0].name);
+    let all = writer.list_all_tools().await.expect("every page");
+    assert_eq!(names(&all), ["create_note", "get_note", "search_notes"]);
+    // Without a budget, `search_tools` is not a tool of its own.
+    let missing = writer
+        .call_tool(
+            CallToolRequestParams::new("search_tools")
+                .with_arguments(json!({"query": "note"}).as_object().unwrap().clone()),
+        )
+        .await;
+    assert!(missing.is_err());
+    let invalid = writer
+        .list_tools(Some(
+            rmcp::model::PaginatedRequestParams::default().with_cursor(Some("x".into())),
+        ))
+        .await;
+    assert!(invalid.is_err(), "an invalid cursor is refused");
+}

@@ -59,6 +59,7 @@ mod negotiate;
 mod place;
 mod pointer;
 mod problem;
+mod query;
 mod rate;
 mod refs;
 mod schema;
@@ -85,7 +86,7 @@ pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]
-pub use mcp::mcp_progress;
+pub use mcp::{mcp_cache_hints, mcp_page, mcp_progress, search_tools_result};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
@@ -93,6 +94,7 @@ pub use negotiate::{Form, accepts, accepts_halo, essence, is_json, negotiate_lan
 pub use place::{Payload, PlaceError, Placement, place_arguments, template_variables};
 pub use pointer::{escape_token, unescape_token};
 pub use problem::{FieldError, Problem};
+pub use query::{InvalidLimit, SearchQuery};
 pub use rate::{Period, Rate, RateParseError};
 pub use refs::{is_data_keyword, is_self_contained};
 pub use schema::{

@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
+use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
+    CacheScope, CallToolResult, ContentBlock, ListToolsResult, ProgressNotificationParam,
+    ProgressToken, Tool, ToolAnnotations,
 };
 use serde_json::Value;
 
@@ -123,6 +125,114 @@ pub fn mcp_progress(
     note.total = total;
     note.message = message;
     note
+}
+
+/// The tools of one `tools/list` page: at most `page_size` of `tools` from the position
+/// `cursor` names (the start when `None`), with the cursor of the next page when more
+/// follow. Cursors are opaque to clients; these are decimal positions.
+///
+/// # Errors
+/// A cursor this function did not make, or one past the end: an `invalid_params` error,
+/// as MCP asks for an invalid cursor.
+///
+/// ```
+/// use halo_protocol::{Call, ToolEntry, ToolSchema, mcp_page, tool_definitions};
+///
+/// let tools: Vec<rmcp::model::Tool> = (0..5)
+///     .map(|i| {
+///         let url = format!("/t{i}");
+///         let definition = &tool_definitions(&[(
+///             ToolEntry::new(url.clone(), "GET", format!("t{i}"), ""),
+///             ToolSchema::new(Call::new("GET", url)),
+///         )])[0];
+///         rmcp::model::Tool::from(definition)
+///     })
+///     .collect();
+/// let first = mcp_page(&tools, None, 2).unwrap();
+/// assert_eq!(first.tools.len(), 2);
+/// let cursor = first.next_cursor.unwrap();
+/// let second = mcp_page(&tools, Some(&cursor), 2).unwrap();
+/// assert_eq!(second.tools[0].name, "t2");
+/// assert!(mcp_page(&tools, Some("nonsense"), 2).is_err());
+/// ```
+pub fn mcp_page(
+    tools: &[Tool],
+    cursor: Option<&str>,
+    page_size: usize,
+) -> Result<ListToolsResult, ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .ok()
+            .filter(|start| *start > 0 && *start < tools.len())
+            .ok_or_else(|| ErrorData::invalid_params("invalid cursor", None))?,
+    };
+    let end = start.saturating_add(page_size.max(1)).min(tools.len());
+    let mut page = ListToolsResult::with_all_items(tools[start..end].to_vec());
+    if end < tools.len() {
+        page.next_cursor = Some(end.to_string());
+    }
+    Ok(page)
+}
+
+/// MCP's cache hints (`ttlMs`, `cacheScope`, MCP 2026-07-28) for a listing made from a HALO
+/// discovery answer with these `Cache-Control` and `Vary` headers: fresh for its `max-age`
+/// (0 when it has none, or says `no-store`/`no-cache`), private when the answer is
+/// (`Cache-Control: private`, or a `Vary` on `Authorization` or a cookie), else public.
+///
+/// ```
+/// use halo_protocol::mcp_cache_hints;
+/// use rmcp::model::CacheScope;
+///
+/// assert_eq!(mcp_cache_hints(Some("public, max-age=60"), Some("accept")), (60_000, CacheScope::Public));
+/// assert_eq!(mcp_cache_hints(Some("private, max-age=60"), None), (60_000, CacheScope::Private));
+/// assert_eq!(mcp_cache_hints(None, None), (0, CacheScope::Private));
+/// ```
+#[must_use]
+pub fn mcp_cache_hints(cache_control: Option<&str>, vary: Option<&str>) -> (u64, CacheScope) {
+    let Some(cache_control) = cache_control else {
+        return (0, CacheScope::Private);
+    };
+    let mut ttl_ms = 0;
+    let mut private = false;
+    for directive in cache_control.split(',').map(str::trim) {
+        let (name, value) = directive.split_once('=').unwrap_or((directive, ""));
+        match name.to_ascii_lowercase().as_str() {
+            "max-age" => {
+                ttl_ms = value
+                    .trim_matches('"')
+                    .parse::<u64>()
+                    .map_or(0, |seconds| seconds.saturating_mul(1000));
+            }
+            "no-store" | "no-cache" => return (0, CacheScope::Private),
+            "private" => private = true,
+            _ => {}
+        }
+    }
+    let personal = vary.is_some_and(|vary| {
+        vary.split(',').map(str::trim).any(|name| {
+            name == "*"
+                || name.eq_ignore_ascii_case("authorization")
+                || name.eq_ignore_ascii_case("cookie")
+        })
+    });
+    let scope = if private || personal {
+        CacheScope::Private
+    } else {
+        CacheScope::Public
+    };
+    (ttl_ms, scope)
+}
+
+/// The result of a `search_tools` call: the [`search_answer`](crate::search_answer) as
+/// JSON text and as structured content.
+#[must_use]
+pub fn search_tools_result(found: &[&ToolDefinition], more: usize) -> CallToolResult {
+    let answer = crate::search_answer(found, more);
+    let mut result = CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
+    result.structured_content = Some(answer);
+    result
 }
 
 #[cfg(test)]

@@ -90,7 +90,7 @@ impl TagFilter {
 }
 
 /// Percent-decodes a query component, with `+` as a space (form encoding).
-fn decode(component: &str) -> Cow<'_, str> {
+pub(crate) fn decode(component: &str) -> Cow<'_, str> {
     if !component.contains(['+', '%']) {
         return Cow::Borrowed(component);
     }

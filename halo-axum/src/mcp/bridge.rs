@@ -7,8 +7,12 @@ use std::sync::Arc;
 
 use futures_util::future::{self, Either};
 use halo_protocol::{
-    Manifest, ToolEntry, ToolOutput, entry_schema, mcp_progress, tool_definitions,
+    CallRequest, Manifest, SMALL_OUTPUT_TOKENS, SearchRequest, ToolDefinition, ToolEntry,
+    ToolOutput, call_tool_definition, entry_schema, mcp_cache_hints, mcp_page, mcp_progress,
+    search_tools_definition, search_tools_result, tool_definitions,
 };
+use http::HeaderMap;
+use http::header::{CACHE_CONTROL, VARY};
 use http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -35,6 +39,19 @@ struct Shared {
     /// unique and valid for MCP, so they are the MCP names for every caller.
     tools: HashMap<String, ToolEntry>,
     info: ServerConfig,
+    listing: Listing,
+}
+
+/// How `tools/list` lists the caller's tools.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Listing {
+    /// Above this many estimated tokens, only `search_tools` and `call_tool` are listed;
+    /// `None` lists every tool.
+    pub(super) budget: Option<usize>,
+    /// Every output schema, not only the small ones.
+    pub(super) all_output_schemas: bool,
+    /// Tools per page.
+    pub(super) page_size: usize,
 }
 
 impl Bridge {
@@ -42,6 +59,7 @@ impl Bridge {
         local: Local,
         tools: impl IntoIterator<Item = ToolEntry>,
         instructions: Option<String>,
+        listing: Listing,
     ) -> Self {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("halo-axum", env!("CARGO_PKG_VERSION")));
@@ -53,7 +71,92 @@ impl Bridge {
             .map(|entry| (entry.name.clone(), entry))
             .collect();
         Self {
-            shared: Arc::new(Shared { local, tools, info }),
+            shared: Arc::new(Shared {
+                local,
+                tools,
+                info,
+                listing,
+            }),
+        }
+    }
+
+    /// The tools to list for a caller who may see `manifest`: all of them, or the two
+    /// tools of progressive disclosure when they would cost more than the budget.
+    async fn listed(
+        &self,
+        caller: Option<&Parts>,
+        manifest: Manifest,
+    ) -> Result<Vec<Tool>, ErrorData> {
+        let listing = self.shared.listing;
+        let progressive = || {
+            [search_tools_definition(), call_tool_definition()]
+                .iter()
+                .map(Tool::from)
+                .collect()
+        };
+        // What the manifest alone says the tools cost at least: over budget, no tool need
+        // be described.
+        if let Some(budget) = listing.budget {
+            let least: usize = manifest
+                .tools
+                .iter()
+                .map(|entry| {
+                    tool_definitions(&[(entry.clone(), entry_schema(entry))])[0].estimated_tokens()
+                })
+                .sum();
+            if least > budget {
+                return Ok(progressive());
+            }
+        }
+        let described = self
+            .shared
+            .local
+            .describe(caller, manifest.tools)
+            .await
+            .map_err(protocol_error)?;
+        let definitions: Vec<ToolDefinition> = tool_definitions(&described)
+            .into_iter()
+            .map(|definition| {
+                if listing.all_output_schemas {
+                    definition
+                } else {
+                    definition.with_output_within(SMALL_OUTPUT_TOKENS)
+                }
+            })
+            .collect();
+        let cost: usize = definitions
+            .iter()
+            .map(ToolDefinition::estimated_tokens)
+            .sum();
+        if listing.budget.is_some_and(|budget| cost > budget) {
+            return Ok(progressive());
+        }
+        Ok(definitions.iter().map(Tool::from).collect())
+    }
+
+    /// Answers `search_tools`: the caller's best matches, found by the layer's own search.
+    async fn search(&self, caller: Option<&Parts>, arguments: &Value) -> CallToolResult {
+        let request = match SearchRequest::from_arguments(arguments) {
+            Ok(request) => request,
+            Err(message) => return CallToolResult::from(ToolOutput::failure(message)),
+        };
+        let local = &self.shared.local;
+        let found = match local.search(caller, &request).await {
+            Ok((entries, total)) => local
+                .describe(caller, entries)
+                .await
+                .map(|described| (described, total)),
+            Err(failure) => Err(failure),
+        };
+        match found {
+            Ok((described, total)) => {
+                let definitions = tool_definitions(&described);
+                let found: Vec<&ToolDefinition> = definitions.iter().collect();
+                search_tools_result(&found, total.saturating_sub(found.len()))
+            }
+            Err(Failure::Answered(output)) => CallToolResult::from(output),
+            Err(Failure::Hidden) => CallToolResult::from(ToolOutput::failure("no tool was found")),
+            Err(Failure::Other(message)) => CallToolResult::from(ToolOutput::failure(message)),
         }
     }
 }
@@ -82,18 +185,24 @@ impl ServerHandler for Bridge {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self
+        let caller = caller(&context);
+        let (manifest, headers): (Manifest, HeaderMap) = self
             .shared
             .local
-            .tools(caller(&context), |_| true)
+            .discover_with_headers(caller, "/")
             .await
             .map_err(protocol_error)?;
-        Ok(ListToolsResult::with_all_items(
-            tool_definitions(&tools).iter().map(Tool::from).collect(),
-        ))
+        let tools = self.listed(caller, manifest).await?;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let mut page = mcp_page(&tools, cursor, self.shared.listing.page_size)?;
+        let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
+        let (ttl_ms, scope) = mcp_cache_hints(header(CACHE_CONTROL), header(VARY));
+        page.ttl_ms = Some(ttl_ms);
+        page.cache_scope = Some(scope);
+        Ok(page)
     }
 
     async fn call_tool(
@@ -101,16 +210,42 @@ impl ServerHandler for Bridge {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = caller(&context);
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        // In progressive mode, the two tools it lists; an API tool of the same name is then
+        // called through `call_tool`.
+        if self.shared.listing.budget.is_some() {
+            match request.name.as_ref() {
+                halo_protocol::SEARCH_TOOLS => {
+                    return Ok(self.search(caller(&context), &arguments).await.into());
+                }
+                halo_protocol::CALL_TOOL => {
+                    return match CallRequest::from_arguments(&arguments) {
+                        Ok(call) => self.call(&call.name, call.arguments, &context).await,
+                        Err(message) => {
+                            Ok(CallToolResult::from(ToolOutput::failure(message)).into())
+                        }
+                    };
+                }
+                _ => {}
+            }
+        }
+        self.call(&request.name, arguments, &context).await
+    }
+}
+
+impl Bridge {
+    /// Calls the tool `name` as the caller: any tool it may see, listed or not.
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = caller(context);
         let local = &self.shared.local;
         // A tool the caller may not see is answered as one that does not exist.
-        let no_such_tool =
-            || ErrorData::invalid_params(format!("no tool is named `{}`", request.name), None);
-        let entry = self
-            .shared
-            .tools
-            .get(request.name.as_ref())
-            .ok_or_else(no_such_tool)?;
+        let no_such_tool = || ErrorData::invalid_params(format!("no tool is named `{name}`"), None);
+        let entry = self.shared.tools.get(name).ok_or_else(no_such_tool)?;
         // One discovery request, as the caller: the path's schemas, which are the ones it
         // may see. A tool at `/` has no schema of its own; the manifest lists it or not.
         let schema = if entry.url == "/" {
@@ -130,7 +265,6 @@ impl ServerHandler for Bridge {
                 Err(failure) => return Err(protocol_error(failure)),
             }
         };
-        let args = request.arguments.map_or(Value::Null, Value::Object);
         let mut call = match local.tool_request(caller, &schema, args) {
             Ok(call) => call,
             Err(output) => return Ok(CallToolResult::from(output).into()),

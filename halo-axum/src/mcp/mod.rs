@@ -10,16 +10,19 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_protocol::ToolEntry;
+use halo_protocol::{DEFAULT_TOOL_BUDGET, ToolEntry};
 use http::{HeaderName, Request};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tower_service::Service;
 
-use self::bridge::Bridge;
+use self::bridge::{Bridge, Listing};
 use crate::HaloLayer;
 use crate::local::{Local, forwarded};
+
+/// Tools per `tools/list` page, unless configured.
+const DEFAULT_PAGE_SIZE: usize = 100;
 
 /// The `Host` values accepted by default: loopback only.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -44,6 +47,16 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// each discovery and call, so identity, visibility, validation, rate limits, idempotency,
 /// deadlines and audit all apply as they do over HTTP. A tool's arguments are placed in the
 /// path, query, headers and JSON body as its `input` says.
+///
+/// **Progressive disclosure.** When the tools a caller may see would cost a model more than
+/// a budget (4,000 estimated tokens by default, [`McpBuilder::tool_budget`]), `tools/list`
+/// lists two tools instead: `search_tools` (the caller's best matches for a few words, with
+/// their input schemas) and `call_tool` (a found tool by name). `tools/call` takes the name
+/// of any tool the caller may see, listed or not. Below the budget every tool is listed;
+/// [`McpBuilder::list_all_tools`] always lists every one. Output schemas are listed when
+/// small ([`McpBuilder::all_output_schemas`] lists them all), lists are paged
+/// ([`McpBuilder::page_size`]), and each carries MCP's cache hints (`ttlMs`, `cacheScope`)
+/// from the discovery answer's `Cache-Control` and `Vary`.
 ///
 /// A `4xx`/`5xx` answer is a tool result with `isError` and the problem details as its
 /// content, so a model reads what went wrong; a success carries the JSON answer as text and,
@@ -97,6 +110,7 @@ pub struct McpBuilder {
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     instructions: Option<String>,
+    listing: Listing,
 }
 
 impl fmt::Debug for McpBuilder {
@@ -132,6 +146,11 @@ impl McpService {
             allowed_hosts: None,
             allowed_origins: None,
             instructions: None,
+            listing: Listing {
+                budget: Some(DEFAULT_TOOL_BUDGET),
+                all_output_schemas: false,
+                page_size: DEFAULT_PAGE_SIZE,
+            },
         }
     }
 }
@@ -181,10 +200,54 @@ impl McpBuilder {
         self
     }
 
+    /// The most tokens the tools a caller may see can cost before `tools/list` lists only
+    /// `search_tools` and `call_tool` (progressive disclosure); 4,000 by default
+    /// ([`DEFAULT_TOOL_BUDGET`]), estimated by [`estimate_tokens`](halo_protocol::estimate_tokens).
+    ///
+    /// `search_tools` answers the caller's best matches (the layer's own `OPTIONS /?q=`
+    /// search) with their names, descriptions and input schemas; `call_tool` calls one by
+    /// name, and `tools/call` accepts the name of any tool the caller may see, listed or
+    /// not.
+    ///
+    /// ```
+    /// # use axum::Router;
+    /// # use halo_axum::HaloLayer;
+    /// # use halo_axum::mcp::McpService;
+    /// # let (router, api) = utoipa_axum::router::OpenApiRouter::<()>::new().split_for_parts();
+    /// # let halo = HaloLayer::from_openapi(api);
+    /// let mcp = McpService::builder(&halo, router).tool_budget(8_000).build();
+    /// # let _ = mcp;
+    /// ```
+    pub fn tool_budget(mut self, tokens: usize) -> Self {
+        self.listing.budget = Some(tokens);
+        self
+    }
+
+    /// Lists every tool the caller may see, whatever they cost (no `search_tools`).
+    pub fn list_all_tools(mut self) -> Self {
+        self.listing.budget = None;
+        self
+    }
+
+    /// Lists every tool's output schema; by default only those of at most
+    /// [`SMALL_OUTPUT_TOKENS`](halo_protocol::SMALL_OUTPUT_TOKENS) estimated tokens are,
+    /// since a large one costs a model more than it helps it.
+    pub fn all_output_schemas(mut self) -> Self {
+        self.listing.all_output_schemas = true;
+        self
+    }
+
+    /// How many tools one `tools/list` page holds (100 by default); the rest follow by
+    /// `nextCursor`.
+    pub fn page_size(mut self, tools: usize) -> Self {
+        self.listing.page_size = tools.max(1);
+        self
+    }
+
     /// The service.
     #[must_use]
     pub fn build(self) -> McpService {
-        let bridge = Bridge::new(self.local, self.tools, self.instructions);
+        let bridge = Bridge::new(self.local, self.tools, self.instructions, self.listing);
         let hosts = self
             .allowed_hosts
             .unwrap_or_else(|| LOOPBACK_HOSTS.map(str::to_owned).to_vec());

@@ -14,7 +14,9 @@ mod templates;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bytes::Bytes;
-use halo_protocol::{LocalizedText, Metadata, TagFilter, ToolEntry, ToolSchema};
+use halo_protocol::{
+    LocalizedText, Metadata, SearchQuery, TagFilter, ToolEntry, ToolIndex, ToolSchema,
+};
 use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
@@ -107,7 +109,6 @@ pub(crate) struct Tool {
 
 impl Tool {
     /// The manifest entry, as listed for everyone in the base language.
-    #[cfg(feature = "mcp")]
     pub(crate) fn entry(&self) -> &ToolEntry {
         &self.entry
     }
@@ -235,6 +236,8 @@ pub(crate) struct Registry {
     languages: Vec<String>,
     /// The headers API keys travel in, by the security schemes.
     key_headers: Vec<HeaderName>,
+    /// Every tool, indexed for `OPTIONS /?q=`.
+    index: ToolIndex,
     /// Everything, for everyone, in the base language.
     full: View,
 }
@@ -396,7 +399,9 @@ impl Registry {
             return Err(BuildError::unknown_operation(operation_id));
         }
 
+        let index = ToolIndex::new(tools.iter().map(|tool| (&tool.entry, Some(&tool.schema))));
         let mut registry = Self {
+            index,
             manifest_head: manifest_head(document.get("info"))?,
             tools,
             templates,
@@ -680,6 +685,40 @@ impl View {
                 registry.render_manifest(localised.iter())
             }
         }
+    }
+
+    /// The manifest of a search (`OPTIONS /?q=`): the best matches among the tools the view
+    /// shows and the filter keeps, best first, then `"search": {"q", "total"}` (how many
+    /// matched before the limit).
+    pub(crate) fn search(
+        &self,
+        registry: &Registry,
+        search: &SearchQuery,
+        filter: &TagFilter,
+        language: Option<&str>,
+    ) -> Cached {
+        let hits = registry.index.search(&search.q, usize::MAX, |index| {
+            self.shown[index]
+                && filter.matches(registry.tools[index].entry.tags.iter().map(String::as_str))
+        });
+        let entries: Vec<Bytes> = hits
+            .iter()
+            .take(search.limit)
+            .map(|hit| {
+                let tool = &registry.tools[hit.index];
+                language
+                    .and_then(|language| localise(tool, language))
+                    .map_or_else(|| tool.entry_bytes.clone(), |(entry, _)| entry)
+            })
+            .collect();
+        let mut body = Vec::with_capacity(registry.manifest_head.len() + 256 * entries.len());
+        body.extend_from_slice(&registry.manifest_head);
+        join(&mut body, entries.iter());
+        body.extend_from_slice(b"],\"search\":");
+        let about = serde_json::json!({"q": search.q, "total": hits.len()});
+        body.extend_from_slice(about.to_string().as_bytes());
+        body.push(b'}');
+        Cached::new(body)
     }
 
     /// The schemas of a path, `None` when the audience may call nothing there.

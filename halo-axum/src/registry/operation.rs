@@ -67,15 +67,7 @@ pub(crate) fn build<'d>(
 ) -> Result<Built, BuildError> {
     let unresolved = |problem: Problem| BuildError::bundle(&source.label(), problem);
     let (summary, description) = texts(source);
-    let tags: Vec<String> = source
-        .operation
-        .get("tags")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
+    let tags = tags(source);
 
     let mut schema = ToolSchema::new(Call::new(source.method, source.template));
     schema.description = description;
@@ -121,6 +113,45 @@ pub(crate) fn build<'d>(
 /// Every path parameter is a variable of the template and every variable a path parameter:
 /// a document that says otherwise would have the layer enforce arguments the API does not
 /// take (or leave one it needs undescribed), so it fails at start-up, saying how to fix it.
+/// The operation's tags; for an operation the document gives none, one derived from its
+/// path's resource: the first literal segment that is not a version or `api`
+/// (`/v1/customers/{customer}/sources` → `customers`, `/2010-04-01/Accounts/{Sid}.json` →
+/// `accounts`), so that tag filters work on untagged documents such as Stripe's.
+fn tags(source: &Source<'_>) -> Vec<String> {
+    let own: Vec<String> = source
+        .operation
+        .get("tags")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    if !own.is_empty() {
+        return own;
+    }
+    resource_tag(source.template).into_iter().collect()
+}
+
+/// The resource a path template names, lower-cased: see [`tags`].
+fn resource_tag(template: &str) -> Option<String> {
+    template
+        .split('/')
+        .map(|segment| segment.split(['{', '.']).next().unwrap_or_default())
+        .find(|segment| !segment.is_empty() && !is_version(segment) && *segment != "api")
+        .map(str::to_ascii_lowercase)
+}
+
+/// `v1`, `v2beta1`, `2010-04-01`, `1.0`: a segment that versions the API, not a resource.
+fn is_version(segment: &str) -> bool {
+    let bytes = segment.as_bytes();
+    let numbered = |rest: &[u8]| rest.first().is_some_and(u8::is_ascii_digit);
+    segment
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'.')
+        || (matches!(bytes.first(), Some(b'v' | b'V')) && numbered(&bytes[1..]))
+}
+
 fn check_path_parameters(
     source: &Source<'_>,
     input: &indexmap::IndexMap<String, halo_protocol::InputField>,
@@ -235,4 +266,27 @@ pub(crate) fn survey<'d>(source: &Source<'d>, bundler: &Bundler<'d>) -> Result<(
         bundler.survey(root).map_err(unresolved)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_of_paths() {
+        for (template, tag) in [
+            ("/v1/customers/{customer}/sources", Some("customers")),
+            ("/2010-04-01/Accounts/{Sid}.json", Some("accounts")),
+            ("/api/books/{id}", Some("books")),
+            ("/v2beta1/projects", Some("projects")),
+            ("/{tenant}/orders", Some("orders")),
+            ("/v1", None),
+            ("/", None),
+            ("/{id}", None),
+            ("/vacations", Some("vacations")),
+            ("/1.0/health", Some("health")),
+        ] {
+            assert_eq!(resource_tag(template).as_deref(), tag, "{template}");
+        }
+    }
 }
