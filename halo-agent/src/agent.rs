@@ -12,11 +12,12 @@ use futures_util::future::BoxFuture;
 use futures_util::stream;
 use futures_util::{FutureExt as _, Stream, StreamExt as _};
 use halo_protocol::{
-    AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentStart, LlmChunk, LlmEnd, Message, Problem,
-    ToolCall, ToolCallEnd, ToolCallStart, ToolDefinition, ToolOutput, Usage,
+    AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentStart, DEFAULT_TOOL_BUDGET, LlmChunk,
+    LlmEnd, Message, ToolCall, ToolCallEnd, ToolCallStart, Usage,
 };
 use serde_json::{Map, Value};
 
+use crate::progressive::{Disclosure, Step};
 use crate::{ChatEvent, ChatRequest, Error, LlmProvider, ModelSettings, Result, ToolSet};
 
 /// An LLM agent: a model, instructions, and the loop that lets the model call tools.
@@ -31,6 +32,11 @@ use crate::{ChatEvent, ChatRequest, Error, LlmProvider, ModelSettings, Result, T
 /// arguments that are not JSON, a tool that does not exist. The model reads what went wrong
 /// and can try again. The model only ever sees the system prompt, the input and the tools'
 /// results; credentials stay with the tools.
+///
+/// An API with hundreds of tools does not fit a small model's context: above a
+/// [`tool_budget`](AgentBuilder::tool_budget) (4,000 estimated tokens of definitions by
+/// default) the model is given two tools instead, `search_tools` and `call_tool`, and the
+/// tools its searches find join its list for the rest of the run.
 ///
 /// Cheap to clone: clones share the provider.
 ///
@@ -65,6 +71,8 @@ struct Settings {
     model: ModelSettings,
     max_tool_output: usize,
     max_concurrent_tools: usize,
+    /// `None`: every definition, whatever it costs.
+    tool_budget: Option<usize>,
 }
 
 /// Builds an [`Agent`].
@@ -123,7 +131,7 @@ const MAX_CONCURRENT_TOOLS: usize = 8;
 
 impl Agent {
     /// A builder for an agent on `provider`: no system prompt, 10 turns at most, no
-    /// deadline.
+    /// deadline, tools searched above [`DEFAULT_TOOL_BUDGET`] tokens.
     pub fn builder(provider: impl LlmProvider) -> AgentBuilder {
         AgentBuilder {
             settings: Settings {
@@ -135,6 +143,7 @@ impl Agent {
                 model: ModelSettings::new(),
                 max_tool_output: MAX_TOOL_OUTPUT,
                 max_concurrent_tools: MAX_CONCURRENT_TOOLS,
+                tool_budget: Some(DEFAULT_TOOL_BUDGET),
             },
         }
     }
@@ -272,7 +281,7 @@ impl Agent {
         if state.messages.is_empty() {
             return Err(Error::input("the input has no message"));
         }
-        let definitions = tools.definitions();
+        let mut disclosure = Disclosure::new(tools, settings.tool_budget);
         for turn in 1..=settings.max_turns {
             state.turns = turn;
             let mut messages = Vec::with_capacity(state.messages.len() + 1);
@@ -280,7 +289,7 @@ impl Agent {
                 messages.push(Message::system(prompt.clone()));
             }
             messages.extend(state.messages.iter().cloned());
-            let request = ChatRequest::new(messages, definitions.to_vec())
+            let request = ChatRequest::new(messages, disclosure.offered())
                 .with_settings(settings.model.clone());
             let mut completion = None;
             let mut answer = settings.provider.chat(request);
@@ -327,55 +336,58 @@ impl Agent {
                 .push(Message::tool_calls(text, calls.clone()));
             let pending: Vec<_> = calls
                 .iter()
-                .map(|call| self.call_tool(tools, definitions, call, emitter))
+                .map(|call| self.call_tool(tools, &disclosure, call, emitter))
                 .collect();
-            let results: Vec<String> = stream::iter(pending)
+            let results: Vec<(String, Vec<usize>)> = stream::iter(pending)
                 .buffered(settings.max_concurrent_tools)
                 .collect()
                 .await;
-            for (call, result) in calls.iter().zip(results) {
+            for (call, (result, found)) in calls.iter().zip(results) {
+                // The tools searches found join the model's list, in the order it asked.
+                disclosure.reveal(&found);
                 state.messages.push(Message::tool(call.id.clone(), result));
             }
         }
         Err(Error::max_turns(settings.max_turns))
     }
 
-    /// Calls one tool the model asked for and gives the text the model reads back. What the
-    /// model got wrong (an unknown tool, arguments that are not a JSON object) is answered
-    /// as a problem without a call.
+    /// Calls one tool the model asked for and gives the text the model reads back, with the
+    /// tools it found when it was a search. What the model got wrong (an unknown tool,
+    /// arguments that are not a JSON object) is answered as a problem without a call; a
+    /// search is answered in process; `call_tool` calls the tool it names, which the events
+    /// show as called directly.
     async fn call_tool<T>(
         &self,
         tools: &T,
-        definitions: &[ToolDefinition],
+        disclosure: &Disclosure<'_>,
         call: &ToolCall,
         emitter: &Emitter,
-    ) -> String
+    ) -> (String, Vec<usize>)
     where
         T: ToolSet + ?Sized,
     {
         let parsed = parse_arguments(&call.arguments);
-        emitter.emit(|| {
-            let shown = match &parsed {
-                Ok(arguments) => Value::Object(arguments.clone()),
-                Err(_) => Value::String(call.arguments.clone()),
-            };
-            AgentEvent::ToolStart(ToolCallStart::new(&call.id, &call.name, shown))
-        });
-        let output = if !definitions.iter().any(|tool| tool.name == call.name) {
-            let names: Vec<&str> = definitions.iter().map(|tool| tool.name.as_str()).collect();
-            ToolOutput::problem(Problem::new(404).with_detail(format!(
-                "there is no tool named `{}`; the tools are: {}",
-                call.name,
-                if names.is_empty() {
-                    "none".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            )))
-        } else {
-            match parsed {
-                Ok(arguments) => tools.call(&call.name, arguments).await,
-                Err(detail) => ToolOutput::problem(Problem::new(400).with_detail(detail)),
+        let shown = match &parsed {
+            Ok(arguments) => Value::Object(arguments.clone()),
+            Err(_) => Value::String(call.arguments.clone()),
+        };
+        let (tool, output, found) = match disclosure.step(&call.name, parsed) {
+            Step::Call { index, arguments } => {
+                let name = disclosure.definitions()[index].name.as_str();
+                emitter.emit(|| {
+                    AgentEvent::ToolStart(ToolCallStart::new(
+                        &call.id,
+                        name,
+                        Value::Object(arguments.clone()),
+                    ))
+                });
+                (name, tools.call(name, arguments).await, Vec::new())
+            }
+            Step::Answer { output, found } => {
+                emitter.emit(|| {
+                    AgentEvent::ToolStart(ToolCallStart::new(&call.id, &call.name, shown))
+                });
+                (call.name.as_str(), output, found)
             }
         };
         emitter.emit(|| {
@@ -383,14 +395,9 @@ impl Agent {
                 .structured
                 .clone()
                 .unwrap_or_else(|| Value::String(output.text.clone()));
-            AgentEvent::ToolEnd(ToolCallEnd::new(
-                &call.id,
-                &call.name,
-                content,
-                output.is_error,
-            ))
+            AgentEvent::ToolEnd(ToolCallEnd::new(&call.id, tool, content, output.is_error))
         });
-        truncate(output.text, self.inner.max_tool_output)
+        (truncate(output.text, self.inner.max_tool_output), found)
     }
 }
 
@@ -480,6 +487,65 @@ impl AgentBuilder {
         self
     }
 
+    /// The most tokens the tools' definitions may cost the model, as it is given them (each
+    /// one's name, title, description and input schema, estimated by
+    /// [`ToolDefinition::estimated_tokens`](halo_protocol::ToolDefinition::estimated_tokens);
+    /// function tools carry no output schema); [`DEFAULT_TOOL_BUDGET`] (4,000) by default.
+    ///
+    /// Tools that cost more are disclosed progressively: the model is given two tools,
+    /// `search_tools` (answered in process, from a search index of the tools: the best
+    /// matches with their descriptions and input schemas) and `call_tool` (calls a tool by
+    /// name), and the tools its searches find join its list from the next turn on (at most
+    /// 20, within the budget, the ones found longest ago leaving first). Any tool can be
+    /// called by its name, listed or not. A search finds only the tools of the set (for
+    /// halo-client's `RemoteTools` and hosted agents, those the credentials may see), and
+    /// a call through `call_tool` shows in the events as a call of the tool it names.
+    ///
+    /// Tools that fit are listed as they are, every turn.
+    ///
+    /// ```
+    /// # use futures_util::stream::{self, StreamExt as _};
+    /// # use halo_agent::{ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider};
+    /// # #[derive(Debug)] struct Model;
+    /// # impl LlmProvider for Model {
+    /// #     fn chat(&self, _: ChatRequest) -> ChatStream {
+    /// #         stream::iter([Ok(ChatEvent::Done(Completion::text("hi")))]).boxed()
+    /// #     }
+    /// # }
+    /// use halo_agent::Agent;
+    ///
+    /// // A small local model: about 2,000 tokens of tools at most.
+    /// let agent = Agent::builder(Model).tool_budget(2_000).build();
+    /// # let _ = agent;
+    /// ```
+    pub fn tool_budget(mut self, tokens: usize) -> Self {
+        self.settings.tool_budget = Some(tokens);
+        self
+    }
+
+    /// Gives the model every tool's definition, whatever they cost: no
+    /// [`tool_budget`](Self::tool_budget), no search.
+    ///
+    /// ```
+    /// # use futures_util::stream::{self, StreamExt as _};
+    /// # use halo_agent::{ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider};
+    /// # #[derive(Debug)] struct Model;
+    /// # impl LlmProvider for Model {
+    /// #     fn chat(&self, _: ChatRequest) -> ChatStream {
+    /// #         stream::iter([Ok(ChatEvent::Done(Completion::text("hi")))]).boxed()
+    /// #     }
+    /// # }
+    /// use halo_agent::Agent;
+    ///
+    /// // A model with a large context, and an API whose tools it should see at once.
+    /// let agent = Agent::builder(Model).all_tools().build();
+    /// assert!(format!("{agent:?}").contains("tool_budget: None"));
+    /// ```
+    pub fn all_tools(mut self) -> Self {
+        self.settings.tool_budget = None;
+        self
+    }
+
     /// The most tool calls of one turn that run at the same time (8 by default, at least 1);
     /// the others wait for a place. Results go back to the model in the order it asked.
     pub fn max_concurrent_tools(mut self, calls: usize) -> Self {
@@ -504,6 +570,7 @@ impl fmt::Debug for Settings {
             .field("max_turns", &self.max_turns)
             .field("timeout", &self.timeout)
             .field("max_concurrent_tools", &self.max_concurrent_tools)
+            .field("tool_budget", &self.tool_budget)
             .field("model", &self.model)
             .finish_non_exhaustive()
     }

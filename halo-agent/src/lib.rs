@@ -11,6 +11,10 @@
 //!   answers, [`max_turns`](AgentBuilder::max_turns) is reached, or the
 //!   [`timeout`](AgentBuilder::timeout) passes. [`Agent::run`] gives the [`Answer`],
 //!   [`Agent::run_stream`] the run's events ([`AgentEvent`](protocol::AgentEvent)).
+//!   Tools that cost the model more than a [budget](AgentBuilder::tool_budget) are
+//!   disclosed progressively: the model searches them (`search_tools`) and calls the ones
+//!   it finds (`call_tool`, or by name), so that an API of hundreds of tools fits a small
+//!   model's context.
 //!
 //! ```no_run
 //! use halo_agent::{Agent, ModelSettings, OpenAiProvider};
@@ -34,6 +38,7 @@ mod error;
 mod llm;
 #[cfg(feature = "openai")]
 mod openai;
+mod progressive;
 mod tools;
 
 pub use halo_protocol as protocol;
@@ -43,4 +48,5 @@ pub use crate::error::{Error, Result};
 pub use crate::llm::{ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider, ModelSettings};
 #[cfg(feature = "openai")]
 pub use crate::openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiProviderBuilder};
+pub use crate::progressive::listed_tokens;
 pub use crate::tools::ToolSet;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use halo_protocol::{ToolDefinition, ToolOutput};
+use halo_protocol::{ToolCatalog, ToolDefinition, ToolOutput};
 use serde_json::{Map, Value};
 
 /// The tools an agent may call: their definitions for the model, and a way to call one.
@@ -15,6 +15,12 @@ use serde_json::{Map, Value};
 ///
 /// The agent checks what it can before calling: a name that is not among the definitions,
 /// or arguments that are not a JSON object, are answered to the model without a call.
+///
+/// When the definitions cost more than the agent's
+/// [`tool_budget`](crate::AgentBuilder::tool_budget), the model searches them instead
+/// (`search_tools`); a set that keeps a [`ToolCatalog`] of its tools
+/// ([`catalog`](Self::catalog)) is searched with its tags, paths and HALO schemas, any
+/// other by its definitions alone.
 ///
 /// ```
 /// use futures_util::future::{BoxFuture, FutureExt as _};
@@ -53,6 +59,42 @@ pub trait ToolSet: Send + Sync {
         name: &'a str,
         arguments: Map<String, Value>,
     ) -> BoxFuture<'a, ToolOutput>;
+
+    /// The tools as a search catalog, when the set keeps one: searched instead of an index
+    /// of the definitions when the model is given `search_tools`, with each tool's tags
+    /// (so that `search_tools` can filter by them), path, `why` and parameters. Its
+    /// definitions must be [`definitions`](Self::definitions), in the same order (a catalog
+    /// that does not match is not used). None by default.
+    ///
+    /// ```
+    /// use halo_agent::ToolSet;
+    /// use halo_agent::protocol::{Call, ToolCatalog, ToolDefinition, ToolEntry, ToolOutput, ToolSchema};
+    /// use futures_util::future::{BoxFuture, FutureExt as _};
+    /// use serde_json::{Map, Value};
+    ///
+    /// struct Books(ToolCatalog);
+    ///
+    /// impl ToolSet for Books {
+    ///     fn definitions(&self) -> &[ToolDefinition] {
+    ///         self.0.definitions()
+    ///     }
+    ///
+    ///     fn call<'a>(&'a self, _: &'a str, _: Map<String, Value>) -> BoxFuture<'a, ToolOutput> {
+    ///         async { ToolOutput::from_response(200, Value::Null) }.boxed()
+    ///     }
+    ///
+    ///     fn catalog(&self) -> Option<&ToolCatalog> {
+    ///         Some(&self.0)
+    ///     }
+    /// }
+    ///
+    /// let entry = ToolEntry::new("/books", "GET", "list_books", "List the books").with_tags(["books"]);
+    /// let books = Books(ToolCatalog::new(&[(entry, ToolSchema::new(Call::new("GET", "/books")))]));
+    /// assert_eq!(books.catalog().unwrap().definitions()[0].name, "list_books");
+    /// ```
+    fn catalog(&self) -> Option<&ToolCatalog> {
+        None
+    }
 }
 
 impl<T: ToolSet + ?Sized> ToolSet for Arc<T> {
@@ -67,6 +109,10 @@ impl<T: ToolSet + ?Sized> ToolSet for Arc<T> {
     ) -> BoxFuture<'a, ToolOutput> {
         (**self).call(name, arguments)
     }
+
+    fn catalog(&self) -> Option<&ToolCatalog> {
+        (**self).catalog()
+    }
 }
 
 impl<T: ToolSet + ?Sized> ToolSet for Box<T> {
@@ -80,5 +126,9 @@ impl<T: ToolSet + ?Sized> ToolSet for Box<T> {
         arguments: Map<String, Value>,
     ) -> BoxFuture<'a, ToolOutput> {
         (**self).call(name, arguments)
+    }
+
+    fn catalog(&self) -> Option<&ToolCatalog> {
+        (**self).catalog()
     }
 }

@@ -6,6 +6,7 @@
 pub mod agents;
 mod audit;
 mod auth;
+mod catalog;
 mod challenge;
 mod discovery;
 mod document_limits;
@@ -76,6 +77,7 @@ pub use crate::audit::{
     AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
 };
 pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Unauthenticated};
+pub use crate::catalog::Catalogs;
 pub use crate::document_limits::DocumentLimits;
 pub use crate::error::BuildError;
 #[cfg(feature = "redis")]

@@ -11,8 +11,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::response::Response;
 use halo_protocol::{
-    MEDIA_TYPE, Payload, Problem, SearchRequest, ToolEntry, ToolOutput, ToolSchema, entry_schema,
-    place_arguments,
+    MEDIA_TYPE, Payload, Problem, ToolEntry, ToolOutput, ToolSchema, entry_schema, place_arguments,
 };
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::request::Parts;
@@ -33,12 +32,14 @@ const QUERY: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// A search's manifest, as far as the MCP service reads it.
+#[cfg(feature = "mcp")]
 #[derive(serde::Deserialize)]
 struct Searched {
     tools: Vec<ToolEntry>,
     search: SearchTotal,
 }
 
+#[cfg(feature = "mcp")]
 #[derive(serde::Deserialize)]
 struct SearchTotal {
     total: usize,
@@ -255,10 +256,11 @@ impl Local {
 
     /// The caller's tools that best match a search (`OPTIONS /?q=`), best first, and how
     /// many matched in all.
+    #[cfg(feature = "mcp")]
     pub(crate) async fn search(
         &self,
         caller: Option<&Parts>,
-        search: &SearchRequest,
+        search: &halo_protocol::SearchRequest,
     ) -> Result<(Vec<ToolEntry>, usize), Failure> {
         let mut path = String::from("/?q=");
         path.extend(utf8_percent_encode(&search.query, QUERY));

@@ -22,7 +22,7 @@ pub const DEFAULT_TOOL_BUDGET: usize = 4_000;
 
 /// The largest output schema, in estimated tokens, listed with its tool unless every output
 /// schema is asked for: larger ones cost a model more than they help it.
-pub const SMALL_OUTPUT_TOKENS: usize = 250;
+pub const SMALL_OUTPUT_TOKENS: usize = 1_000;
 
 impl ToolDefinition {
     /// What listing this definition costs a model, in estimated tokens
@@ -259,9 +259,20 @@ impl CallRequest {
     }
 }
 
-/// What [`SEARCH_TOOLS`] answers: the tools found, best first, each with its name,
-/// description and input schema (what a model needs to call it), and how many more matched
-/// than are answered.
+/// The most tokens a [`search_answer`] spends on input schemas and descriptions.
+pub const SEARCH_ANSWER_TOKENS: usize = 2_500;
+
+/// The most characters of a tool's description in a [`search_answer`].
+const ANSWER_DESCRIPTION_CHARS: usize = 400;
+
+/// What [`SEARCH_TOOLS`] answers: the tools found, best first, each with its name, brief
+/// description and brief input schema ([`brief_text`](crate::brief_text),
+/// [`brief_schema`](crate::brief_schema): what a model needs to call it, without the notes),
+/// and how many more matched than are answered.
+///
+/// The answer stays within about [`SEARCH_ANSWER_TOKENS`]: the tools past that are
+/// answered by name and description only, and searching for a tool's name answers its
+/// schema first.
 ///
 /// ```
 /// use halo_protocol::{Call, ToolEntry, ToolSchema, search_answer, tool_definitions};
@@ -270,25 +281,33 @@ impl CallRequest {
 ///                                 ToolSchema::new(Call::new("GET", "/ping")))]);
 /// let answer = search_answer(&found.iter().collect::<Vec<_>>(), 0);
 /// assert_eq!(answer["tools"][0]["name"], "ping");
+/// assert_eq!(answer["tools"][0]["inputSchema"]["type"], "object");
 /// assert!(answer.get("more").is_none());
 /// ```
 #[must_use]
 pub fn search_answer(found: &[&ToolDefinition], more: usize) -> Value {
+    let mut spent = 0;
+    let mut unschematised = false;
     let tools: Vec<Value> = found
         .iter()
-        .map(|tool| {
+        .enumerate()
+        .map(|(rank, tool)| {
             let mut entry = Map::new();
             entry.insert("name".into(), Value::String(tool.name.clone()));
-            if !tool.description.is_empty() {
-                entry.insert(
-                    "description".into(),
-                    Value::String(tool.description.clone()),
-                );
+            let description = crate::brief_text(&tool.description, ANSWER_DESCRIPTION_CHARS);
+            spent += estimate_tokens(&description);
+            if !description.is_empty() {
+                entry.insert("description".into(), Value::String(description));
             }
-            entry.insert(
-                "inputSchema".into(),
-                Value::Object(tool.input_schema.clone()),
-            );
+            let schema = crate::brief_schema(&tool.input_schema);
+            let cost = json_tokens(&schema);
+            // The best match always comes with its schema.
+            if rank == 0 || spent + cost <= SEARCH_ANSWER_TOKENS {
+                spent += cost;
+                entry.insert("inputSchema".into(), Value::Object(schema));
+            } else {
+                unschematised = true;
+            }
             Value::Object(entry)
         })
         .collect();
@@ -296,6 +315,12 @@ pub fn search_answer(found: &[&ToolDefinition], more: usize) -> Value {
     answer.insert("tools".into(), Value::Array(tools));
     if more > 0 {
         answer.insert("more".into(), json!(more));
+    }
+    if unschematised {
+        answer.insert(
+            "hint".into(),
+            json!("Tools without an inputSchema: search for the tool's name to get it."),
+        );
     }
     Value::Object(answer)
 }

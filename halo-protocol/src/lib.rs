@@ -43,6 +43,7 @@
 //! ```
 
 mod agent;
+mod brief;
 mod date;
 mod definition;
 mod disclosure;
@@ -72,15 +73,16 @@ pub use agent::{
     AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentRequest, AgentStart, FailureCode,
     LlmChunk, LlmEnd, Message, ToolCall, ToolCallEnd, ToolCallStart, Usage,
 };
+pub use brief::{brief_schema, brief_text};
 pub use date::check_date;
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
     tool_description, tool_names,
 };
 pub use disclosure::{
-    CALL_TOOL, CallRequest, DEFAULT_TOOL_BUDGET, SEARCH_TOOLS, SEARCH_TOOLS_LIMIT,
-    SMALL_OUTPUT_TOKENS, SearchRequest, ToolCatalog, call_tool_definition, search_answer,
-    search_tools_definition,
+    CALL_TOOL, CallRequest, DEFAULT_TOOL_BUDGET, SEARCH_ANSWER_TOKENS, SEARCH_TOOLS,
+    SEARCH_TOOLS_LIMIT, SMALL_OUTPUT_TOKENS, SearchRequest, ToolCatalog, call_tool_definition,
+    search_answer, search_tools_definition,
 };
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use link::link_target;

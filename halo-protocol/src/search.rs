@@ -27,7 +27,7 @@ const MAX_QUERY_BYTES: usize = 1024;
 
 /// The most bytes of an operation's long description that are indexed: its first
 /// paragraph or so says what it is about; the rest (notes, caveats, examples) dilutes it.
-const DESCRIPTION_BYTES: usize = 600;
+const DESCRIPTION_BYTES: usize = 300;
 
 /// The tools of an API, indexed for search.
 ///
@@ -140,7 +140,11 @@ impl ToolIndex {
             .map(|(index, text)| Document::new(u32::try_from(index).unwrap_or(u32::MAX), text))
             .collect();
         let len = documents.len();
-        let engine = SearchEngineBuilder::with_tokenizer_and_documents(Words, documents).build();
+        // Less length normalisation than BM25's usual 0.75: long descriptions are a tool's
+        // notes, not a sign that it is about something else.
+        let engine = SearchEngineBuilder::with_tokenizer_and_documents(Words, documents)
+            .b(0.5)
+            .build();
         Self { engine, len }
     }
 
@@ -187,8 +191,8 @@ impl ToolIndex {
 fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
     let mut text = String::new();
     let mut add = weighted(&mut text);
-    add(&entry.name, 3);
-    add(&entry.description, 2);
+    add(&entry.name, 2);
+    add(&entry.description, 3);
     if let Some(title) = entry
         .title
         .as_deref()
@@ -197,8 +201,9 @@ fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
         add(title, 2);
     }
     for tag in &entry.tags {
-        add(tag, 2);
+        add(tag, 1);
     }
+    add(method_words(&entry.method), 1);
     for segment in entry.url.split('/').filter(|s| !s.starts_with('{')) {
         add(segment, 1);
     }
@@ -206,8 +211,17 @@ fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
         if let Some(why) = &schema.why {
             add(why, 1);
         }
-        for name in schema.input.keys() {
+        for (name, field) in &schema.input {
             add(name, 1);
+            // The values a query parameter chooses among say what the tool can do:
+            // `state: open | closed` lists open issues.
+            if field.location == Some(crate::Location::Query)
+                && let Some(Value::Array(values)) = field.schema.get("enum")
+            {
+                for value in values.iter().filter_map(Value::as_str).take(12) {
+                    add(value, 1);
+                }
+            }
         }
         if schema.description != entry.description {
             add(truncate(&schema.description, DESCRIPTION_BYTES), 1);
@@ -215,6 +229,19 @@ fn document_text(entry: &ToolEntry, schema: Option<&ToolSchema>) -> String {
     }
     drop(add);
     text
+}
+
+/// The verbs people use for what a method does, so that "remove a label" meets a `DELETE`
+/// and "close an issue" a `PATCH`.
+fn method_words(method: &str) -> &'static str {
+    match method.to_ascii_uppercase().as_str() {
+        "GET" | "HEAD" => "get list show read fetch retrieve view find",
+        "POST" => "create add new make submit send start",
+        "PUT" => "set replace update add put",
+        "PATCH" => "update edit change modify rename close",
+        "DELETE" => "delete remove erase revoke cancel",
+        _ => "",
+    }
 }
 
 /// Appends a field to a document's text as many times as it weighs.
@@ -247,6 +274,23 @@ static STOP_WORDS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Abbreviations common in API identifiers, read as the words they stand for
+/// (`repos_list` meets "list repositories").
+const ABBREVIATIONS: [(&str, &str); 12] = [
+    ("repo", "repository"),
+    ("repos", "repository"),
+    ("org", "organization"),
+    ("orgs", "organization"),
+    ("app", "application"),
+    ("apps", "application"),
+    ("config", "configuration"),
+    ("env", "environment"),
+    ("info", "information"),
+    ("auth", "authentication"),
+    ("pr", "pull request"),
+    ("prs", "pull request"),
+];
+
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
 
 /// Splits text into stemmed, lower-case words, identifiers included.
@@ -264,7 +308,12 @@ impl Tokenizer for Words {
             if STOP_WORDS.contains(lower.as_str()) {
                 continue;
             }
-            tokens.push(STEMMER.stem(&lower).into_owned());
+            match ABBREVIATIONS.iter().find(|(short, _)| *short == lower) {
+                Some((_, long)) => {
+                    tokens.extend(long.split(' ').map(|w| STEMMER.stem(w).into_owned()));
+                }
+                None => tokens.push(STEMMER.stem(&lower).into_owned()),
+            }
         }
         tokens
     }
@@ -286,7 +335,9 @@ fn split_case(run: &str) -> Vec<&str> {
     for i in 1..chars.len() {
         let (at, c) = chars[i];
         let previous = chars[i - 1].1;
-        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        // `HTTPServer` splits before `S`; a plural acronym (`PRs`, `URLs`) stays whole.
+        let plural = chars.get(i + 1).is_some_and(|(_, n)| *n == 's') && i + 2 == chars.len();
+        let next_lower = !plural && chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
         let boundary = (c.is_uppercase() && previous.is_lowercase())
             || (c.is_uppercase() && previous.is_uppercase() && next_lower)
             || (c.is_alphabetic() != previous.is_alphabetic());
@@ -311,14 +362,16 @@ mod tests {
 
     #[test]
     fn identifiers_split_into_words() {
-        assert_eq!(words("listReposForUser"), ["list", "repo", "user"]);
-        assert_eq!(words("list_repos_for_user"), ["list", "repo", "user"]);
+        assert_eq!(words("listReposForUser"), ["list", "repositori", "user"]);
+        assert_eq!(words("list_repos_for_user"), ["list", "repositori", "user"]);
         assert_eq!(
             words("/users/{username}/repos"),
-            ["user", "usernam", "repo"]
+            ["user", "usernam", "repositori"]
         );
+        assert_eq!(words("list PRs"), ["list", "pull", "request"]);
+        assert_eq!(words("getURLs"), ["get", "url"]);
         assert_eq!(words("HTTPServer v2"), ["http", "server", "2"]);
-        assert_eq!(words("repos/list-for-user"), ["repo", "list", "user"]);
+        assert_eq!(words("repos/list-for-user"), ["repositori", "list", "user"]);
         assert!(words("the of a").is_empty());
         assert!(words("").is_empty());
     }

@@ -2,8 +2,10 @@
 
 Usage::
 
-    python mcp_client.py stdio [--call NAME JSON]... [--fail NAME JSON]... -- COMMAND ARG...
+    python mcp_client.py stdio [--call NAME JSON]... [--fail NAME JSON]...
+                               [--find QUERY NAME JSON]... -- COMMAND ARG...
     python mcp_client.py http URL [--bearer TOKEN] [--call NAME JSON]... [--fail NAME JSON]...
+                                  [--find QUERY NAME JSON]...
 
 ``stdio`` starts COMMAND (``halo mcp ...``) and talks to it over its standard input and output;
 ``http`` talks to a streamable HTTP endpoint (an app's ``/mcp``), sending
@@ -17,7 +19,11 @@ Checks, in order:
 3. each ``--call NAME JSON`` calls that tool, which must be listed, and must not be an error;
    the SDK itself validates ``structuredContent`` against the tool's ``outputSchema``;
 4. each ``--fail NAME JSON`` calls that tool and must come back as a result with ``isError``
-   (not a protocol error), whose text is the problem details.
+   (not a protocol error), whose text is the problem details;
+5. each ``--find QUERY NAME JSON`` asks ``search_tools`` (which must be listed) for QUERY,
+   which must answer NAME among its tools, with an input schema; NAME must not be listed;
+   then calls NAME by its name with JSON, which must not be an error (progressive
+   disclosure: tools found by search are called though never listed).
 
 Prints a JSON summary on stdout (``ok``, the tools with their annotations, and each call's
 ``isError``, text and ``structuredContent``) and exits 0, or prints the failure and exits 1.
@@ -48,7 +54,8 @@ def check(condition: bool, message: str) -> None:
 
 
 async def exercise(session: ClientSession, calls: list[tuple[str, str]],
-                   failures: list[tuple[str, str]]) -> dict[str, Any]:
+                   failures: list[tuple[str, str]],
+                   finds: list[tuple[str, str, str]]) -> dict[str, Any]:
     initialized = await session.initialize()
     check(initialized.capabilities.tools is not None, "the server offers no tools")
     listed = await session.list_tools()
@@ -80,22 +87,39 @@ async def exercise(session: ClientSession, calls: list[tuple[str, str]],
                   f"{name}: the error text is not problem details: {text}")
         results.append({"tool": name, "isError": bool(result.isError), "text": text,
                         "structured": result.structuredContent})
-    return {"ok": True, "tools": tools, "calls": results}
+    found = []
+    for query, name, arguments in finds:
+        check("search_tools" in names, f"search_tools is not listed: {names}")
+        check(name not in names, f"{name} is listed; nothing to find")
+        result = await session.call_tool("search_tools", {"query": query})
+        check(not result.isError, f"search_tools {query!r} failed")
+        text = "".join(block.text for block in result.content if block.type == "text")
+        answer = json.loads(text)
+        answered = [tool["name"] for tool in answer["tools"]]
+        check(name in answered, f"search_tools {query!r} answered {answered}, not {name}")
+        schema = next(tool["inputSchema"] for tool in answer["tools"] if tool["name"] == name)
+        check(schema.get("type") == "object", f"{name}: its inputSchema is not an object")
+        called = await session.call_tool(name, json.loads(arguments))
+        called_text = "".join(block.text for block in called.content if block.type == "text")
+        check(not called.isError, f"{name} {arguments} (found, never listed): {called_text}")
+        found.append({"query": query, "answered": answered, "tool": name,
+                      "text": called_text, "structured": called.structuredContent})
+    return {"ok": True, "tools": tools, "calls": results, "found": found}
 
 
-async def over_stdio(command: list[str], calls, failures) -> dict[str, Any]:
+async def over_stdio(command: list[str], calls, failures, finds) -> dict[str, Any]:
     params = StdioServerParameters(command=command[0], args=command[1:])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
-            return await exercise(session, calls, failures)
+            return await exercise(session, calls, failures, finds)
 
 
-async def over_http(url: str, bearer: str | None, calls, failures) -> dict[str, Any]:
+async def over_http(url: str, bearer: str | None, calls, failures, finds) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
     async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0)) as http:
         async with streamable_http_client(url, http_client=http) as (read, write, _):
             async with ClientSession(read, write) as session:
-                return await exercise(session, calls, failures)
+                return await exercise(session, calls, failures, finds)
 
 
 def main() -> int:
@@ -108,6 +132,9 @@ def main() -> int:
                         metavar=("NAME", "JSON"), help="a call that must succeed")
     parser.add_argument("--fail", nargs=2, action="append", default=[],
                         metavar=("NAME", "JSON"), help="a call that must be an isError result")
+    parser.add_argument("--find", nargs=3, action="append", default=[],
+                        metavar=("QUERY", "NAME", "JSON"),
+                        help="search_tools must find NAME for QUERY; NAME is then called")
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
@@ -115,10 +142,11 @@ def main() -> int:
     try:
         if args.transport == "stdio":
             check(len(command) > 0, "stdio needs -- COMMAND ARG...")
-            summary = asyncio.run(over_stdio(command, args.call, args.fail))
+            summary = asyncio.run(over_stdio(command, args.call, args.fail, args.find))
         else:
             check(args.url is not None, "http needs a URL")
-            summary = asyncio.run(over_http(args.url, args.bearer, args.call, args.fail))
+            summary = asyncio.run(over_http(args.url, args.bearer, args.call, args.fail,
+                                              args.find))
     except Exception as error:  # report anything, including the SDK's own errors
         print(json.dumps({"ok": False, "error": f"{type(error).__name__}: {error}"}))
         traceback.print_exc()

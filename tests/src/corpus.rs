@@ -66,3 +66,52 @@ impl Document {
         serde_json::from_str(&self.text()).expect("the corpus fixture is JSON")
     }
 }
+
+/// Tasks as a user of GitHub's API would put them, each with the `operationId` of the
+/// operation that does it: written from the operations' summaries in other words, for
+/// measuring how well tool search finds the intended tool.
+pub const GITHUB_TASKS: [(&str, &str); 22] = [
+    (
+        "list the open issues of a repository",
+        "issues/list-for-repo",
+    ),
+    ("open a pull request to merge my branch", "pulls/create"),
+    (
+        "create a new repository for me",
+        "repos/create-for-authenticated-user",
+    ),
+    ("add a comment to an issue", "issues/create-comment"),
+    (
+        "has this pull request been merged already",
+        "pulls/check-if-merged",
+    ),
+    ("fork a repository into my account", "repos/create-fork"),
+    ("render markdown text to HTML", "markdown/render"),
+    (
+        "show the most recent release of a repo",
+        "repos/get-latest-release",
+    ),
+    (
+        "star a repository",
+        "activity/star-repo-for-authenticated-user",
+    ),
+    ("get the details of a branch", "repos/get-branch"),
+    ("list the releases of a repository", "repos/list-releases"),
+    ("close an issue or change its title", "issues/update"),
+    ("delete a repository", "repos/delete"),
+    ("create a gist with some files", "gists/create"),
+    ("list the commits of a repository", "repos/list-commits"),
+    (
+        "who are the contributors to a repository",
+        "repos/list-contributors",
+    ),
+    ("add labels to an issue", "issues/add-labels"),
+    ("search code across repositories", "search/code"),
+    ("get a user's public profile", "users/get-by-username"),
+    (
+        "list the workflow runs of a repository",
+        "actions/list-workflow-runs-for-repo",
+    ),
+    ("merge a pull request", "pulls/merge"),
+    ("create a webhook for a repository", "repos/create-webhook"),
+];

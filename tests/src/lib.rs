@@ -8,6 +8,7 @@
 //! - [`redis::RedisServer`] runs a throwaway `redis-server` on a loopback port, for the tests
 //!   of the shared stores.
 //! - [`corpus`] reads the real OpenAPI documents kept as fixtures (GitHub's, Stripe's).
+//! - [`tokens::cl100k`] counts tokens with a real tokenizer (bundled, no network).
 //! - [`llm::ScriptedLlm`] is an OpenAI-compatible chat-completions server that streams the
 //!   turns a test scripts, for the tests of agents.
 //!
@@ -22,6 +23,7 @@ pub mod corpus;
 pub mod llm;
 pub mod mcp;
 pub mod redis;
+pub mod tokens;
 
 use std::io;
 use std::net::SocketAddr;

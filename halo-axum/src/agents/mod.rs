@@ -22,6 +22,14 @@
 //! prompt goes to the model only: never into an event, an answer or a description. By
 //! default a run stops when its last client disconnects ([`Agents::on_disconnect`]).
 //!
+//! An app of many operations fits a small model: when the tools a run may use cost the model
+//! more than the agent's [`tool_budget`](halo_agent::AgentBuilder::tool_budget) (4,000
+//! estimated tokens by default; [`all_tools`](halo_agent::AgentBuilder::all_tools) lists
+//! them all), the model is given `search_tools` and `call_tool` instead, and the tools its
+//! searches find join its list. Searches run in process over the run's tools alone: a tool
+//! the caller may not see, or the agent may not use, is never found, and `call_tool`
+//! answers that it does not exist.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use halo_agent::{Agent, ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider};
@@ -41,7 +49,7 @@
 //! async fn search() -> &'static str { "[]" }
 //!
 //! let agents = Agents::new().agent(
-//!     HostedAgent::new("librarian", Agent::builder(Model).max_turns(6).build())
+//!     HostedAgent::new("librarian", Agent::builder(Model).max_turns(6).tool_budget(3_000).build())
 //!         .description("Answers questions about the catalogue.")
 //!         .why("Use when a reader asks about books in their own words")
 //!         .system_prompt("You are the librarian. Be brief.")

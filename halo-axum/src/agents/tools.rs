@@ -4,19 +4,22 @@
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use halo_agent::ToolSet;
-use halo_protocol::{Problem, ToolDefinition, ToolKind, ToolOutput, ToolSchema, tool_definitions};
+use halo_protocol::{Problem, ToolCatalog, ToolDefinition, ToolKind, ToolOutput, ToolSchema};
 use http::request::Parts;
 use serde_json::{Map, Value};
 
 use super::HostedAgent;
 use crate::local::{Failure, Local};
 
-/// The tools of one run.
+/// The tools of one run: only those the caller may see, so that a search
+/// (`search_tools`, when they cost the model more than the agent's tool budget) never
+/// finds another.
 pub(super) struct LocalTools {
     local: Local,
     /// The run's request, whose credentials go with every call.
     caller: Parts,
-    definitions: Vec<ToolDefinition>,
+    /// The definitions, and their search index (tags, paths, `why`, parameters).
+    catalog: ToolCatalog,
     /// The schema of each definition, at the same index.
     schemas: Vec<ToolSchema>,
 }
@@ -50,11 +53,10 @@ impl LocalTools {
                 ));
             }
         };
-        let definitions = tool_definitions(&tools);
         Ok(Self {
             local: local.clone(),
             caller,
-            definitions,
+            catalog: ToolCatalog::new(&tools),
             schemas: tools.into_iter().map(|(_, schema)| schema).collect(),
         })
     }
@@ -67,7 +69,11 @@ impl LocalTools {
 
 impl ToolSet for LocalTools {
     fn definitions(&self) -> &[ToolDefinition] {
-        &self.definitions
+        self.catalog.definitions()
+    }
+
+    fn catalog(&self) -> Option<&ToolCatalog> {
+        Some(&self.catalog)
     }
 
     fn call<'a>(
@@ -76,7 +82,7 @@ impl ToolSet for LocalTools {
         arguments: Map<String, Value>,
     ) -> BoxFuture<'a, ToolOutput> {
         async move {
-            let Some(index) = self.definitions.iter().position(|d| d.name == name) else {
+            let Some((index, _)) = self.catalog.get(name) else {
                 return ToolOutput::problem(
                     Problem::new(404).with_detail(format!("there is no tool named `{name}`")),
                 );

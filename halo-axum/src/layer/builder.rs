@@ -12,6 +12,7 @@ use utoipa::openapi::OpenApi;
 use super::HaloLayer;
 use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
+use crate::catalog::{Catalogs, Documents};
 use crate::challenge::Challenges;
 use crate::discovery::Discovery;
 use crate::execute::Shared;
@@ -61,6 +62,7 @@ pub struct HaloBuilder {
     audit_arguments: bool,
     metrics: bool,
     document_limits: DocumentLimits,
+    catalogs: Catalogs,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -120,6 +122,7 @@ impl HaloBuilder {
             audit_arguments: false,
             metrics: false,
             document_limits: DocumentLimits::default(),
+            catalogs: Catalogs::new(),
         }
     }
 
@@ -356,6 +359,33 @@ impl HaloBuilder {
         self
     }
 
+    /// Serves the discovery documents `catalogs` chooses beside HALO, generated from the
+    /// same operations (none by default): an RFC 9727 API catalog at
+    /// `/.well-known/api-catalog`, a Markdown digest of the caller's tools at `/llms.txt`,
+    /// and an A2A agent card for the hosted agents at `/.well-known/agent-card.json`. The
+    /// layer answers `GET` and `HEAD` at those paths before the application (other methods
+    /// pass through); see [`Catalogs`].
+    ///
+    /// ```
+    /// use halo_axum::{Catalogs, HaloLayer};
+    /// use http::Uri;
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .catalogs(Catalogs::all().openapi_url(Uri::from_static("/openapi.json")))
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn catalogs(mut self, catalogs: Catalogs) -> Self {
+        self.catalogs = catalogs;
+        self
+    }
+
     /// Walks the document and pre-serialises every HALO response.
     ///
     /// # Errors
@@ -390,7 +420,16 @@ impl HaloBuilder {
         let replay = stores.replay.take();
         let governance = Governance::new(&registry, self.timeout, stores);
         let metrics = self.metrics.then(|| Metrics::new(&registry));
+        let catalogs = Documents::new(
+            self.catalogs,
+            &document,
+            &registry,
+            self.max_age,
+            self.authenticator.is_some(),
+        )
+        .map(Arc::new);
         Ok(HaloLayer {
+            catalogs,
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
                 authenticator: self.authenticator,

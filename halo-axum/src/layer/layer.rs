@@ -4,6 +4,7 @@ use tower_layer::Layer;
 use utoipa::openapi::OpenApi;
 
 use super::{Halo, HaloBuilder};
+use crate::catalog::Documents;
 use crate::execute::Shared;
 
 /// A [`Layer`] that makes every operation of a utoipa [`OpenApi`] a HALO tool.
@@ -34,6 +35,8 @@ use crate::execute::Shared;
 #[derive(Debug, Clone)]
 pub struct HaloLayer {
     pub(crate) shared: Arc<Shared>,
+    /// The discovery documents served beside HALO, when any is.
+    pub(crate) catalogs: Option<Arc<Documents>>,
 }
 
 impl HaloLayer {
@@ -64,6 +67,6 @@ impl<S> Layer<S> for HaloLayer {
     type Service = Halo<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Halo::new(inner, Arc::clone(&self.shared))
+        Halo::new(inner, Arc::clone(&self.shared), self.catalogs.clone())
     }
 }

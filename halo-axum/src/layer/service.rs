@@ -7,6 +7,7 @@ use http::{Method, Request};
 use tower_service::Service;
 
 use super::ResponseFuture;
+use crate::catalog::{self, Documents};
 use crate::discovery::{Discovery, Viewer};
 use crate::execute::{self, Shared};
 
@@ -16,16 +17,23 @@ use crate::execute::{self, Shared};
 /// through the layer's checks and, when they ask for `text/event-stream`, run as streamed
 /// tools; every other request goes to the inner service untouched. An ordinary `OPTIONS` on
 /// a described path that the application has no answer for (`405`) becomes `204` with
-/// `Allow`.
+/// `Allow`. The discovery documents chosen with
+/// [`HaloBuilder::catalogs`](crate::HaloBuilder::catalogs) are answered here too (`GET` and
+/// `HEAD` at their paths).
 #[derive(Debug, Clone)]
 pub struct Halo<S> {
     inner: S,
     shared: Arc<Shared>,
+    catalogs: Option<Arc<Documents>>,
 }
 
 impl<S> Halo<S> {
-    pub(crate) fn new(inner: S, shared: Arc<Shared>) -> Self {
-        Self { inner, shared }
+    pub(crate) fn new(inner: S, shared: Arc<Shared>, catalogs: Option<Arc<Documents>>) -> Self {
+        Self {
+            inner,
+            shared,
+            catalogs,
+        }
     }
 
     /// The wrapped service.
@@ -87,6 +95,35 @@ where
             return ResponseFuture::boxed(Box::pin(
                 async move { Ok(shared.discover(parts).await) },
             ));
+        }
+        // The discovery documents beside HALO, when the app opted in (`HaloBuilder::catalogs`).
+        if let Some(documents) = &self.catalogs
+            && let Some(document) = documents.document(request.method(), request.uri().path())
+        {
+            if shared.authenticator.is_none() || !document.is_personal() {
+                let head = request.method() == Method::HEAD;
+                let registry = &shared.discovery.registry;
+                let answer = documents.answer(
+                    document,
+                    registry,
+                    Viewer::Everyone,
+                    request.headers(),
+                    head,
+                );
+                return match answer {
+                    Some(response) => ResponseFuture::ready(response),
+                    None => ResponseFuture::inner(self.inner.call(request)),
+                };
+            }
+            let clone = self.inner.clone();
+            let ready = std::mem::replace(&mut self.inner, clone);
+            return ResponseFuture::boxed(Box::pin(catalog::serve(
+                Arc::clone(documents),
+                Arc::clone(shared),
+                ready,
+                request,
+                document,
+            )));
         }
         let streaming = execute::wants_stream(request.headers());
         let registry = &shared.discovery.registry;

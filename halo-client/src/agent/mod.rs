@@ -13,6 +13,12 @@
 //! that does not exist all go back to the model as the call's result, so it can correct
 //! itself.
 //!
+//! An API of hundreds of tools fits a small model's context: when the tools cost more than
+//! the agent's [`tool_budget`](AgentBuilder::tool_budget) (4,000 estimated tokens by
+//! default), the model is given `search_tools` and `call_tool` instead; searches run in
+//! process over `RemoteTools`' catalog (tags, paths, `why`, parameters), and the tools found
+//! join the model's list for the rest of the run.
+//!
 //! ```no_run
 //! use futures_util::StreamExt as _;
 //! use halo_client::agent::{Agent, OpenAiProvider, RemoteTools};
@@ -52,7 +58,7 @@ mod remote;
 pub use halo_agent::{
     Agent, AgentBuilder, AgentStream, Answer, ChatEvent, ChatRequest, ChatStream, Completion,
     Error, LlmProvider, ModelSettings, OPENAI_BASE_URL, OpenAiProvider, OpenAiProviderBuilder,
-    Result, ToolSet,
+    Result, ToolSet, listed_tokens,
 };
 
 pub use self::remote::RemoteTools;

@@ -7,7 +7,7 @@ use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use halo_agent::ToolSet;
 use halo_protocol::{
-    Problem, ToolDefinition, ToolEntry, ToolKind, ToolOutput, ToolSchema, tool_definitions,
+    Problem, ToolCatalog, ToolDefinition, ToolEntry, ToolKind, ToolOutput, ToolSchema,
 };
 use serde_json::{Map, Value};
 
@@ -20,6 +20,11 @@ use crate::{Client, Result};
 /// (a name valid for LLM APIs, `why` then `description`, and the inputs as one JSON
 /// Schema object). Agents the API hosts (`"kind": "agent"`) are left out: an agent does not
 /// call another.
+///
+/// The tools are kept as a [`ToolCatalog`] too, so that an agent whose tools cost more than
+/// its [`tool_budget`](halo_agent::AgentBuilder::tool_budget) searches them by their tags,
+/// paths, `why` and parameters (`search_tools`), in process, whether the API searches or
+/// not.
 ///
 /// A call goes through [`Client::call`]: arguments placed where the schema says, the
 /// credentials of the API's host, retries only where repeating is safe. Its answer is what
@@ -35,7 +40,8 @@ pub struct RemoteTools {
 
 struct Inner {
     client: Client,
-    definitions: Vec<ToolDefinition>,
+    /// The definitions, and their search index.
+    catalog: ToolCatalog,
     /// The schema of each definition, at the same index.
     schemas: Vec<ToolSchema>,
 }
@@ -64,12 +70,12 @@ impl RemoteTools {
             .into_iter()
             .filter(|(entry, _)| entry.kind != Some(ToolKind::Agent))
             .collect();
-        let definitions = tool_definitions(&tools);
+        let catalog = ToolCatalog::new(&tools);
         let schemas = tools.into_iter().map(|(_, schema)| schema).collect();
         Self {
             inner: Arc::new(Inner {
                 client: client.clone(),
-                definitions,
+                catalog,
                 schemas,
             }),
         }
@@ -83,7 +89,7 @@ impl RemoteTools {
 
     /// Calls the tool `name` and gives its answer as the model reads it.
     async fn invoke(&self, name: &str, arguments: Map<String, Value>) -> ToolOutput {
-        let Some(index) = self.inner.definitions.iter().position(|d| d.name == name) else {
+        let Some((index, _)) = self.inner.catalog.get(name) else {
             return ToolOutput::problem(
                 Problem::new(404).with_detail(format!("there is no tool named `{name}`")),
             );
@@ -103,7 +109,7 @@ impl RemoteTools {
 
 impl ToolSet for RemoteTools {
     fn definitions(&self) -> &[ToolDefinition] {
-        &self.inner.definitions
+        self.inner.catalog.definitions()
     }
 
     fn call<'a>(
@@ -113,13 +119,18 @@ impl ToolSet for RemoteTools {
     ) -> BoxFuture<'a, ToolOutput> {
         self.invoke(name, arguments).boxed()
     }
+
+    fn catalog(&self) -> Option<&ToolCatalog> {
+        Some(&self.inner.catalog)
+    }
 }
 
 impl fmt::Debug for RemoteTools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self
             .inner
-            .definitions
+            .catalog
+            .definitions()
             .iter()
             .map(|d| d.name.as_str())
             .collect();

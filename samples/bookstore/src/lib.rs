@@ -29,13 +29,14 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::http::Uri;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
 use halo_agent::LlmProvider;
 use halo_axum::agents::Agents;
 use halo_axum::mcp::McpService;
 use halo_axum::playground::Playground;
-use halo_axum::{HaloLayer, JsonLinesSink, Prometheus, RedisStore};
+use halo_axum::{Catalogs, HaloLayer, JsonLinesSink, Prometheus, RedisStore};
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
@@ -119,6 +120,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// name, each call dispatched in process through the HALO layer
 /// ([`halo_axum::mcp::McpService`]); it accepts loopback hosts only. `/playground` is a page
 /// to see and try the tools in a browser ([`halo_axum::playground::Playground`]).
+///
+/// The layer also serves the discovery documents of [`Catalogs::all`]: the RFC 9727 API
+/// catalog at `/.well-known/api-catalog` (linking the manifest, `/openapi.json` and the
+/// playground), a Markdown digest of the caller's tools at `/llms.txt`, and, when the
+/// shopping assistant is hosted, an A2A agent card at `/.well-known/agent-card.json`.
 ///
 /// # Panics
 /// Never for the bookstore as shipped; an edit that makes its HALO metadata invalid panics
@@ -210,7 +216,15 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     };
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
     let authenticator = auth::authenticator(&api);
-    let mut halo = HaloLayer::builder(api).authenticator(authenticator);
+    let mut halo = HaloLayer::builder(api)
+        .authenticator(authenticator)
+        // The API catalog, `/llms.txt` and (with an agent) the agent card, for agents that
+        // look for them before they know HALO.
+        .catalogs(
+            Catalogs::all()
+                .openapi_url(Uri::from_static("/openapi.json"))
+                .docs_url(Uri::from_static("/playground")),
+        );
     if let Some(sink) = options.audit {
         halo = halo.audit(sink);
     }
