@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
 use halo_client::Client;
-use halo_client::agent::{Agent, OpenAiProvider, RemoteTools, ToolSet as _};
+use halo_client::agent::{Agent, OpenAiProvider, RemoteTools, ToolSet as _, listed_tokens};
 use halo_client::protocol::{AgentEvent, ToolCallEnd};
 use serde_json::Value;
 
@@ -21,12 +21,16 @@ pub(crate) struct Options {
     pub(crate) tags: Vec<String>,
     pub(crate) system: Option<String>,
     pub(crate) max_turns: u32,
+    /// The most the tools may cost the model before it searches them; `None`: list them
+    /// all.
+    pub(crate) tool_budget: Option<usize>,
 }
 
 /// The instructions given to the model when `--system` gives none.
 const SYSTEM: &str = "You complete the user's task with the tools of one HTTP API. Use the \
 tools to find facts instead of guessing, and read each tool's description to choose it. When \
-a tool answers with an error, read it and correct the call. Answer briefly, in the user's \
+a tool answers with an error, read it and correct the call. When you are given search_tools, \
+search first for the tools the task needs, then call them. Answer briefly, in the user's \
 language.";
 
 /// The longest tool-call arguments shown on one line.
@@ -70,10 +74,24 @@ pub(crate) async fn run(
             }
         ));
     }
-    let agent = Agent::builder(provider)
+    let tokens = listed_tokens(tools.definitions());
+    let mut agent = Agent::builder(provider)
         .system_prompt(options.system.as_deref().unwrap_or(SYSTEM))
-        .max_turns(options.max_turns)
-        .build();
+        .max_turns(options.max_turns);
+    match options.tool_budget {
+        Some(budget) => {
+            if tokens > budget && !json {
+                print_err(&format!(
+                    "halo: the {} tools cost about {tokens} tokens, more than the budget of \
+                     {budget}: the model searches them (--all-tools lists them all)\n",
+                    tools.definitions().len()
+                ));
+            }
+            agent = agent.tool_budget(budget);
+        }
+        None => agent = agent.all_tools(),
+    }
+    let agent = agent.build();
     let mut events = agent.run_stream(tools, options.task);
     let mut code = ExitCode::SUCCESS;
     // Whether the last text printed ended a line.

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Discover, describe, call, stream, export and pin HALO APIs, serve them over MCP, and let an
-/// LLM agent use them.
+/// Discover, search, describe, call, stream, export and pin HALO APIs, serve them over MCP,
+/// and let an LLM agent use them.
 ///
 /// HALO APIs describe themselves to LLM agents: `OPTIONS /` with `Accept:
 /// application/llm+json` lists their tools, and `OPTIONS` on a path returns the schema of
@@ -112,6 +112,26 @@ pub(crate) enum Command {
         #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
         tags: Vec<String>,
     },
+    /// Find the API's tools for a task, best first (`OPTIONS /?q=WORDS`).
+    ///
+    /// Prints one line per tool (name, method and path, description), best match first; with
+    /// `--json`, an array of the manifest entries. A server that searches ranks the tools
+    /// itself; with one that does not (it answers its whole manifest), `halo` ranks them
+    /// (BM25 over names, descriptions, tags and paths). How many tools matched in all goes
+    /// to standard error when more matched than are shown.
+    Search {
+        /// The API's base URL.
+        url: String,
+        /// What you want to do, in a few words.
+        query: String,
+        /// Only tools with any of these tags.
+        #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+        tags: Vec<String>,
+        /// How many tools to show, 1 to 100.
+        #[arg(long, value_name = "N", default_value = "20",
+              value_parser = clap::value_parser!(u16).range(1..=100))]
+        limit: u16,
+    },
     /// Show the schema of the operations at a path (`OPTIONS PATH`).
     Describe {
         /// The API's base URL.
@@ -135,17 +155,17 @@ pub(crate) enum Command {
     /// Exit status: 0 when the stream ends with `tool_end` and a 2xx status, 1 on
     /// `tool_error` or a 4xx/5xx answer, 2 for usage and network errors.
     Stream(CallArgs),
-    /// Print the tools as tool definitions for an LLM API (JSON).
-    Export {
-        /// The API's base URL.
-        url: String,
-        /// The LLM API's format.
-        #[arg(long, value_enum)]
-        format: Format,
-        /// Only tools with any of these tags.
-        #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
-        tags: Vec<String>,
-    },
+    /// Print the tools as tool definitions for an LLM API (JSON), within its limits.
+    ///
+    /// OpenAI takes at most 128 functions, and every definition loaded up front costs the
+    /// model tokens. Above 128 tools (or a `--budget` given), an OpenAI export fails (exit 2,
+    /// saying how many tools there are) unless tools are chosen (`--tags`, `--q` with `--max`,
+    /// `--max`) or deferred behind OpenAI's tool search (`--defer`: the Responses API's
+    /// `tool_search` and namespaces, one per domain tag; gpt-5.4 and later). An Anthropic
+    /// export above the budget (4,000 estimated tokens by default) is deferred by itself
+    /// (`defer_loading` and the BM25 tool search tool). Notes on standard error say when
+    /// tools were deferred, or cost more than the default budget.
+    Export(ExportArgs),
     /// Record the API's tools and a hash of each schema, for review (JSON).
     Pin {
         /// The API's base URL.
@@ -186,6 +206,11 @@ pub(crate) enum Command {
     /// as a tool result with `isError` and the problem details. The API is checked for
     /// changed tools every `--poll` seconds, and a change is announced to the client.
     /// Standard output carries MCP messages only; `halo` writes its own to standard error.
+    ///
+    /// When the tools would cost a model more than `--tool-budget` tokens (a large API),
+    /// the client is given two tools instead: `search_tools` (the best matches for a few
+    /// words, with their input schemas) and `call_tool` (a found tool by name); any tool
+    /// can also be called by its own name. `--all-tools` lists every tool regardless.
     Mcp {
         /// The API's base URL.
         url: String,
@@ -195,6 +220,16 @@ pub(crate) enum Command {
         /// How often to check the API for changed tools, in seconds.
         #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
         poll: f64,
+        /// List every tool, whatever the list costs a model (no `search_tools`).
+        #[arg(long, conflicts_with = "tool_budget")]
+        all_tools: bool,
+        /// Above this many (estimated) tokens of tool definitions, list only
+        /// `search_tools` and `call_tool`; any tool can still be called by name.
+        #[arg(long, value_name = "TOKENS", default_value_t = halo_client::protocol::DEFAULT_TOOL_BUDGET)]
+        tool_budget: usize,
+        /// List every tool's output schema (by default only small ones are listed).
+        #[arg(long)]
+        output_schemas: bool,
     },
     /// Check the quality of the API's descriptions (`why`, tags, input descriptions,
     /// examples, `undo`, `sunset`, ...), for CI.
@@ -205,13 +240,67 @@ pub(crate) enum Command {
     /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). Levels are set like
     /// clippy's: `-D warnings` makes warnings fail, `--allow`/`--warn`/`--deny RULE` set one
     /// rule. Only the tools the credentials may discover are checked: lint in CI with
-    /// credentials that see every tool.
+    /// credentials that see every tool. What the descriptions cost a model is checked too: a
+    /// schema over `--schema-budget` or a manifest over `--manifest-budget` (estimated
+    /// tokens) is a warning naming its largest parts.
     ///
     /// Exit status: 0 when no finding is an error (warnings alone pass), 1 when one is, 2 for
     /// usage errors and when the API cannot be linted (network, an error answer to
     /// discovery).
     #[command(after_long_help = crate::lint::rules_help())]
     Lint(LintArgs),
+}
+
+/// The tools to export, and how (`export`).
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The API's base URL.
+    pub(crate) url: String,
+    /// The LLM API's format.
+    #[arg(long, value_enum)]
+    pub(crate) format: Format,
+    /// Only tools with any of these tags.
+    #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+    pub(crate) tags: Vec<String>,
+    /// Only the tools that best match these words, best first (ranked like `halo search`).
+    #[arg(long = "q", visible_alias = "query", value_name = "WORDS")]
+    pub(crate) query: Option<String>,
+    /// At most this many tools: the best ones with `--q`, the first ones otherwise.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max: Option<u32>,
+    /// Defer the tools behind the LLM API's tool search: `auto` (Anthropic above the
+    /// budget; OpenAI never), `always` (what `--defer` alone means) or `never`.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always"
+    )]
+    pub(crate) defer: DeferWhen,
+    /// OpenAI's strict mode: `"strict": true`, and parameter schemas rewritten as it
+    /// requires (closed objects, every property required, optional ones nullable, only the
+    /// keywords it supports).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// The most the definitions loaded up front may cost, in estimated tokens. Anthropic
+    /// defers above it (4,000 by default); OpenAI fails above a budget given here, and
+    /// without one only warns above 4,000.
+    #[arg(long, value_name = "TOKENS")]
+    pub(crate) budget: Option<usize>,
+}
+
+/// When `export` defers tools behind the LLM API's tool search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DeferWhen {
+    /// Anthropic above the budget; OpenAI never (an export over its limits fails).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// The API to lint and the level of each rule (`lint`).
@@ -231,6 +320,13 @@ pub(crate) struct LintArgs {
     /// Report these rules' findings as errors (`warnings`: every warning fails).
     #[arg(long, short = 'D', value_name = "RULE", value_delimiter = ',', value_parser = crate::lint::lint_rule)]
     pub(crate) deny: Vec<LintRule>,
+    /// The most one tool's schema may cost a model, in estimated tokens (`schema-budget`).
+    #[arg(long, value_name = "TOKENS", default_value = "4000")]
+    pub(crate) schema_budget: usize,
+    /// The most the manifest's tool list may cost a model, in estimated tokens
+    /// (`manifest-budget`).
+    #[arg(long, value_name = "TOKENS", default_value = "8000")]
+    pub(crate) manifest_budget: usize,
 }
 
 /// A rule named on the command line of `lint`, or `warnings` (every rule at warn level).
@@ -282,6 +378,21 @@ pub(crate) struct AgentArgs {
     /// The most times the model is asked before the run gives up.
     #[arg(long, value_name = "N", default_value = "10", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) max_turns: u32,
+    /// The most the tools' definitions may cost the model, in estimated tokens. Above it the
+    /// model gets two tools instead: `search_tools`, to find the tools for its task, and
+    /// `call_tool`, to call one; the tools it finds join its list.
+    #[arg(long, value_name = "TOKENS", default_value_t = halo_client::protocol::DEFAULT_TOOL_BUDGET)]
+    pub(crate) tool_budget: usize,
+    /// Give the model every tool's definition, whatever they cost (no search).
+    #[arg(long, conflicts_with = "tool_budget")]
+    pub(crate) all_tools: bool,
+}
+
+impl AgentArgs {
+    /// The tool budget asked for: `None` with `--all-tools`.
+    pub(crate) fn budget(&self) -> Option<usize> {
+        (!self.all_tools).then_some(self.tool_budget)
+    }
 }
 
 /// Which operation to call, and with what (`call` and `stream`).
@@ -353,6 +464,54 @@ mod tests {
     }
 
     #[test]
+    fn export_and_search_flags() {
+        let export = |args: &[&str]| {
+            let mut all = vec!["halo", "export", "http://h", "--format", "openai"];
+            all.extend_from_slice(args);
+            match Cli::try_parse_from(all).map(|cli| cli.command) {
+                Ok(Command::Export(export)) => Ok(export),
+                Ok(other) => panic!("{other:?}"),
+                Err(error) => Err(error),
+            }
+        };
+        let plain = export(&[]).unwrap();
+        assert_eq!(plain.defer, DeferWhen::Auto);
+        assert_eq!((plain.query, plain.max, plain.budget), (None, None, None));
+        assert!(!plain.strict);
+        let chosen =
+            export(&["--defer", "--q", "open an issue", "--max", "5", "--strict"]).unwrap();
+        assert_eq!(chosen.defer, DeferWhen::Always);
+        assert_eq!(chosen.query.as_deref(), Some("open an issue"));
+        assert_eq!(chosen.max, Some(5));
+        assert!(chosen.strict);
+        assert_eq!(export(&["--defer=never"]).unwrap().defer, DeferWhen::Never);
+        assert_eq!(
+            export(&["--query", "x", "--budget", "900"]).unwrap().budget,
+            Some(900)
+        );
+        assert!(export(&["--max", "0"]).is_err());
+        assert!(export(&["--defer=sometimes"]).is_err());
+
+        let search = Cli::try_parse_from(["halo", "search", "http://h", "open an issue"]).unwrap();
+        match search.command {
+            Command::Search { query, limit, .. } => {
+                assert_eq!((query.as_str(), limit), ("open an issue", 20));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["halo", "search", "http://h", "x", "--limit", "0"]).is_err());
+
+        let lint =
+            Cli::try_parse_from(["halo", "lint", "http://h", "--schema-budget", "900"]).unwrap();
+        match lint.command {
+            Command::Lint(lint) => {
+                assert_eq!((lint.schema_budget, lint.manifest_budget), (900, 8000));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn tags_split_on_commas_and_flags_are_global() {
         let cli = Cli::try_parse_from([
             "halo", "discover", "http://h", "--tags", "a,b", "--json", "--bearer", "t",
@@ -397,9 +556,26 @@ mod tests {
                 assert_eq!(agent.task, "find dune");
                 assert_eq!(agent.tags, ["books", "inventory"]);
                 assert_eq!((agent.model.as_deref(), agent.max_turns), (Some("m"), 3));
+                assert_eq!(
+                    agent.budget(),
+                    Some(halo_client::protocol::DEFAULT_TOOL_BUDGET)
+                );
             }
             other => panic!("{other:?}"),
         }
+        let budget = |flags: &[&str]| {
+            let mut args = vec!["halo", "agent", "http://h", "t"];
+            args.extend(flags);
+            match Cli::try_parse_from(args).map(|cli| cli.command) {
+                Ok(Command::Agent(agent)) => Ok(agent.budget()),
+                Ok(other) => panic!("{other:?}"),
+                Err(error) => Err(error.kind()),
+            }
+        };
+        assert_eq!(budget(&["--tool-budget", "1500"]), Ok(Some(1500)));
+        assert_eq!(budget(&["--all-tools"]), Ok(None));
+        assert!(budget(&["--all-tools", "--tool-budget", "10"]).is_err());
+        assert!(budget(&["--tool-budget", "lots"]).is_err());
         assert!(
             Cli::try_parse_from(["halo", "agent", "http://h", "t", "--max-turns", "0"]).is_err()
         );

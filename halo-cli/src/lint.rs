@@ -68,7 +68,9 @@ pub(crate) async fn run(
 
 /// The linter the flags configure; a rule given two levels is a usage error.
 fn linter(args: &LintArgs) -> Result<Linter, Failure> {
-    let mut linter = Linter::new();
+    let mut linter = Linter::new()
+        .schema_budget(args.schema_budget)
+        .manifest_budget(args.manifest_budget);
     let mut given: Vec<(LintRule, &str)> = Vec::new();
     for (rules, level, flag) in [
         (&args.allow, Level::Allow, "--allow"),

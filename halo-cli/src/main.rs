@@ -9,10 +9,12 @@
 //!
 //! ```text
 //! halo discover http://127.0.0.1:3000 --tags books
+//! halo search http://127.0.0.1:3000 "is it raining in Lisbon" --limit 3
 //! halo describe http://127.0.0.1:3000 /api/books/1
 //! halo --bearer demo-admin call http://127.0.0.1:3000 /api/books -X POST --data @book.json
 //! halo stream http://127.0.0.1:3000 /api/books/{id}/summary -X POST --data '{"id": 1}'
 //! halo export http://127.0.0.1:3000 --format anthropic
+//! halo export https://api.example.com --format openai --q "open an issue" --max 20 --strict
 //! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
 //! halo diff http://127.0.0.1:3000 bookstore.pin.json
 //! halo --bearer demo-admin lint http://127.0.0.1:3000 -D warnings

@@ -6,6 +6,12 @@
 //! says, retries only when safe. A `4xx`/`5xx` answer is a tool result with `isError` and the
 //! problem details, so the model reads what went wrong.
 //!
+//! Above a token budget (4,000 estimated tokens by default, `--tool-budget`), `tools/list`
+//! lists `search_tools` and `call_tool` instead of every tool (progressive disclosure):
+//! `search_tools` ranks the described tools with [`ToolCatalog`] (BM25 over names, texts,
+//! tags, paths and parameters, in process, so it works against any HALO server), and
+//! `tools/call` takes any tool's name, listed or not. `--all-tools` lists every tool.
+//!
 //! The manifest is polled with its entity tag (a body-less `304` while unchanged), and the
 //! schemas are revalidated the same way; when the tools change, the new list is announced
 //! with `notifications/tools/list_changed`. Standard output carries MCP frames only: what
@@ -20,17 +26,23 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use futures_util::future::{self, Either};
 use halo_client::protocol::{
-    Manifest, ToolEntry, ToolEvent, ToolOutput, ToolSchema, mcp_progress, tool_definitions,
+    CALL_TOOL, CallRequest, Manifest, SEARCH_TOOLS, SMALL_OUTPUT_TOKENS, SearchRequest,
+    ToolCatalog, ToolDefinition, ToolEntry, ToolEvent, ToolOutput, ToolSchema,
+    call_tool_definition, mcp_cache_hints, mcp_page, mcp_progress, search_tools_definition,
+    search_tools_result,
 };
 use halo_client::{Client, StreamEvent};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
 use crate::run::{Failure, describe_manifest};
+
+/// Tools per `tools/list` page.
+const PAGE_SIZE: usize = 100;
 
 /// What `halo mcp` serves, and how it watches for changes.
 #[derive(Debug)]
@@ -39,6 +51,18 @@ pub(crate) struct Options {
     pub(crate) tags: Vec<String>,
     /// How often the manifest is checked for changes.
     pub(crate) poll: Duration,
+    /// How the tools are listed.
+    pub(crate) listing: Listing,
+}
+
+/// How `tools/list` lists the tools.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Listing {
+    /// Above this many estimated tokens, `search_tools` and `call_tool` only; `None`: every
+    /// tool.
+    pub(crate) budget: Option<usize>,
+    /// Every output schema, not only the small ones.
+    pub(crate) all_output_schemas: bool,
 }
 
 /// Serves the API's tools over stdio until the client closes the connection.
@@ -50,6 +74,10 @@ pub(crate) async fn serve(client: Client, options: Options) -> Result<ExitCode, 
         .await
         .map_err(quiet)?
         .ok_or_else(|| Failure::Other("the server answered OPTIONS / with 304".to_owned()))?;
+    let hints = mcp_cache_hints(
+        discovered.cache_control.as_deref(),
+        discovered.vary.as_deref(),
+    );
     let manifest = discovered.manifest;
     let tools =
         describe_manifest(&client, manifest.clone())
@@ -58,18 +86,27 @@ pub(crate) async fn serve(client: Client, options: Options) -> Result<ExitCode, 
                 Failure::Status(error) => Failure::Other(error.to_string()),
                 other => other,
             })?;
-    let toolset = Toolset::new(tools);
+    let toolset = Toolset::new(tools, options.listing, hints);
     log(&format!(
-        "serving {} tools of {} {} ({}) over stdio",
-        toolset.tools.len(),
+        "serving {} tools of {} {} ({}) over stdio{}",
+        toolset.described.len(),
         manifest.api,
         manifest.version,
-        client.base_url()
+        client.base_url(),
+        if toolset.progressive {
+            format!(
+                ", found through search_tools (listing them all would cost ~{} tokens)",
+                toolset.catalog.tokens()
+            )
+        } else {
+            String::new()
+        }
     ));
     let bridge = Bridge {
         info: server_info(&manifest, client.base_url()),
         client,
         toolset: Arc::new(RwLock::new(Arc::new(toolset))),
+        listing: options.listing,
     };
     let running = bridge
         .clone()
@@ -101,29 +138,71 @@ struct Bridge {
     client: Client,
     toolset: Arc<RwLock<Arc<Toolset>>>,
     info: ServerConfig,
+    listing: Listing,
 }
 
-/// The tools being served: what the API described, and the MCP tools made from it.
+/// The tools being served: what the API described, the MCP tools listed, and the catalog
+/// searched.
 struct Toolset {
     /// Each tool's manifest entry and schema, for comparing with a later discovery.
     described: Vec<(ToolEntry, ToolSchema)>,
-    tools: Vec<Tool>,
+    /// Every tool's definition and the search over them.
+    catalog: ToolCatalog,
+    /// What `tools/list` lists: every tool, or `search_tools` and `call_tool`.
+    listed: Vec<Tool>,
+    /// Whether the tools are found through `search_tools`.
+    progressive: bool,
     /// The schema of each tool, by its MCP name.
     schemas: HashMap<String, ToolSchema>,
+    /// `ttlMs` and `cacheScope` of the listing, from discovery's caching headers.
+    hints: (u64, CacheScope),
 }
 
 impl Toolset {
-    fn new(described: Vec<(ToolEntry, ToolSchema)>) -> Self {
-        let definitions = tool_definitions(&described);
-        let schemas = definitions
+    fn new(
+        described: Vec<(ToolEntry, ToolSchema)>,
+        listing: Listing,
+        hints: (u64, CacheScope),
+    ) -> Self {
+        let catalog = ToolCatalog::new(&described);
+        let schemas = catalog
+            .definitions()
             .iter()
             .zip(&described)
             .map(|(definition, (_, schema))| (definition.name.clone(), schema.clone()))
             .collect();
+        let definitions: Vec<ToolDefinition> = catalog
+            .definitions()
+            .iter()
+            .cloned()
+            .map(|definition| {
+                if listing.all_output_schemas {
+                    definition
+                } else {
+                    definition.with_output_within(SMALL_OUTPUT_TOKENS)
+                }
+            })
+            .collect();
+        let cost: usize = definitions
+            .iter()
+            .map(ToolDefinition::estimated_tokens)
+            .sum();
+        let progressive = listing.budget.is_some_and(|budget| cost > budget);
+        let listed = if progressive {
+            [search_tools_definition(), call_tool_definition()]
+                .iter()
+                .map(Tool::from)
+                .collect()
+        } else {
+            definitions.iter().map(Tool::from).collect()
+        };
         Self {
-            tools: definitions.iter().map(Tool::from).collect(),
-            schemas,
             described,
+            catalog,
+            listed,
+            progressive,
+            schemas,
+            hints,
         }
     }
 }
@@ -133,55 +212,33 @@ impl Bridge {
         Arc::clone(&self.toolset.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Replaces the tools when they differ; whether they did.
-    fn update(&self, described: Vec<(ToolEntry, ToolSchema)>) -> bool {
-        if self.toolset().described == described {
+    /// Replaces the tools when they differ; whether they did. New cache hints are kept
+    /// either way.
+    fn update(&self, described: Vec<(ToolEntry, ToolSchema)>, hints: (u64, CacheScope)) -> bool {
+        let current = self.toolset();
+        let changed = current.described != described;
+        if !changed && current.hints == hints {
             return false;
         }
-        let toolset = Arc::new(Toolset::new(described));
+        let toolset = Arc::new(Toolset::new(described, self.listing, hints));
         *self.toolset.write().unwrap_or_else(PoisonError::into_inner) = toolset;
-        true
-    }
-}
-
-impl ServerHandler for Bridge {
-    fn get_info(&self) -> ServerConfig {
-        self.info.clone()
+        changed
     }
 
-    async fn list_tools(
+    /// Calls the tool named `name` (any tool, listed or not).
+    async fn call(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.toolset().tools.clone(),
-        ))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.toolset()
-            .tools
-            .iter()
-            .find(|tool| tool.name == name)
-            .cloned()
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        name: &str,
+        args: serde_json::Value,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let toolset = self.toolset();
-        let Some(schema) = toolset.schemas.get(request.name.as_ref()) else {
+        let Some(schema) = toolset.schemas.get(name) else {
             return Err(ErrorData::invalid_params(
-                format!("no tool is named `{}`", request.name),
+                format!("no tool is named `{name}`"),
                 None,
             ));
         };
-        let args = request
-            .arguments
-            .map_or(serde_json::Value::Null, serde_json::Value::Object);
         // A client that asked for progress gets the streamed steps of a streaming tool.
         let progress = context
             .meta
@@ -202,6 +259,77 @@ impl ServerHandler for Bridge {
             Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),
         };
         Ok(CallToolResult::from(output).into())
+    }
+}
+
+impl ServerHandler for Bridge {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let toolset = self.toolset();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let mut page = mcp_page(&toolset.listed, cursor, PAGE_SIZE)?;
+        page.ttl_ms = Some(toolset.hints.0);
+        page.cache_scope = Some(toolset.hints.1);
+        Ok(page)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let toolset = self.toolset();
+        toolset
+            .listed
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
+            .or_else(|| {
+                toolset
+                    .catalog
+                    .get(name)
+                    .map(|(_, definition)| Tool::from(definition))
+            })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request
+            .arguments
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let toolset = self.toolset();
+        // In progressive mode, the two tools it lists; an API tool of the same name is then
+        // called through `call_tool`.
+        if toolset.progressive {
+            match request.name.as_ref() {
+                SEARCH_TOOLS => {
+                    let result = match SearchRequest::from_arguments(&args) {
+                        Ok(search) => {
+                            let (found, more) = toolset.catalog.search(&search);
+                            search_tools_result(&found, more)
+                        }
+                        Err(message) => CallToolResult::from(ToolOutput::failure(message)),
+                    };
+                    return Ok(result.into());
+                }
+                CALL_TOOL => {
+                    return match CallRequest::from_arguments(&args) {
+                        Ok(call) => self.call(&call.name, call.arguments, &context).await,
+                        Err(message) => {
+                            Ok(CallToolResult::from(ToolOutput::failure(message)).into())
+                        }
+                    };
+                }
+                _ => {}
+            }
+        }
+        self.call(&request.name, args, &context).await
     }
 }
 
@@ -271,10 +399,15 @@ async fn watch(
     mut etag: Option<String>,
     interval: Duration,
 ) {
+    let mut hints = bridge.toolset().hints;
     loop {
         tokio::time::sleep(interval).await;
         match bridge.client.discover_since(tags, etag.as_deref()).await {
             Ok(Some(discovered)) => {
+                hints = mcp_cache_hints(
+                    discovered.cache_control.as_deref(),
+                    discovered.vary.as_deref(),
+                );
                 manifest = discovered.manifest;
                 etag = discovered.etag;
             }
@@ -294,10 +427,10 @@ async fn watch(
                 continue;
             }
         };
-        if bridge.update(described) {
+        if bridge.update(described, hints) {
             log(&format!(
                 "the API's tools changed ({} now); telling the client",
-                bridge.toolset().tools.len()
+                bridge.toolset().described.len()
             ));
             if let Err(error) = peer.notify_tool_list_changed().await {
                 log(&format!("cannot announce the change: {error}"));
@@ -343,9 +476,14 @@ mod tests {
                 .located(Location::Path)
                 .required(true),
         );
-        let toolset = Toolset::new(vec![(entry, schema)]);
-        assert_eq!(toolset.tools.len(), 1);
-        assert_eq!(toolset.tools[0].name, "refund");
+        let listing = Listing {
+            budget: Some(4_000),
+            all_output_schemas: false,
+        };
+        let toolset = Toolset::new(vec![(entry, schema)], listing, (0, CacheScope::Private));
+        assert!(!toolset.progressive);
+        assert_eq!(toolset.listed.len(), 1);
+        assert_eq!(toolset.listed[0].name, "refund");
         assert_eq!(
             toolset.schemas["refund"].call.url,
             "/api/payments/{id}/refund"

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use halo_client::protocol::{Manifest, ToolEvent, ToolSchema};
+use halo_client::protocol::{Manifest, ToolEntry, ToolEvent, ToolSchema};
 use halo_client::{Body, Pin, PinDiff, StatusCode, ToolResponse};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -49,6 +49,28 @@ pub(crate) fn manifest(manifest: &Manifest) -> String {
         &["METHOD", "URL", "NAME", "TAGS", "DESCRIPTION"],
         &rows,
     ));
+    out
+}
+
+/// What a search found, best first: one line per tool, `name  METHOD url  description`,
+/// in aligned columns.
+pub(crate) fn found(tools: &[ToolEntry]) -> String {
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|tool| {
+            vec![
+                line(&tool.name),
+                format!("{} {}", line(&tool.method), line(&tool.url)),
+                truncate(&line(&tool.description), DESCRIPTION_WIDTH),
+            ]
+        })
+        .collect();
+    let mut out = String::new();
+    // The table without its header row.
+    for row in table(&["", "", ""], &rows).lines().skip(1) {
+        out.push_str(row);
+        out.push('\n');
+    }
     out
 }
 
@@ -547,6 +569,19 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A count with thousands separated: `52,400`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// At most `width` characters, with `…` when cut.
 pub(crate) fn truncate(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -597,6 +632,14 @@ mod tests {
     fn server_text_cannot_reach_the_terminal_raw() {
         assert_eq!(line("a\u{1b}[31mred\n b\t"), "a [31mred b");
         assert_eq!(block("x\u{1b}y\nz"), "x\u{fffd}y\nz");
+    }
+
+    #[test]
+    fn counts_with_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(4_000), "4,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]
@@ -652,6 +695,24 @@ mod tests {
         assert!(lines[3].ends_with('…'));
         // Columns of 8, 12, 12 and 6 characters, then the cut description.
         assert_eq!(lines[3].chars().count(), 38 + DESCRIPTION_WIDTH);
+    }
+
+    #[test]
+    fn search_lines() {
+        let tools = [
+            ToolEntry::new("/weather", "GET", "get_weather", "Today's\nweather"),
+            ToolEntry::new("/books/{id}", "DELETE", "delete_book", "x".repeat(100)),
+        ];
+        let text = found(&tools);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "get_weather  GET /weather        Today's weather");
+        assert!(
+            lines[1].starts_with("delete_book  DELETE /books/{id}  xxx"),
+            "{text}"
+        );
+        assert!(lines[1].ends_with('…'));
+        assert_eq!(lines.len(), 2);
+        assert_eq!(found(&[]), "");
     }
 
     #[test]

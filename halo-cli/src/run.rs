@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use halo_client::protocol::{Manifest, ToolEntry, ToolEvent, ToolSchema};
+use halo_client::protocol::{DEFAULT_TOOL_BUDGET, Manifest, ToolEntry, ToolEvent, ToolSchema};
 use halo_client::{
-    Client, ClientCredentials, Credential, Credentials, Method, Pin, ToolFormat, ToolResponse,
-    export_tools,
+    Client, ClientCredentials, Credential, Credentials, Defer, ExportError, ExportOptions, Method,
+    Pin, ToolFormat, ToolResponse,
 };
 use serde_json::Value;
 
-use crate::cli::{CallArgs, Cli, Command, Format, Global};
+use crate::cli::{CallArgs, Cli, Command, DeferWhen, ExportArgs, Format, Global};
 use crate::{mcp, output};
 
 /// Why a command failed.
@@ -117,6 +117,36 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
                 output::manifest(&manifest)
             });
         }
+        Command::Search {
+            url,
+            query,
+            tags,
+            limit,
+        } => {
+            let found = client(&global, &url)?
+                .search(query.as_str())
+                .tags(&tags)
+                .limit(usize::from(limit))
+                .send()
+                .await?;
+            print_out(&if json {
+                output::json(&found.tools)
+            } else {
+                output::found(&found.tools)
+            });
+            if found.total > found.tools.len() {
+                print_err(&format!(
+                    "halo: {} of {} matching tools shown (--limit shows more)\n",
+                    found.tools.len(),
+                    found.total
+                ));
+            } else if found.tools.is_empty() {
+                print_err(&format!(
+                    "halo: no tool matches \"{}\"\n",
+                    output::line(&query)
+                ));
+            }
+        }
         Command::Describe { url, path, method } => {
             let client = client(&global, &url)?;
             let text = match method {
@@ -153,16 +183,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             let (client, method, args) = target(&global, &call).await?;
             return stream(&client, &call.path, method, args, json).await;
         }
-        Command::Export { url, format, tags } => {
-            let client = client(&global, &url)?;
-            let manifest = client.discover(&strs(&tags)).await?;
-            let tools = describe_manifest(&client, manifest).await?;
-            let format = match format {
-                Format::OpenAi => ToolFormat::OpenAi,
-                Format::Anthropic => ToolFormat::Anthropic,
-            };
-            print_out(&output::json(&export_tools(&tools, format)));
-        }
+        Command::Export(args) => return export(&global, args).await,
         Command::Pin { url, tags, out } => {
             let pin = client(&global, &url)?.pin(&strs(&tags)).await?;
             let text = output::json(&pin);
@@ -181,6 +202,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Agent(agent) => {
             let client = client(&global, &agent.url)?;
             let options = crate::agent::Options {
+                tool_budget: agent.budget(),
                 task: agent.task,
                 llm_base_url: agent.llm_base_url,
                 model: agent.model,
@@ -195,10 +217,21 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             let client = client(&global, &args.url)?;
             return crate::lint::run(&client, args, json, anonymous(&global)).await;
         }
-        Command::Mcp { url, tags, poll } => {
+        Command::Mcp {
+            url,
+            tags,
+            poll,
+            all_tools,
+            tool_budget,
+            output_schemas,
+        } => {
             let options = mcp::Options {
                 tags,
                 poll: Duration::from_secs_f64(poll),
+                listing: mcp::Listing {
+                    budget: (!all_tools).then_some(tool_budget),
+                    all_output_schemas: output_schemas,
+                },
             };
             return mcp::serve(client(&global, &url)?, options).await;
         }
@@ -217,6 +250,115 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `export`: the tools as an LLM API's definitions, within its limits; how many tools there
+/// are, and the flags that fit them, when they do not fit.
+async fn export(global: &Global, args: ExportArgs) -> Result<ExitCode, Failure> {
+    let format = match args.format {
+        Format::OpenAi => ToolFormat::OpenAi,
+        Format::Anthropic => ToolFormat::Anthropic,
+    };
+    if args.strict && format != ToolFormat::OpenAi {
+        return Err(Failure::other(
+            "--strict is OpenAI's strict mode: use it with --format openai",
+        ));
+    }
+    let client = client(global, &args.url)?;
+    let manifest = client.discover(&strs(&args.tags)).await?;
+    let tools = describe_manifest(&client, manifest).await?;
+    let mut options = ExportOptions::new(format)
+        .strict(args.strict)
+        .defer(match args.defer {
+            DeferWhen::Auto => Defer::Auto,
+            DeferWhen::Always => Defer::Always,
+            DeferWhen::Never => Defer::Never,
+        });
+    if let Some(budget) = args.budget {
+        options = options.budget(budget);
+    }
+    if let Some(query) = &args.query {
+        options = options.query(query.as_str());
+    }
+    if let Some(max) = args.max {
+        options = options.max(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    let exported = options
+        .export(&tools)
+        .map_err(|error| export_failure(error, &args))?;
+    print_out(&output::json(&exported.tools));
+    if exported.deferred {
+        print_err(&format!(
+            "halo: {} tools (~{} tokens) deferred behind {format}'s tool search\n",
+            exported.selected.len(),
+            output::thousands(exported.tokens)
+        ));
+    } else if args.budget.is_none() && exported.tokens > DEFAULT_TOOL_BUDGET {
+        print_err(&format!(
+            "halo: these {} tools cost ~{} tokens, more than a model should load up front \
+             ({}); choose fewer with --q \"WORDS\" --max N, or defer them with --defer\n",
+            exported.selected.len(),
+            output::thousands(exported.tokens),
+            output::thousands(DEFAULT_TOOL_BUDGET)
+        ));
+    }
+    for (name, reason) in &exported.not_strict {
+        print_err(&format!(
+            "halo: {} is exported without strict mode: its schema has {reason}\n",
+            output::line(name)
+        ));
+    }
+    if let Some(query) = &args.query
+        && exported.selected.is_empty()
+    {
+        print_err(&format!(
+            "halo: no tool matches \"{}\"\n",
+            output::line(query)
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Why an export failed, with the flags that fix it.
+fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
+    let ExportError::TooMany {
+        format,
+        tools,
+        tokens,
+        max_tools,
+        budget,
+        ..
+    } = error
+    else {
+        return Failure::Other(error.to_string());
+    };
+    let chosen = !args.tags.is_empty() || args.query.is_some() || args.max.is_some();
+    let plural = if tools == 1 { "" } else { "s" };
+    let subject = if chosen {
+        format!("the {tools} tool{plural} chosen")
+    } else {
+        format!("the API's {tools} tool{plural}")
+    };
+    let tokens = output::thousands(tokens);
+    let choose = "choose fewer with --tags TAG,..., --q \"WORDS\" --max N, or --max N";
+    if format == ToolFormat::Anthropic {
+        return Failure::Other(format!(
+            "{subject} (~{tokens} tokens) cannot be deferred: Anthropic's tool search takes at \
+             most {}; {choose}",
+            output::thousands(max_tools)
+        ));
+    }
+    let (why, raise) = match budget {
+        Some(budget) if tools <= max_tools => (
+            format!("more than --budget {} tokens", output::thousands(budget)),
+            ", raise --budget",
+        ),
+        _ => (format!("OpenAI takes at most {max_tools} functions"), ""),
+    };
+    Failure::Other(format!(
+        "{subject} (~{tokens} tokens) cannot be loaded up front: {why}; {choose}{raise}, or \
+         defer them behind OpenAI's tool search with --defer (Responses API, gpt-5.4 and later)"
+    ))
 }
 
 /// Whether the command line gives no credentials.

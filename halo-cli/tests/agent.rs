@@ -153,3 +153,68 @@ async fn without_a_model_the_error_is_clear_and_immediate() {
         "{run:#?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn above_the_tool_budget_the_model_searches_then_calls() {
+    let store = spawn(bookstore::app()).await;
+    let llm = ScriptedLlm::start([
+        Turn::calls([Call::new(
+            "search_tools",
+            json!({"query": "get one book by its id", "limit": 2}),
+        )]),
+        Turn::calls([Call::new(
+            "call_tool",
+            json!({"name": "get_book", "arguments": {"id": 1}}),
+        )]),
+        Turn::text("Book 1 is Dune."),
+        Turn::text("Listed."),
+    ])
+    .await;
+    let base = store.base_url();
+    let model = [
+        "--llm-base-url",
+        &llm.base_url(),
+        "--model",
+        "m",
+        "--tags",
+        "books",
+    ];
+    let mut args = vec!["--bearer", READER_TOKEN, "agent", &base, "What is book 1?"];
+    args.extend(model);
+    args.extend(["--tool-budget", "700"]);
+    let run = halo_with_env(&args, &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stdout, "Book 1 is Dune.\n");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("halo: the ") && lines[0].contains("more than the budget of 700"),
+        "{run:#?}"
+    );
+    assert_eq!(
+        lines[1], r#"-> search_tools {"query":"get one book by its id","limit":2}"#,
+        "{run:#?}"
+    );
+    assert_eq!(lines[2], "<- search_tools: ok");
+    // A call through call_tool shows as the call of the tool it names.
+    assert_eq!(lines[3], r#"-> get_book {"id":1}"#);
+    assert_eq!(lines[4], "<- get_book: ok", "{run:#?}");
+    let requests = llm.requests();
+    assert_eq!(requests[0].tool_names(), ["search_tools", "call_tool"]);
+    let found = requests[1].tool_names();
+    assert!(
+        found.len() > 2 && found.contains(&"get_book".to_owned()),
+        "{found:?}"
+    );
+
+    // --all-tools: every tool, as before.
+    let mut args = vec!["--bearer", READER_TOKEN, "agent", &base, "List."];
+    args.extend(model);
+    args.push("--all-tools");
+    let run = halo_with_env(&args, &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(!run.stderr.contains("budget"), "{run:#?}");
+    let listed = llm.requests()[3].tool_names();
+    assert!(
+        listed.contains(&"get_book".to_owned()) && !listed.contains(&"search_tools".to_owned())
+    );
+}

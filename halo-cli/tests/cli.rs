@@ -953,3 +953,249 @@ fn call_sends_a_form_body_as_the_document_encodes_it() {
         "email=ada%40example.com&metadata%5Border%5D=42&expand%5B0%5D=tax"
     );
 }
+
+/// An API of 150 tools in five domains (30 each), from a generated OpenAPI document behind
+/// the layer: more than OpenAI takes in one request.
+fn many_tools() -> &'static str {
+    static BASE: OnceLock<String> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let domains = ["books", "orders", "payments", "users", "stock"];
+        let mut paths = serde_json::Map::new();
+        for i in 0..150 {
+            let domain = domains[i % domains.len()];
+            paths.insert(
+                format!("/{domain}/{i}"),
+                json!({"get": {
+                    "operationId": format!("get_{domain}_{i}"),
+                    "summary": format!("Get {domain} record {i}"),
+                    "tags": [domain, "read"],
+                    "parameters": [{
+                        "name": "fields", "in": "query", "description": "Fields to return",
+                        "schema": {"type": "string", "maxLength": 50}
+                    }],
+                    "responses": {"200": {"description": "The record"}}
+                }}),
+            );
+        }
+        let document = json!({
+            "openapi": "3.1.0",
+            "info": {"title": "Many", "version": "1.0.0"},
+            "paths": paths
+        });
+        let layer = halo_axum::HaloBuilder::from_openapi_json(document)
+            .build()
+            .expect("the generated document builds");
+        serve(
+            axum::Router::new()
+                .fallback(|| async { axum::Json(json!({})) })
+                .layer(layer),
+        )
+    })
+}
+
+/// The function names of an OpenAI export, in order.
+fn function_names(tools: &Value) -> Vec<String> {
+    tools
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|tool| {
+            tool["function"]["name"]
+                .as_str()
+                .expect("a name")
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn export_within_each_vendors_limits() {
+    // 150 functions are more than OpenAI takes: the error says how many, and what fixes it.
+    let over = halo(&["export", many_tools(), "--format", "openai"]).expect(2);
+    assert!(over.stdout.is_empty(), "{over:#?}");
+    for needle in [
+        "150 tools",
+        "at most 128",
+        "--tags",
+        "--q",
+        "--max",
+        "--defer",
+    ] {
+        assert!(over.stderr.contains(needle), "{needle}: {over:#?}");
+    }
+
+    // Deferred behind OpenAI's tool search: one namespace per domain tag.
+    let deferred = halo(&["export", many_tools(), "--format", "openai", "--defer"]).expect(0);
+    assert!(deferred.stderr.contains("150 tools"), "{deferred:#?}");
+    let tools = deferred.json();
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 6, "five namespaces and the tool search tool");
+    assert_eq!(tools[5], json!({"type": "tool_search"}));
+    for namespace in &tools[..5] {
+        assert_eq!(namespace["type"], "namespace");
+        assert!(
+            namespace["description"]
+                .as_str()
+                .unwrap()
+                .contains("30 tools")
+        );
+        let functions = namespace["tools"].as_array().unwrap();
+        assert_eq!(functions.len(), 30);
+        for function in functions {
+            assert_eq!(function["type"], "function");
+            assert_eq!(function["defer_loading"], true);
+            assert!(valid_name(function["name"].as_str().unwrap()));
+            assert_eq!(function["parameters"]["type"], "object");
+        }
+    }
+    assert_eq!(tools[2]["name"], "payments");
+    // `--defer=never` is the default for OpenAI.
+    halo(&[
+        "export",
+        many_tools(),
+        "--format",
+        "openai",
+        "--defer=never",
+    ])
+    .expect(2);
+
+    // Chosen by a search, the best first.
+    let found = halo(&[
+        "export",
+        many_tools(),
+        "--format",
+        "openai",
+        "--q",
+        "payments record 7",
+        "--max",
+        "10",
+    ])
+    .expect(0)
+    .json();
+    let names = function_names(&found);
+    assert_eq!(names.len(), 10);
+    assert_eq!(names[0], "get_payments_7");
+    // Chosen by tag: 30 fit.
+    let books = halo(&[
+        "export",
+        many_tools(),
+        "--format",
+        "openai",
+        "--tags",
+        "books",
+    ])
+    .expect(0)
+    .json();
+    assert_eq!(function_names(&books).len(), 30);
+    // Chosen, and still too many.
+    let still = halo(&["export", many_tools(), "--format", "openai", "--max", "140"]).expect(2);
+    assert!(still.stderr.contains("the 140 tools chosen"), "{still:#?}");
+    // A budget given is a limit.
+    let budget = halo(&[
+        "export",
+        many_tools(),
+        "--format",
+        "openai",
+        "--tags",
+        "books",
+        "--budget",
+        "100",
+    ])
+    .expect(2);
+    assert!(budget.stderr.contains("--budget 100"), "{budget:#?}");
+
+    // Anthropic defers above the budget by itself.
+    let anthropic = halo(&["export", many_tools(), "--format", "anthropic"]).expect(0);
+    let tools = anthropic.json();
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 151);
+    assert_eq!(
+        tools[0],
+        json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+    );
+    assert!(tools[1..].iter().all(|tool| tool["defer_loading"] == true));
+    assert!(anthropic.stderr.contains("deferred"), "{anthropic:#?}");
+    // Below it, nothing changes.
+    let few = halo(&[
+        "export",
+        many_tools(),
+        "--format",
+        "anthropic",
+        "--q",
+        "stock",
+        "--max",
+        "3",
+    ])
+    .expect(0);
+    let tools = few.json();
+    assert_eq!(tools.as_array().unwrap().len(), 3);
+    assert!(tools[0].get("defer_loading").is_none(), "{tools}");
+    assert!(few.stderr.is_empty(), "{few:#?}");
+}
+
+#[test]
+fn export_for_openai_strict_mode() {
+    let strict = halo(&[
+        "export",
+        many_tools(),
+        "--format",
+        "openai",
+        "--tags",
+        "users",
+        "--strict",
+    ])
+    .expect(0)
+    .json();
+    for tool in strict.as_array().unwrap() {
+        let function = &tool["function"];
+        assert_eq!(function["strict"], true);
+        let parameters = &function["parameters"];
+        assert_eq!(parameters["additionalProperties"], false);
+        assert_eq!(parameters["required"], json!(["fields"]));
+        assert_eq!(
+            parameters["properties"]["fields"],
+            json!({"type": ["string", "null"],
+                   "description": "Fields to return (at most 50 characters)"})
+        );
+    }
+    // The bookstore's tools, nested bodies and all, are strict everywhere.
+    let bookstore = halo_as_admin(&["export", server(), "--format", "openai", "--strict"])
+        .expect(0)
+        .json();
+    for tool in bookstore.as_array().unwrap() {
+        assert_closed(&tool["function"]["parameters"]);
+    }
+    let anthropic = halo(&["export", many_tools(), "--format", "anthropic", "--strict"]).expect(2);
+    assert!(
+        anthropic.stderr.contains("--format openai"),
+        "{anthropic:#?}"
+    );
+}
+
+/// Every object of a schema is closed and requires all its properties.
+fn assert_closed(schema: &Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = map.get("properties") {
+                assert_eq!(map["additionalProperties"], false, "{schema}");
+                let required: HashSet<&str> = map["required"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                assert!(
+                    properties
+                        .keys()
+                        .all(|name| required.contains(name.as_str()))
+                );
+            }
+            for keyword in ["default", "minLength", "maxLength", "allOf", "oneOf"] {
+                assert!(!map.contains_key(keyword), "{keyword}: {schema}");
+            }
+            map.values().for_each(assert_closed);
+        }
+        Value::Array(items) => items.iter().for_each(assert_closed),
+        _ => {}
+    }
+}

@@ -365,6 +365,99 @@ async fn levels_change_the_exit_status() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_budgets_are_warnings_naming_the_largest_parts() {
+    let server = poor_api().await;
+    let base = server.base_url();
+    let lint = |extra: &[&str]| {
+        let mut args = vec![
+            "--bearer",
+            "admin",
+            "--json",
+            "lint",
+            base.as_str(),
+            "-A",
+            ERRORS,
+        ];
+        args.extend_from_slice(extra);
+        halo(&args)
+    };
+    // Within the default budgets, as the first test shows; over small ones, warnings.
+    let run = lint(&["--schema-budget", "60", "--manifest-budget", "150"]).expect(0);
+    let report = run.json();
+    let schema = finding(&report, "schema-budget", "create_widget");
+    assert_eq!(schema["level"], "warning");
+    let message = schema["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`create_widget`: the schema of POST /widgets costs ~"),
+        "{message}"
+    );
+    assert!(message.contains("tokens (budget 60): "), "{message}");
+    assert!(message.contains("input.size ~"), "{message}");
+    assert!(
+        schema["pointer"].as_str().unwrap().starts_with('/'),
+        "{schema}"
+    );
+    let manifest = finding(&report, "manifest-budget", "manifest");
+    assert_eq!(
+        (manifest["method"].as_str(), manifest["url"].as_str()),
+        (Some("OPTIONS"), Some("/"))
+    );
+    let message = manifest["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the manifest lists 7 tools costing ~"),
+        "{message}"
+    );
+    assert!(
+        message.contains("(budget 150): tag widgets (6 tools) ~"),
+        "{message}"
+    );
+    assert!(
+        manifest["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--manifest-budget"),
+        "{manifest}"
+    );
+    // For people, the manifest is a group of its own; denied, the budgets fail the check.
+    let text = halo(&[
+        "--bearer",
+        "admin",
+        "lint",
+        &base,
+        "-A",
+        ERRORS,
+        "--manifest-budget",
+        "150",
+        "-D",
+        "manifest-budget",
+    ])
+    .expect(1);
+    assert!(
+        text.stdout
+            .contains("\nmanifest (OPTIONS /)\n  error[manifest-budget]: "),
+        "{text:#?}"
+    );
+    let roomy = lint(&["--schema-budget", "100000", "--manifest-budget", "100000"]).expect(0);
+    assert!(
+        !found(&roomy.json())
+            .iter()
+            .any(|(rule, _)| rule.ends_with("-budget")),
+        "{roomy:#?}"
+    );
+    let bad = lint(&["--schema-budget", "lots"]).expect(2);
+    assert!(bad.stderr.contains("--schema-budget"), "{bad:#?}");
+    let help = halo(&["lint", "--help"]).expect(0);
+    for needle in [
+        "--schema-budget",
+        "--manifest-budget",
+        "schema-budget:",
+        "[default: 4000]",
+    ] {
+        assert!(help.stdout.contains(needle), "{needle}: {help:#?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bookstore_passes_with_warnings_denied() {
     let server = spawn(bookstore::app()).await;
     let base = server.base_url();

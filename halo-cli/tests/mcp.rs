@@ -465,3 +465,116 @@ async fn halo_mcp_bridges_a_halo_fastapi_server() {
     );
     writer.cancel().await.expect("the session ends");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
+    let server = spawn(bookstore::app()).await;
+    let base = server.base_url();
+
+    // Our own client first: two tools listed, a search, a call of a tool never listed.
+    let (client, _) = connect(&[
+        "--bearer",
+        "demo-reader",
+        "mcp",
+        "--tool-budget",
+        "200",
+        &base,
+    ])
+    .await;
+    let listed = client.list_tools(None).await.expect("tools/list");
+    assert_eq!(names(&listed.tools), ["search_tools", "call_tool"]);
+    // The bookstore's discovery is private (it has an authenticator), with a max-age.
+    assert_eq!(listed.cache_scope, Some(rmcp::model::CacheScope::Private));
+    assert!(listed.ttl_ms.is_some_and(|ttl| ttl > 0), "{listed:?}");
+    let found = call(
+        &client,
+        "search_tools",
+        json!({"query": "look up one book by its id"}),
+    )
+    .await;
+    let answer = found.structured_content.clone().expect("structured");
+    assert_eq!(answer["tools"][0]["name"], "get_book", "{answer}");
+    let through = call(
+        &client,
+        "call_tool",
+        json!({"name": "get_book", "arguments": {"id": 1}}),
+    )
+    .await;
+    assert_eq!(
+        through.structured_content.as_ref().unwrap()["title"],
+        "Dune"
+    );
+    let writes = call(
+        &client,
+        "search_tools",
+        json!({"query": "create a new book"}),
+    )
+    .await;
+    assert!(
+        !text(&writes).contains("\"create_book\""),
+        "a reader never finds writes: {}",
+        text(&writes)
+    );
+    client.cancel().await.expect("the session ends");
+
+    // The official Python SDK.
+    let script = interop_script("mcp_client.py");
+    let mut run = Command::new(python());
+    run.arg(&script)
+        .arg("stdio")
+        .args([
+            "--find",
+            "look up one book by its id",
+            "get_book",
+            r#"{"id": 1}"#,
+        ])
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_halo"))
+        .args([
+            "--bearer",
+            "demo-reader",
+            "mcp",
+            "--tool-budget",
+            "200",
+            &base,
+        ])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("HALO_BEARER");
+    let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+    assert_eq!(summary["ok"], true, "{summary}");
+    assert_eq!(summary["found"][0]["structured"]["title"], "Dune");
+
+    // Against the Python reference server, which does not search: halo mcp ranks itself.
+    let fastapi = tokio::task::spawn_blocking(FastApiServer::start)
+        .await
+        .expect("the server starts");
+    let (client, _) = connect(&["mcp", "--tool-budget", "50", &fastapi.base_url()]).await;
+    let listed = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&listed), ["search_tools", "call_tool"]);
+    let found = call(&client, "search_tools", json!({"query": "read one note"})).await;
+    let answer = found.structured_content.clone().expect("structured");
+    let name = answer["tools"][0]["name"]
+        .as_str()
+        .expect("a tool")
+        .to_owned();
+    assert!(name.starts_with("get_note"), "{answer}");
+    let read = call(&client, &name, json!({"note_id": 1})).await;
+    assert_eq!(read.is_error, Some(false), "{}", text(&read));
+    assert_eq!(read.structured_content.as_ref().unwrap()["title"], "first");
+    client.cancel().await.expect("the session ends");
+
+    let mut run = Command::new(python());
+    run.arg(&script)
+        .arg("stdio")
+        .args(["--find", "read one note", &name, r#"{"note_id": 1}"#])
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_halo"))
+        .args(["mcp", "--tool-budget", "50", &fastapi.base_url()])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("HALO_BEARER");
+    let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+    assert_eq!(summary["ok"], true, "{summary}");
+    assert_eq!(summary["found"][0]["structured"]["title"], "first");
+}

@@ -10,7 +10,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use halo_protocol::{EVENT_STREAM, MEDIA_TYPE, Manifest, ToolEntry, ToolSchema};
 use reqwest::header::{
     ACCEPT, CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderMap, HeaderName, HeaderValue, IF_NONE_MATCH,
-    LOCATION,
+    LOCATION, VARY,
 };
 use reqwest::{Method, StatusCode, Url, redirect};
 use serde_json::Value;
@@ -86,6 +86,10 @@ pub struct Discovered {
     pub manifest: Manifest,
     /// Its `ETag`, for the next [`Client::discover_since`].
     pub etag: Option<String>,
+    /// Its `Cache-Control`: how long it stays fresh, and for whom.
+    pub cache_control: Option<String>,
+    /// Its `Vary`: what else it depends on (`Authorization` when it depends on the caller).
+    pub vary: Option<String>,
 }
 
 /// Builds a [`Client`].
@@ -185,12 +189,19 @@ impl Client {
         })?;
         let manifest = serde_json::from_value(json.clone())
             .map_err(|e| Error::decode(e).with_context("OPTIONS /"))?;
-        let etag = response
-            .headers()
-            .get(ETAG)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        Ok(Some(Discovered { manifest, etag }))
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        Ok(Some(Discovered {
+            manifest,
+            etag: header(ETAG),
+            cache_control: header(CACHE_CONTROL),
+            vary: header(VARY),
+        }))
     }
 
     /// The schema of the `method` operation at `url` (a path of the API, a concrete path such
@@ -486,7 +497,11 @@ impl Client {
     }
 
     /// An `OPTIONS` discovery request (safe, so retried by the policy).
-    async fn discovery_request(&self, url: Url, etag: Option<HeaderValue>) -> Result<ToolResponse> {
+    pub(crate) async fn discovery_request(
+        &self,
+        url: Url,
+        etag: Option<HeaderValue>,
+    ) -> Result<ToolResponse> {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static(MEDIA_TYPE));
         if let Some(etag) = etag {

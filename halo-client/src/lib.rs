@@ -41,8 +41,10 @@ mod oauth;
 mod pin;
 mod response;
 mod retry;
+mod search;
 mod sse;
 mod stream;
+mod strict;
 
 pub use halo_protocol as protocol;
 pub use reqwest::{Method, StatusCode};
@@ -50,12 +52,17 @@ pub use reqwest::{Method, StatusCode};
 pub use crate::client::{Client, ClientBuilder, Discovered};
 pub use crate::credentials::{Credential, Credentials, Secret};
 pub use crate::error::{Error, Result};
-pub use crate::export::{ToolFormat, export_tools};
+pub use crate::export::{
+    ANTHROPIC_MAX_DEFERRED, Defer, ExportError, ExportOptions, Exported, OPENAI_MAX_TOOLS,
+    ToolFormat, export_tools,
+};
 pub use crate::oauth::ClientCredentials;
 pub use crate::pin::{Pin, PinDiff, PinPolicy, PinnedTool};
 pub use crate::response::{Body, ToolResponse};
 pub use crate::retry::RetryPolicy;
+pub use crate::search::{SearchResults, ToolSearch};
 pub use crate::stream::{StreamEvent, ToolStream};
+pub use crate::strict::strict_schema;
 
 /// The event-stream decoder, for the fuzz targets (`fuzz/`); not a stable API.
 #[cfg(any(test, feature = "fuzzing"))]

@@ -69,11 +69,17 @@ pub enum Rule {
     DuplicateName,
     /// `invalid-name`: the name is not `[A-Za-z0-9_-]{1,64}`, so bridges rename it (error).
     InvalidName,
+    /// `schema-budget`: the tool's schema costs a model more tokens than the schema budget
+    /// ([`Linter::schema_budget`]) (warning).
+    SchemaBudget,
+    /// `manifest-budget`: the manifest's tool list costs a model more tokens than the
+    /// manifest budget ([`Linter::manifest_budget`]) (warning).
+    ManifestBudget,
 }
 
 impl Rule {
     /// Every rule, in the order findings of one tool are reported.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 17] = [
         Self::DuplicateName,
         Self::InvalidName,
         Self::MissingDescription,
@@ -89,6 +95,8 @@ impl Rule {
         Self::MissingSunset,
         Self::PastSunset,
         Self::UnknownLink,
+        Self::SchemaBudget,
+        Self::ManifestBudget,
     ];
 
     /// The stable id, as written on the command line and in reports (`missing-why`).
@@ -218,6 +226,24 @@ impl Rule {
                 "tool names are [A-Za-z0-9_-]{1,64}, as LLM APIs require",
                 "give the operation an operationId made of letters, digits, `_` and `-`",
             ),
+            Self::SchemaBudget => (
+                "schema-budget",
+                Warn,
+                "a tool's schema costs at most the schema budget, in estimated tokens (4,000 by \
+                 default)",
+                "shrink its largest parts: describe only the output fields an agent needs (or \
+                 none), keep descriptions and examples short, split a catch-all operation; or \
+                 raise the budget (halo lint --schema-budget)",
+            ),
+            Self::ManifestBudget => (
+                "manifest-budget",
+                Warn,
+                "the manifest's tool list costs at most the manifest budget, in estimated tokens \
+                 (8,000 by default)",
+                "let agents take a part of it: tag tools by domain (they filter with ?tags=) and \
+                 search it (OPTIONS /?q=, halo search); keep summaries to a sentence; or raise \
+                 the budget (halo lint --manifest-budget)",
+            ),
         }
     }
 }
@@ -298,11 +324,12 @@ pub struct Finding {
     /// How serious it is, after configuration.
     #[serde(rename = "level")]
     pub severity: Severity,
-    /// The tool's name (as listed).
+    /// The tool's name (as listed); `manifest` for a finding about the whole manifest
+    /// (`manifest-budget`).
     pub tool: String,
-    /// The tool's method.
+    /// The tool's method (`OPTIONS` for the manifest).
     pub method: String,
-    /// The tool's path template.
+    /// The tool's path template (`/` for the manifest).
     pub url: String,
     /// The argument concerned, for findings about inputs and examples.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -362,6 +389,10 @@ pub struct Linter {
     levels: HashMap<Rule, Level>,
     warnings: Option<Level>,
     today: Option<i64>,
+    /// The schema budget set, if any.
+    schema_budget: Option<usize>,
+    /// The manifest budget set, if any.
+    manifest_budget: Option<usize>,
 }
 
 impl Linter {
@@ -381,6 +412,21 @@ impl Linter {
     /// (`-D warnings`), `Level::Allow` silences them; a rule set to allow stays allowed.
     pub fn warnings(mut self, level: Level) -> Self {
         self.warnings = Some(level);
+        self
+    }
+
+    /// The most one tool's schema (as `OPTIONS` on its path answers it) may cost a model, in
+    /// estimated tokens ([`estimate_tokens`](crate::estimate_tokens)), before `schema-budget`
+    /// finds it; [`DEFAULT_SCHEMA_BUDGET`] unless set.
+    pub fn schema_budget(mut self, tokens: usize) -> Self {
+        self.schema_budget = Some(tokens);
+        self
+    }
+
+    /// The most the manifest's tool list may cost a model, in estimated tokens, before
+    /// `manifest-budget` finds it; [`DEFAULT_MANIFEST_BUDGET`] unless set.
+    pub fn manifest_budget(mut self, tokens: usize) -> Self {
+        self.manifest_budget = Some(tokens);
         self
     }
 
@@ -436,12 +482,15 @@ impl Linter {
     #[must_use]
     pub fn check_among(&self, tools: &[(ToolEntry, ToolSchema)], listed: &[&ToolEntry]) -> Report {
         let mut found = Vec::new();
+        let schema_budget = (self.level_of(Rule::SchemaBudget) != Level::Allow)
+            .then(|| self.schema_budget.unwrap_or(DEFAULT_SCHEMA_BUDGET));
         for (entry, schema) in tools {
             let mut tool = Tool {
                 entry,
                 schema,
                 listed,
                 today: self.today,
+                schema_budget,
                 found: Vec::new(),
             };
             let first = listed.iter().find(|other| other.name == entry.name);
@@ -456,6 +505,12 @@ impl Linter {
             }
             tool.check();
             found.extend(tool.found);
+        }
+        if self.level_of(Rule::ManifestBudget) != Level::Allow {
+            let budget = self.manifest_budget.unwrap_or(DEFAULT_MANIFEST_BUDGET);
+            if let Some(finding) = manifest_budget(listed, budget) {
+                found.push((Rule::ManifestBudget, finding));
+            }
         }
         let mut report = Report {
             tools_checked: tools.len(),
@@ -477,8 +532,18 @@ impl Linter {
     }
 }
 
-/// Tags that say something about a tool but name no domain (HALO's recommended tags).
-const GENERIC_TAGS: [&str; 7] = [
+/// Tags that say something about a tool but name no domain (HALO's recommended tags): a
+/// tool's domain is its first other tag (`missing-domain-tag`; the exports group tools by
+/// it).
+///
+/// ```
+/// use halo_protocol::lint::GENERIC_TAGS;
+///
+/// let tags = ["read", "books"];
+/// let domain = tags.iter().find(|tag| !GENERIC_TAGS.contains(tag));
+/// assert_eq!(domain, Some(&"books"));
+/// ```
+pub const GENERIC_TAGS: [&str; 7] = [
     "read",
     "write",
     "delete",
@@ -497,6 +562,8 @@ struct Tool<'a> {
     schema: &'a ToolSchema,
     listed: &'a [&'a ToolEntry],
     today: Option<i64>,
+    /// The schema budget, unless `schema-budget` is allowed.
+    schema_budget: Option<usize>,
     found: Vec<(Rule, Finding)>,
 }
 
@@ -510,6 +577,7 @@ impl Tool<'_> {
         self.effects();
         self.lifecycle();
         self.links();
+        self.budget();
         self.found.sort_by_key(|(rule, _)| {
             Rule::ALL
                 .iter()
@@ -774,6 +842,154 @@ impl Tool<'_> {
         tags.iter().any(|t| t == "write")
             || (!tags.iter().any(|t| t == "read") && !crate::is_safe_method(&self.entry.method))
     }
+}
+
+// Token budgets (`schema-budget`, `manifest-budget`): what an API's descriptions cost a
+// model, estimated with `estimate_tokens`, and their largest parts.
+
+/// The default budget of one tool's schema, in estimated tokens (as the progressive
+/// disclosure of a whole API's definitions, [`DEFAULT_TOOL_BUDGET`](crate::DEFAULT_TOOL_BUDGET)).
+pub const DEFAULT_SCHEMA_BUDGET: usize = 4_000;
+
+/// The default budget of the manifest's tool list, in estimated tokens: about 150 tools of a
+/// one-sentence summary and two tags each (the sample bookstore's entries cost ~55 each).
+pub const DEFAULT_MANIFEST_BUDGET: usize = 8_000;
+
+/// The most parts a budget finding names.
+const BUDGET_PARTS: usize = 5;
+
+impl Tool<'_> {
+    /// `schema-budget`: the schema as `OPTIONS` answers it, compact, against the budget.
+    fn budget(&mut self) {
+        let Some(budget) = self.schema_budget else {
+            return;
+        };
+        let Ok(Value::Object(wire)) = serde_json::to_value(self.schema) else {
+            return;
+        };
+        let total = crate::estimate_tokens(&Value::Object(wire.clone()).to_string());
+        if total <= budget {
+            return;
+        }
+        let member = |key: &str, value: &Value| {
+            crate::estimate_tokens(&format!("{}:{value}", Value::String(key.to_owned())))
+        };
+        let mut parts: Vec<(String, String, usize)> = Vec::new();
+        for (key, value) in &wire {
+            match (key.as_str(), value) {
+                ("input", Value::Object(entries)) => {
+                    for (name, entry) in entries {
+                        parts.push((
+                            format!("input.{name}"),
+                            format!("/input/{}", escape_token(name)),
+                            member(name, entry),
+                        ));
+                    }
+                }
+                _ => parts.push((
+                    key.clone(),
+                    format!("/{}", escape_token(key)),
+                    member(key, value),
+                )),
+            }
+        }
+        parts.sort_by_key(|part| std::cmp::Reverse(part.2));
+        let pointer = parts
+            .first()
+            .map_or_else(String::new, |(_, pointer, _)| pointer.clone());
+        let message = format!(
+            "`{}`: the schema of {} {} costs ~{} tokens (budget {}): {}",
+            self.entry.name,
+            self.entry.method,
+            self.entry.url,
+            thousands(total),
+            thousands(budget),
+            largest(
+                parts.into_iter().map(|(label, _, tokens)| (label, tokens)),
+                total
+            )
+        );
+        self.push_at(Rule::SchemaBudget, &pointer, message);
+    }
+}
+
+/// `manifest-budget`: the manifest's tool list (every listed entry), compact, against the
+/// budget; its parts are the domains (a tool's first tag that is not generic).
+fn manifest_budget(listed: &[&ToolEntry], budget: usize) -> Option<Finding> {
+    let total = crate::estimate_tokens(&serde_json::to_string(listed).ok()?) + 2;
+    if total <= budget {
+        return None;
+    }
+    let mut domains: Vec<(String, usize, usize)> = Vec::new();
+    for entry in listed {
+        let tokens = serde_json::to_string(entry).map_or(0, |text| crate::estimate_tokens(&text));
+        let domain = entry
+            .tags
+            .iter()
+            .find(|tag| !GENERIC_TAGS.contains(&tag.as_str()))
+            .map_or_else(|| "(no domain tag)".to_owned(), |tag| format!("tag {tag}"));
+        match domains.iter_mut().find(|(name, ..)| *name == domain) {
+            Some((_, sum, count)) => {
+                *sum += tokens;
+                *count += 1;
+            }
+            None => domains.push((domain, tokens, 1)),
+        }
+    }
+    domains.sort_by_key(|domain| std::cmp::Reverse(domain.1));
+    let parts = domains.into_iter().map(|(domain, tokens, count)| {
+        let tools = if count == 1 { "tool" } else { "tools" };
+        (format!("{domain} ({count} {tools})"), tokens)
+    });
+    let rule = Rule::ManifestBudget;
+    Some(Finding {
+        rule,
+        severity: Severity::Warning,
+        tool: "manifest".to_owned(),
+        method: "OPTIONS".to_owned(),
+        url: "/".to_owned(),
+        param: None,
+        pointer: Some("/tools".to_owned()),
+        message: format!(
+            "the manifest lists {} tools costing ~{} tokens (budget {}): {}",
+            listed.len(),
+            thousands(total),
+            thousands(budget),
+            largest(parts, total)
+        ),
+        hint: rule.hint().to_owned(),
+    })
+}
+
+/// The largest parts, largest first: those that make up a twentieth of the total or more,
+/// at most [`BUDGET_PARTS`] (at least one), then how many more there are.
+fn largest(parts: impl Iterator<Item = (String, usize)>, total: usize) -> String {
+    let parts: Vec<(String, usize)> = parts.collect();
+    let shown: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .take_while(|(i, (_, tokens))| *i == 0 || tokens * 20 >= total)
+        .take(BUDGET_PARTS)
+        .map(|(_, (label, tokens))| format!("{label} ~{}", thousands(*tokens)))
+        .collect();
+    let mut text = shown.join(", ");
+    if parts.len() > shown.len() {
+        text.push_str(&format!(", and {} smaller", parts.len() - shown.len()));
+    }
+    text
+}
+
+/// A count with its thousands separated: `16,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Whether two entries are one tool (one method on one path).
@@ -1367,6 +1583,102 @@ mod tests {
         assert_eq!(linter.level_of(Rule::MissingExample), Level::Allow);
         assert_eq!(linter.level_of(Rule::MissingReversible), Level::Deny);
         assert_eq!(counts(linter), (1, 0, 1));
+    }
+
+    #[test]
+    fn schemas_over_the_budget_name_their_largest_parts() {
+        let mut tools = good();
+        let properties: Map<String, Value> = (0..300)
+            .map(|i| {
+                (
+                    format!("field_{i}"),
+                    json!({"type": "string", "description": "A field"}),
+                )
+            })
+            .collect();
+        tools[1].1.output = Some(json!({"type": "object", "properties": properties}));
+        tools[1].1.input.insert(
+            "labels".into(),
+            InputField::new(json!({"type": "array", "description": "x ".repeat(600)}))
+                .located(Location::Query),
+        );
+        let found = Linter::new().check(&tools).findings;
+        assert_eq!(ids(&found), [Rule::SchemaBudget]);
+        let finding = &found[0];
+        assert_eq!(finding.severity, Severity::Warning);
+        assert_eq!(finding.pointer.as_deref(), Some("/output"));
+        let message = &finding.message;
+        assert!(
+            message.starts_with("`get_pet`: the schema of GET /pets/{id} costs ~"),
+            "{message}"
+        );
+        assert!(message.contains("(budget 4,000): output ~"), "{message}");
+        assert!(message.contains(", input.labels ~"), "{message}");
+        assert!(message.contains("smaller"), "{message}");
+        // The budget is configurable, and the rule can be allowed.
+        assert_eq!(
+            ids(&Linter::new().schema_budget(100_000).check(&tools).findings),
+            []
+        );
+        let tight = Linter::new().schema_budget(10).check(&good()).findings;
+        assert_eq!(ids(&tight), [Rule::SchemaBudget; 3]);
+        assert!(
+            tight[0].message.contains("(budget 10)"),
+            "{}",
+            tight[0].message
+        );
+        let allowed = Linter::new().level(Rule::SchemaBudget, Level::Allow);
+        assert_eq!(ids(&allowed.check(&tools).findings), []);
+    }
+
+    #[test]
+    fn a_manifest_over_the_budget_names_its_largest_domains() {
+        let mut tools = good();
+        for i in 0..400 {
+            let (mut entry, schema) = good_read();
+            entry.name = format!("get_thing_{i}");
+            entry.url = format!("/things/{i}");
+            entry.tags = vec![
+                if i % 4 == 0 { "owners" } else { "things" }.into(),
+                "read".into(),
+            ];
+            tools.push((entry, schema));
+        }
+        let listed: Vec<&ToolEntry> = tools.iter().map(|(entry, _)| entry).collect();
+        // Found once, whichever tools are checked.
+        let report = Linter::new().check_among(&tools[..1], &listed);
+        assert_eq!(ids(&report.findings), [Rule::ManifestBudget]);
+        let finding = &report.findings[0];
+        assert_eq!(
+            (
+                finding.tool.as_str(),
+                finding.method.as_str(),
+                finding.url.as_str()
+            ),
+            ("manifest", "OPTIONS", "/")
+        );
+        assert_eq!(report.warnings, 1);
+        let message = &finding.message;
+        assert!(
+            message.starts_with("the manifest lists 403 tools costing ~"),
+            "{message}"
+        );
+        assert!(
+            message.contains("(budget 8,000): tag things (300 tools) ~"),
+            "{message}"
+        );
+        assert!(message.contains(", tag owners (100 tools) ~"), "{message}");
+        let roomy = Linter::new().manifest_budget(1_000_000);
+        assert_eq!(ids(&roomy.check_among(&tools[..1], &listed).findings), []);
+        let denied = Linter::new().level(Rule::ManifestBudget, Level::Deny);
+        assert!(denied.check_among(&tools[..1], &listed).has_errors());
+    }
+
+    #[test]
+    fn counts_read_with_separators() {
+        assert_eq!(thousands(7), "7");
+        assert_eq!(thousands(16_000), "16,000");
+        assert_eq!(thousands(1_000_000), "1,000,000");
     }
 
     #[test]

@@ -231,8 +231,9 @@ impl<'d> Bundler<'d> {
                 let mut body = done(&state, id, pass).body.clone();
                 if let (Value::Object(body), Value::Object(siblings)) = (&mut body, schema) {
                     for (key, value) in siblings.iter().filter(|(key, _)| *key != "$ref") {
-                        let value = rewrite(&mut state, value, key, 1, &mut deps, pass);
-                        body.insert(key.clone(), value);
+                        if let Some(value) = rewrite(&mut state, value, key, 1, &mut deps, pass) {
+                            body.insert(key.clone(), value);
+                        }
                     }
                     adjust(&state, body, pass);
                 }
@@ -381,25 +382,39 @@ impl<'d> Bundler<'d> {
         depth: usize,
         found: &mut Vec<&'d str>,
     ) -> Result<(), Deep> {
+        self.references_in(value, Keys::Keywords, depth, found)
+    }
+
+    /// [`references`](Self::references) of a value whose object keys are `keys`.
+    fn references_in(
+        &self,
+        value: &'d Value,
+        keys: Keys,
+        depth: usize,
+        found: &mut Vec<&'d str>,
+    ) -> Result<(), Deep> {
         if depth > self.limits.max_depth {
             return Err(Deep::new(self.limits.max_depth));
         }
         match value {
             Value::Object(map) => {
                 for (key, inner) in map {
-                    if key == "$ref" {
-                        if let Value::String(reference) = inner {
-                            found.push(reference);
+                    match keys.read(key) {
+                        Read::Reference => {
+                            if let Value::String(reference) = inner {
+                                found.push(reference);
+                            }
                         }
-                    } else if !holds_data(key) {
-                        self.references(inner, depth + 1, found)
-                            .map_err(|e| e.push(key))?;
+                        Read::Data | Read::Extension => {}
+                        Read::Schema(inner_keys) => self
+                            .references_in(inner, inner_keys, depth + 1, found)
+                            .map_err(|e| e.push(key))?,
                     }
                 }
             }
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.references(item, depth + 1, found)
+                    self.references_in(item, Keys::Keywords, depth + 1, found)
                         .map_err(|e| e.push(&i.to_string()))?;
                 }
             }
@@ -540,7 +555,28 @@ fn rewrite_value(
     deps: &mut Ids,
     pass: Pass,
 ) -> Value {
+    rewrite_in(state, value, Keys::Keywords, depth, deps, pass)
+}
+
+/// [`rewrite_value`] of a value whose object keys are `keys`: under `properties` (names),
+/// every key is kept and rewritten as a schema.
+fn rewrite_in(
+    state: &mut State<'_>,
+    value: &Value,
+    keys: Keys,
+    depth: usize,
+    deps: &mut Ids,
+    pass: Pass,
+) -> Value {
     match value {
+        Value::Object(map) if keys == Keys::Names => Value::Object(
+            map.iter()
+                .map(|(name, inner)| {
+                    let inner = rewrite_in(state, inner, Keys::Keywords, depth + 1, deps, pass);
+                    (name.clone(), inner)
+                })
+                .collect(),
+        ),
         Value::Object(map) => {
             let mut out = match map.get("$ref") {
                 Some(Value::String(reference)) => {
@@ -565,8 +601,9 @@ fn rewrite_value(
             };
             // OpenAPI 3.1 allows keywords beside `$ref` (a field's description, default, ...).
             for (key, inner) in map.iter().filter(|(key, _)| *key != "$ref") {
-                let inner = rewrite(state, inner, key, depth + 1, deps, pass);
-                out.insert(key.clone(), inner);
+                if let Some(inner) = rewrite(state, inner, key, depth + 1, deps, pass) {
+                    out.insert(key.clone(), inner);
+                }
             }
             adjust(state, &mut out, pass);
             Value::Object(out)
@@ -581,7 +618,9 @@ fn rewrite_value(
     }
 }
 
-/// The value of keyword `key`: copied as it is when it holds instance data.
+/// The value of keyword `key` of a schema: copied as it is when it holds instance data, left
+/// out when it is a vendor extension (`x-…`: annotations for other tools, which say nothing
+/// to a model or a validator, and may refer to anything in the document).
 fn rewrite(
     state: &mut State<'_>,
     value: &Value,
@@ -589,11 +628,12 @@ fn rewrite(
     depth: usize,
     deps: &mut Ids,
     pass: Pass,
-) -> Value {
-    if holds_data(key) {
-        value.clone()
-    } else {
-        rewrite_value(state, value, depth, deps, pass)
+) -> Option<Value> {
+    match Keys::Keywords.read(key) {
+        Read::Extension => None,
+        Read::Data => Some(value.clone()),
+        Read::Reference => Some(rewrite_value(state, value, depth, deps, pass)),
+        Read::Schema(keys) => Some(rewrite_in(state, value, keys, depth, deps, pass)),
     }
 }
 
@@ -779,17 +819,25 @@ fn piece(state: &mut State<'_>, id: Id, direction: Direction) -> Rope {
 
 /// The definitions a bundled schema refers to directly, in the order written.
 fn defs_refs(state: &State<'_>, value: &Value, found: &mut Ids) {
+    defs_refs_in(state, value, Keys::Keywords, found);
+}
+
+fn defs_refs_in(state: &State<'_>, value: &Value, keys: Keys, found: &mut Ids) {
     match value {
-        Value::Object(map) => defs_refs_map(state, map, found),
+        Value::Object(map) => defs_refs_keys(state, map, keys, found),
         Value::Array(items) => items.iter().for_each(|item| defs_refs(state, item, found)),
         _ => {}
     }
 }
 
 fn defs_refs_map(state: &State<'_>, map: &Map<String, Value>, found: &mut Ids) {
+    defs_refs_keys(state, map, Keys::Keywords, found);
+}
+
+fn defs_refs_keys(state: &State<'_>, map: &Map<String, Value>, keys: Keys, found: &mut Ids) {
     for (key, inner) in map {
-        match inner {
-            Value::String(reference) if key == "$ref" => {
+        match (keys.read(key), inner) {
+            (Read::Reference, Value::String(reference)) => {
                 if let Some(id) = reference
                     .strip_prefix("#/$defs/")
                     .and_then(|name| state.by_name.get(name))
@@ -797,8 +845,8 @@ fn defs_refs_map(state: &State<'_>, map: &Map<String, Value>, found: &mut Ids) {
                     found.add(*id);
                 }
             }
-            _ if holds_data(key) => {}
-            _ => defs_refs(state, inner, found),
+            (Read::Reference | Read::Data | Read::Extension, _) => {}
+            (Read::Schema(inner_keys), _) => defs_refs_in(state, inner, inner_keys, found),
         }
     }
 }
@@ -914,10 +962,52 @@ fn reference_of(value: &Value) -> Option<&str> {
     value.get("$ref").and_then(Value::as_str)
 }
 
-/// Keywords whose values are instance data, never schemas, so a `$ref` key inside them is
-/// data too.
-fn holds_data(keyword: &str) -> bool {
-    halo_protocol::is_data_keyword(keyword) || keyword == "x-halo-examples"
+/// What the keys of a JSON object inside a schema are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Keywords: the object is a schema (or a part of one, such as `discriminator`).
+    Keywords,
+    /// Names of properties or definitions, each naming a schema: a property may be called
+    /// `default`, `enum` or `x-request-id` without being one.
+    Names,
+}
+
+/// How one key of an object is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// `$ref`.
+    Reference,
+    /// Instance data (`example`, `enum`, `default`, ...): a `$ref` inside is data too.
+    Data,
+    /// A vendor extension (`x-…`), which is not served.
+    Extension,
+    /// A schema, or a value holding schemas, whose own keys are these.
+    Schema(Keys),
+}
+
+impl Keys {
+    fn read(self, key: &str) -> Read {
+        match self {
+            Self::Names => Read::Schema(Self::Keywords),
+            Self::Keywords if key == "$ref" => Read::Reference,
+            Self::Keywords if halo_protocol::is_data_keyword(key) => Read::Data,
+            Self::Keywords if key.starts_with("x-") => Read::Extension,
+            Self::Keywords => Read::Schema(
+                if matches!(
+                    key,
+                    "properties"
+                        | "patternProperties"
+                        | "$defs"
+                        | "definitions"
+                        | "dependentSchemas"
+                ) {
+                    Self::Names
+                } else {
+                    Self::Keywords
+                },
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1098,5 +1188,58 @@ mod tests {
         );
         assert_eq!(out["discriminator"], json!({"propertyName": "kind"}));
         assert!(!out.to_string().contains("#/components/"));
+    }
+
+    #[test]
+    fn properties_named_like_keywords_are_schemas_and_extensions_are_not_served() {
+        let doc = openapi(
+            "3.0.3",
+            json!({
+                "Order": {"type": "object", "x-resourceId": "order",
+                          "x-expandableFields": ["customer"],
+                          "properties": {
+                    "default": {"$ref": "#/components/schemas/Customer"},
+                    "enum": {"$ref": "#/components/schemas/Customer"},
+                    "x-request-id": {"type": "string", "x-stripeBypassValidation": true},
+                    "customer": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/Customer"}],
+                                 "x-expansionResources": {"oneOf": [{"$ref": "#/components/schemas/Hidden"}]}}}},
+                "Customer": {"type": "object", "description": "Who ordered, with a long enough text",
+                             "properties": {"name": {"type": "string"}}},
+                "Hidden": {"type": "object", "description": "Only named by a vendor extension",
+                           "properties": {"secret": {"type": "string"}}}
+            }),
+        );
+        let out = bundle(
+            &doc,
+            &json!({"$ref": "#/components/schemas/Order"}),
+            Direction::Output,
+        );
+        let text = out.to_string();
+        // Properties called `default`, `enum` or `x-…` are schemas: their references resolve.
+        assert_eq!(
+            out["properties"]["default"],
+            json!({"$ref": "#/$defs/Customer"}),
+            "{out}"
+        );
+        assert_eq!(
+            out["properties"]["enum"],
+            json!({"$ref": "#/$defs/Customer"}),
+            "{out}"
+        );
+        assert_eq!(
+            out["properties"]["x-request-id"],
+            json!({"type": "string"}),
+            "{out}"
+        );
+        // Vendor extensions are not served, nor what only they refer to.
+        assert!(
+            !text.contains("x-resourceId") && !text.contains("x-expan"),
+            "{out}"
+        );
+        assert!(
+            !text.contains("Hidden") && !text.contains("secret"),
+            "{out}"
+        );
+        assert!(!text.contains("#/components"), "{out}");
     }
 }
