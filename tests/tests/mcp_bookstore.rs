@@ -107,15 +107,25 @@ async fn a_reader_sees_no_write_tools_and_an_admin_writes() {
             .is_err()
     );
 
+    // The admin's tools cost more than the default budget of 4,000 tokens: it finds them.
     let admin = client(url, Some("demo-admin")).await;
     let tools = admin.list_all_tools().await.expect("tools/list");
-    let create = tools
-        .iter()
-        .find(|tool| tool.name == "create_order")
-        .expect("an admin sees create_order");
-    let hints = create.annotations.as_ref().expect("hints");
-    assert_eq!(hints.read_only_hint, Some(false));
-    assert_eq!(hints.destructive_hint, Some(true), "reversible = false");
+    assert_eq!(names(&tools), ["search_tools", "call_tool"]);
+    let found = call(
+        &admin,
+        "search_tools",
+        json!({"query": "place an order for books"}),
+    )
+    .await;
+    let answer = found.structured_content.as_ref().expect("structured");
+    assert!(
+        answer["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["name"] == "create_order"),
+        "{answer}"
+    );
     let order = call(
         &admin,
         "create_order",
