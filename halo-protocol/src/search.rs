@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use bm25::{Document, SearchEngine, SearchEngineBuilder, Tokenizer};
+use bm25::{Embedder, EmbedderBuilder, Scorer, Tokenizer};
 use rust_stemmers::{Algorithm, Stemmer};
 
 use serde_json::Value;
@@ -55,7 +55,9 @@ const DESCRIPTION_BYTES: usize = 300;
 /// assert!(index.search("open a new pull request", 5, |i| i != 1).is_empty());
 /// ```
 pub struct ToolIndex {
-    engine: SearchEngine<u32, u32, Words>,
+    /// Reads texts already split into words ([`Words`]), joined by spaces.
+    embedder: Embedder<u32, Spaces>,
+    scorer: Scorer<u32, u32>,
     len: usize,
 }
 
@@ -135,17 +137,30 @@ impl ToolIndex {
     }
 
     fn from_texts(texts: impl Iterator<Item = String>) -> Self {
-        let documents: Vec<Document<u32>> = texts
-            .enumerate()
-            .map(|(index, text)| Document::new(u32::try_from(index).unwrap_or(u32::MAX), text))
-            .collect();
-        let len = documents.len();
+        // Each text is split into words once; the embedder then only splits at spaces.
+        let documents: Vec<String> = texts.map(|text| Words.tokenize(&text).join(" ")).collect();
+        let words: usize = documents
+            .iter()
+            .map(|document| Spaces.tokenize(document).len())
+            .sum();
+        let average = (words as f32 / documents.len().max(1) as f32).max(1.0);
         // Less length normalisation than BM25's usual 0.75: long descriptions are a tool's
         // notes, not a sign that it is about something else.
-        let engine = SearchEngineBuilder::with_tokenizer_and_documents(Words, documents)
+        let embedder = EmbedderBuilder::<u32, Spaces>::with_avgdl(average)
             .b(0.5)
             .build();
-        Self { engine, len }
+        let mut scorer = Scorer::new();
+        for (index, document) in documents.iter().enumerate() {
+            scorer.upsert(
+                &u32::try_from(index).unwrap_or(u32::MAX),
+                embedder.embed(document),
+            );
+        }
+        Self {
+            embedder,
+            scorer,
+            len: documents.len(),
+        }
     }
 
     /// How many tools are indexed.
@@ -170,14 +185,17 @@ impl ToolIndex {
         limit: usize,
         visible: impl Fn(usize) -> bool,
     ) -> Vec<SearchHit> {
-        let query = truncate(query, MAX_QUERY_BYTES);
+        let query = Words.tokenize(truncate(query, MAX_QUERY_BYTES)).join(" ");
+        if query.is_empty() {
+            return Vec::new();
+        }
         let mut hits: Vec<SearchHit> = self
-            .engine
-            .search(query, None)
+            .scorer
+            .matches(&self.embedder.embed(&query))
             .into_iter()
-            .map(|result| SearchHit {
-                index: result.document.id as usize,
-                score: result.score,
+            .map(|scored| SearchHit {
+                index: scored.id as usize,
+                score: scored.score,
             })
             .filter(|hit| hit.score > 0.0 && visible(hit.index))
             .collect();
@@ -292,6 +310,16 @@ const ABBREVIATIONS: [(&str, &str); 12] = [
 ];
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// Splits text that [`Words`] already made at its spaces.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spaces;
+
+impl Tokenizer for Spaces {
+    fn tokenize(&self, input_text: &str) -> Vec<String> {
+        input_text.split_whitespace().map(str::to_owned).collect()
+    }
+}
 
 /// Splits text into stemmed, lower-case words, identifiers included.
 #[derive(Debug, Clone, Copy, Default)]
