@@ -188,6 +188,12 @@ async fn the_token_estimate_tracks_cl100k() {
         let tools: Vec<_> = manifest.tools.into_iter().zip(schemas).collect();
         let definitions = halo_axum::protocol::tool_definitions(&tools);
         let (mut estimated, mut real) = (0usize, 0usize);
+        let every_output: usize = definitions
+            .iter()
+            .map(|definition| {
+                cl100k(&serde_json::to_string(&rmcp::model::Tool::from(definition)).unwrap())
+            })
+            .sum();
         let mut ratios = Vec::new();
         for definition in &definitions {
             let definition = definition
@@ -203,7 +209,7 @@ async fn the_token_estimate_tracks_cl100k() {
         ratios.sort_by(f64::total_cmp);
         let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
         println!(
-            "{}: {} definitions, estimated {estimated} / cl100k {real} = {:.2}; per tool p5 {:.2}, median {:.2}, p95 {:.2}",
+            "{}: {} definitions, every output schema listed: {every_output} cl100k tokens; small ones only: estimated {estimated} / cl100k {real} = {:.2}; per tool p5 {:.2}, median {:.2}, p95 {:.2}",
             document.name(),
             definitions.len(),
             estimated as f64 / real as f64,
