@@ -13,51 +13,9 @@ use halo_agent::protocol::{
     ToolOutput, ToolSchema, tool_definitions,
 };
 use halo_agent::{Agent, OpenAiProvider, ToolSet};
+use halo_tests::generated::RESOURCES as THINGS;
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use serde_json::{Map, Value, json};
-
-const THINGS: [&str; 40] = [
-    "shipment",
-    "invoice",
-    "customer",
-    "order",
-    "refund",
-    "coupon",
-    "review",
-    "supplier",
-    "payout",
-    "ticket",
-    "warehouse",
-    "product",
-    "category",
-    "discount",
-    "subscription",
-    "plan",
-    "address",
-    "carrier",
-    "parcel",
-    "label",
-    "pallet",
-    "driver",
-    "route",
-    "vehicle",
-    "employee",
-    "shift",
-    "team",
-    "project",
-    "task",
-    "comment",
-    "attachment",
-    "webhook",
-    "token",
-    "session",
-    "report",
-    "dashboard",
-    "alert",
-    "incident",
-    "backup",
-    "invitation",
-];
 
 const VERBS: [&str; 10] = [
     "list", "get", "create", "update", "delete", "cancel", "archive", "restore", "export", "count",

@@ -26,9 +26,8 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use futures_util::future::{self, Either};
 use halo_client::protocol::{
-    CALL_TOOL, CallRequest, Manifest, SEARCH_TOOLS, SMALL_OUTPUT_TOKENS, SearchRequest,
-    ToolCatalog, ToolDefinition, ToolEntry, ToolEvent, ToolOutput, ToolSchema,
-    call_tool_definition, mcp_cache_hints, mcp_page, mcp_progress, search_tools_definition,
+    CALL_TOOL, CallRequest, Manifest, SEARCH_TOOLS, SearchRequest, ToolCatalog, ToolEntry,
+    ToolEvent, ToolListing, ToolOutput, ToolSchema, mcp_cache_hints, mcp_page, mcp_progress,
     search_tools_result,
 };
 use halo_client::{Client, StreamEvent};
@@ -52,17 +51,7 @@ pub(crate) struct Options {
     /// How often the manifest is checked for changes.
     pub(crate) poll: Duration,
     /// How the tools are listed.
-    pub(crate) listing: Listing,
-}
-
-/// How `tools/list` lists the tools.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Listing {
-    /// Above this many estimated tokens, `search_tools` and `call_tool` only; `None`: every
-    /// tool.
-    pub(crate) budget: Option<usize>,
-    /// Every output schema, not only the small ones.
-    pub(crate) all_output_schemas: bool,
+    pub(crate) listing: ToolListing,
 }
 
 /// Serves the API's tools over stdio until the client closes the connection.
@@ -138,7 +127,7 @@ struct Bridge {
     client: Client,
     toolset: Arc<RwLock<Arc<Toolset>>>,
     info: ServerConfig,
-    listing: Listing,
+    listing: ToolListing,
 }
 
 /// The tools being served: what the API described, the MCP tools listed, and the catalog
@@ -161,7 +150,7 @@ struct Toolset {
 impl Toolset {
     fn new(
         described: Vec<(ToolEntry, ToolSchema)>,
-        listing: Listing,
+        listing: ToolListing,
         hints: (u64, CacheScope),
     ) -> Self {
         let catalog = ToolCatalog::new(&described);
@@ -171,31 +160,7 @@ impl Toolset {
             .zip(&described)
             .map(|(definition, (_, schema))| (definition.name.clone(), schema.clone()))
             .collect();
-        let definitions: Vec<ToolDefinition> = catalog
-            .definitions()
-            .iter()
-            .cloned()
-            .map(|definition| {
-                if listing.all_output_schemas {
-                    definition
-                } else {
-                    definition.with_output_within(SMALL_OUTPUT_TOKENS)
-                }
-            })
-            .collect();
-        let cost: usize = definitions
-            .iter()
-            .map(ToolDefinition::estimated_tokens)
-            .sum();
-        let progressive = listing.budget.is_some_and(|budget| cost > budget);
-        let listed = if progressive {
-            [search_tools_definition(), call_tool_definition()]
-                .iter()
-                .map(Tool::from)
-                .collect()
-        } else {
-            definitions.iter().map(Tool::from).collect()
-        };
+        let (listed, progressive) = listing.tools(catalog.definitions().iter().cloned());
         Self {
             described,
             catalog,
@@ -476,10 +441,7 @@ mod tests {
                 .located(Location::Path)
                 .required(true),
         );
-        let listing = Listing {
-            budget: Some(4_000),
-            all_output_schemas: false,
-        };
+        let listing = ToolListing::default();
         let toolset = Toolset::new(vec![(entry, schema)], listing, (0, CacheScope::Private));
         assert!(!toolset.progressive);
         assert_eq!(toolset.listed.len(), 1);

@@ -569,19 +569,6 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// A count with thousands separated: `52,400`.
-pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 /// At most `width` characters, with `…` when cut.
 pub(crate) fn truncate(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -632,14 +619,6 @@ mod tests {
     fn server_text_cannot_reach_the_terminal_raw() {
         assert_eq!(line("a\u{1b}[31mred\n b\t"), "a [31mred b");
         assert_eq!(block("x\u{1b}y\nz"), "x\u{fffd}y\nz");
-    }
-
-    #[test]
-    fn counts_with_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(4_000), "4,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use halo_client::protocol::{DEFAULT_TOOL_BUDGET, Manifest, ToolEntry, ToolEvent, ToolSchema};
+use halo_client::protocol::lint::thousands;
+use halo_client::protocol::{
+    DEFAULT_TOOL_BUDGET, Manifest, ToolEntry, ToolEvent, ToolListing, ToolSchema,
+};
 use halo_client::{
     Client, ClientCredentials, Credential, Credentials, Defer, ExportError, ExportOptions, Method,
     Pin, ToolFormat, ToolResponse,
@@ -228,10 +231,9 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             let options = mcp::Options {
                 tags,
                 poll: Duration::from_secs_f64(poll),
-                listing: mcp::Listing {
-                    budget: (!all_tools).then_some(tool_budget),
-                    all_output_schemas: output_schemas,
-                },
+                listing: ToolListing::default()
+                    .budget((!all_tools).then_some(tool_budget))
+                    .all_output_schemas(output_schemas),
             };
             return mcp::serve(client(&global, &url)?, options).await;
         }
@@ -291,15 +293,15 @@ async fn export(global: &Global, args: ExportArgs) -> Result<ExitCode, Failure> 
         print_err(&format!(
             "halo: {} tools (~{} tokens) deferred behind {format}'s tool search\n",
             exported.selected.len(),
-            output::thousands(exported.tokens)
+            thousands(exported.tokens)
         ));
     } else if args.budget.is_none() && exported.tokens > DEFAULT_TOOL_BUDGET {
         print_err(&format!(
             "halo: these {} tools cost ~{} tokens, more than a model should load up front \
              ({}); choose fewer with --q \"WORDS\" --max N, or defer them with --defer\n",
             exported.selected.len(),
-            output::thousands(exported.tokens),
-            output::thousands(DEFAULT_TOOL_BUDGET)
+            thousands(exported.tokens),
+            thousands(DEFAULT_TOOL_BUDGET)
         ));
     }
     for (name, reason) in &exported.not_strict {
@@ -339,18 +341,18 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
     } else {
         format!("the API's {tools} tool{plural}")
     };
-    let tokens = output::thousands(tokens);
+    let tokens = thousands(tokens);
     let choose = "choose fewer with --tags TAG,..., --q \"WORDS\" --max N, or --max N";
     if format == ToolFormat::Anthropic {
         return Failure::Other(format!(
             "{subject} (~{tokens} tokens) cannot be deferred: Anthropic's tool search takes at \
              most {}; {choose}",
-            output::thousands(max_tools)
+            thousands(max_tools)
         ));
     }
     let (why, raise) = match budget {
         Some(budget) if tools <= max_tools => (
-            format!("more than --budget {} tokens", output::thousands(budget)),
+            format!("more than --budget {} tokens", thousands(budget)),
             ", raise --budget",
         ),
         _ => (format!("OpenAI takes at most {max_tools} functions"), ""),

@@ -88,7 +88,7 @@ pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
 pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]
-pub use mcp::{mcp_cache_hints, mcp_page, mcp_progress, search_tools_result};
+pub use mcp::{ToolListing, mcp_cache_hints, mcp_page, mcp_progress, search_tools_result};
 pub use metadata::{LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};

@@ -979,8 +979,13 @@ fn largest(parts: impl Iterator<Item = (String, usize)>, total: usize) -> String
     text
 }
 
-/// A count with its thousands separated: `16,000`.
-fn thousands(n: usize) -> String {
+/// A count with its thousands separated, as findings write counts: `16,000`.
+///
+/// ```
+/// assert_eq!(halo_protocol::lint::thousands(4_228), "4,228");
+/// ```
+#[must_use]
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {

@@ -127,6 +127,102 @@ pub fn mcp_progress(
     note
 }
 
+/// How an MCP bridge lists a caller's tools: every one, or, above a budget, the two tools of
+/// progressive disclosure (`search_tools`, `call_tool`); output schemas only when small,
+/// unless all are asked for.
+///
+/// ```
+/// use halo_protocol::{Call, ToolEntry, ToolListing, ToolSchema, tool_definitions};
+///
+/// let definitions = tool_definitions(&[(ToolEntry::new("/ping", "GET", "ping", "Ping."),
+///                                       ToolSchema::new(Call::new("GET", "/ping")))]);
+/// let (tools, progressive) = ToolListing::default().tools(definitions.clone());
+/// assert_eq!((tools[0].name.as_ref(), progressive), ("ping", false));
+/// let (tools, progressive) = ToolListing::default().budget(Some(1)).tools(definitions);
+/// assert_eq!((tools[0].name.as_ref(), progressive), ("search_tools", true));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolListing {
+    /// Above this many estimated tokens, the two tools of progressive disclosure; `None`
+    /// lists every tool.
+    pub budget: Option<usize>,
+    /// Every output schema, not only those of at most
+    /// [`SMALL_OUTPUT_TOKENS`](crate::SMALL_OUTPUT_TOKENS).
+    pub all_output_schemas: bool,
+}
+
+impl Default for ToolListing {
+    fn default() -> Self {
+        Self {
+            budget: Some(crate::DEFAULT_TOOL_BUDGET),
+            all_output_schemas: false,
+        }
+    }
+}
+
+impl ToolListing {
+    /// Sets the budget (`None`: list every tool).
+    #[must_use]
+    pub fn budget(mut self, budget: Option<usize>) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Lists every output schema (or only small ones).
+    #[must_use]
+    pub fn all_output_schemas(mut self, all: bool) -> Self {
+        self.all_output_schemas = all;
+        self
+    }
+
+    /// The MCP tools to list for these definitions, and whether they are the two tools of
+    /// progressive disclosure.
+    #[must_use]
+    pub fn tools(
+        &self,
+        definitions: impl IntoIterator<Item = ToolDefinition>,
+    ) -> (Vec<Tool>, bool) {
+        let definitions: Vec<ToolDefinition> = definitions
+            .into_iter()
+            .map(|definition| {
+                if self.all_output_schemas {
+                    definition
+                } else {
+                    definition.with_output_within(crate::SMALL_OUTPUT_TOKENS)
+                }
+            })
+            .collect();
+        let cost: usize = definitions
+            .iter()
+            .map(ToolDefinition::estimated_tokens)
+            .sum();
+        if self.exceeded_by(cost) {
+            (Self::progressive(), true)
+        } else {
+            (definitions.iter().map(Tool::from).collect(), false)
+        }
+    }
+
+    /// Whether tools costing `tokens` are over the budget.
+    #[must_use]
+    pub fn exceeded_by(&self, tokens: usize) -> bool {
+        self.budget.is_some_and(|budget| tokens > budget)
+    }
+
+    /// `search_tools` and `call_tool`, as MCP tools.
+    #[must_use]
+    pub fn progressive() -> Vec<Tool> {
+        [
+            crate::search_tools_definition(),
+            crate::call_tool_definition(),
+        ]
+        .iter()
+        .map(Tool::from)
+        .collect()
+    }
+}
+
 /// The tools of one `tools/list` page: at most `page_size` of `tools` from the position
 /// `cursor` names (the start when `None`), with the cursor of the next page when more
 /// follow. Cursors are opaque to clients; these are decimal positions.

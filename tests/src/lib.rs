@@ -20,6 +20,7 @@
 //! ```
 
 pub mod corpus;
+pub mod generated;
 pub mod llm;
 pub mod mcp;
 pub mod redis;

@@ -17,6 +17,7 @@ use halo_client::Client;
 use halo_client::agent::{Agent, OpenAiProvider, RemoteTools, ToolSet as _, listed_tokens};
 use halo_client::protocol::{DEFAULT_TOOL_BUDGET, ToolDefinition};
 use halo_tests::corpus::Document;
+use halo_tests::generated::RESOURCES as THINGS;
 use halo_tests::llm::{Call, Recorded, ScriptedLlm, Turn};
 use serde_json::{Value, json};
 
@@ -184,49 +185,6 @@ async fn githubs_771_tools_reach_a_small_model_as_search_then_call() {
     assert_eq!(every.tool_names().len(), 771);
     assert_eq!(tools_bytes(every), all_bytes);
 }
-
-const THINGS: [&str; 40] = [
-    "shipment",
-    "invoice",
-    "customer",
-    "order",
-    "refund",
-    "coupon",
-    "review",
-    "supplier",
-    "payout",
-    "ticket",
-    "warehouse",
-    "product",
-    "category",
-    "discount",
-    "subscription",
-    "plan",
-    "address",
-    "carrier",
-    "parcel",
-    "label",
-    "pallet",
-    "driver",
-    "route",
-    "vehicle",
-    "employee",
-    "shift",
-    "team",
-    "project",
-    "task",
-    "comment",
-    "attachment",
-    "webhook",
-    "token",
-    "session",
-    "report",
-    "dashboard",
-    "alert",
-    "incident",
-    "backup",
-    "invitation",
-];
 
 const VERBS: [&str; 6] = ["list", "get", "update", "delete", "archive", "restore"];
 

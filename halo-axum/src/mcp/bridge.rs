@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use futures_util::future::{self, Either};
 use halo_protocol::{
-    CallRequest, Manifest, SMALL_OUTPUT_TOKENS, SearchRequest, ToolDefinition, ToolEntry,
-    ToolOutput, call_tool_definition, entry_schema, mcp_cache_hints, mcp_page, mcp_progress,
-    search_tools_definition, search_tools_result, tool_definitions,
+    CallRequest, Manifest, SearchRequest, ToolDefinition, ToolEntry, ToolListing, ToolOutput,
+    entry_schema, mcp_cache_hints, mcp_page, mcp_progress, search_tools_result, tool_definitions,
 };
 use http::HeaderMap;
 use http::header::{CACHE_CONTROL, VARY};
@@ -45,11 +44,8 @@ struct Shared {
 /// How `tools/list` lists the caller's tools.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Listing {
-    /// Above this many estimated tokens, only `search_tools` and `call_tool` are listed;
-    /// `None` lists every tool.
-    pub(super) budget: Option<usize>,
-    /// Every output schema, not only the small ones.
-    pub(super) all_output_schemas: bool,
+    /// All of them, or the tools of progressive disclosure above a budget.
+    pub(super) tools: ToolListing,
     /// Tools per page.
     pub(super) page_size: usize,
 }
@@ -87,26 +83,18 @@ impl Bridge {
         caller: Option<&Parts>,
         manifest: Manifest,
     ) -> Result<Vec<Tool>, ErrorData> {
-        let listing = self.shared.listing;
-        let progressive = || {
-            [search_tools_definition(), call_tool_definition()]
-                .iter()
-                .map(Tool::from)
-                .collect()
-        };
+        let listing = self.shared.listing.tools;
         // What the manifest alone says the tools cost at least: over budget, no tool need
         // be described.
-        if let Some(budget) = listing.budget {
-            let least: usize = manifest
-                .tools
-                .iter()
-                .map(|entry| {
-                    tool_definitions(&[(entry.clone(), entry_schema(entry))])[0].estimated_tokens()
-                })
-                .sum();
-            if least > budget {
-                return Ok(progressive());
-            }
+        let least: usize = manifest
+            .tools
+            .iter()
+            .map(|entry| {
+                tool_definitions(&[(entry.clone(), entry_schema(entry))])[0].estimated_tokens()
+            })
+            .sum();
+        if listing.exceeded_by(least) {
+            return Ok(ToolListing::progressive());
         }
         let described = self
             .shared
@@ -114,24 +102,7 @@ impl Bridge {
             .describe(caller, manifest.tools)
             .await
             .map_err(protocol_error)?;
-        let definitions: Vec<ToolDefinition> = tool_definitions(&described)
-            .into_iter()
-            .map(|definition| {
-                if listing.all_output_schemas {
-                    definition
-                } else {
-                    definition.with_output_within(SMALL_OUTPUT_TOKENS)
-                }
-            })
-            .collect();
-        let cost: usize = definitions
-            .iter()
-            .map(ToolDefinition::estimated_tokens)
-            .sum();
-        if listing.budget.is_some_and(|budget| cost > budget) {
-            return Ok(progressive());
-        }
-        Ok(definitions.iter().map(Tool::from).collect())
+        Ok(listing.tools(tool_definitions(&described)).0)
     }
 
     /// Answers `search_tools`: the caller's best matches, found by the layer's own search.
@@ -213,7 +184,7 @@ impl ServerHandler for Bridge {
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         // In progressive mode, the two tools it lists; an API tool of the same name is then
         // called through `call_tool`.
-        if self.shared.listing.budget.is_some() {
+        if self.shared.listing.tools.budget.is_some() {
             match request.name.as_ref() {
                 halo_protocol::SEARCH_TOOLS => {
                     return Ok(self.search(caller(&context), &arguments).await.into());

@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_protocol::{DEFAULT_TOOL_BUDGET, ToolEntry};
+use halo_protocol::{ToolEntry, ToolListing};
 use http::{HeaderName, Request};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -147,8 +147,7 @@ impl McpService {
             allowed_origins: None,
             instructions: None,
             listing: Listing {
-                budget: Some(DEFAULT_TOOL_BUDGET),
-                all_output_schemas: false,
+                tools: ToolListing::default(),
                 page_size: DEFAULT_PAGE_SIZE,
             },
         }
@@ -202,7 +201,7 @@ impl McpBuilder {
 
     /// The most tokens the tools a caller may see can cost before `tools/list` lists only
     /// `search_tools` and `call_tool` (progressive disclosure); 4,000 by default
-    /// ([`DEFAULT_TOOL_BUDGET`]), estimated by [`estimate_tokens`](halo_protocol::estimate_tokens).
+    /// ([`DEFAULT_TOOL_BUDGET`](halo_protocol::DEFAULT_TOOL_BUDGET)), estimated by [`estimate_tokens`](halo_protocol::estimate_tokens).
     ///
     /// `search_tools` answers the caller's best matches (the layer's own `OPTIONS /?q=`
     /// search) with their names, descriptions and input schemas; `call_tool` calls one by
@@ -219,13 +218,13 @@ impl McpBuilder {
     /// # let _ = mcp;
     /// ```
     pub fn tool_budget(mut self, tokens: usize) -> Self {
-        self.listing.budget = Some(tokens);
+        self.listing.tools = self.listing.tools.budget(Some(tokens));
         self
     }
 
     /// Lists every tool the caller may see, whatever they cost (no `search_tools`).
     pub fn list_all_tools(mut self) -> Self {
-        self.listing.budget = None;
+        self.listing.tools = self.listing.tools.budget(None);
         self
     }
 
@@ -233,7 +232,7 @@ impl McpBuilder {
     /// [`SMALL_OUTPUT_TOKENS`](halo_protocol::SMALL_OUTPUT_TOKENS) estimated tokens are,
     /// since a large one costs a model more than it helps it.
     pub fn all_output_schemas(mut self) -> Self {
-        self.listing.all_output_schemas = true;
+        self.listing.tools = self.listing.tools.all_output_schemas(true);
         self
     }
 
