@@ -11,6 +11,11 @@
 //! - [`Client::invoke_stream`] calls a tool for its events as they happen (Server-Sent
 //!   Events): a [`ToolStream`] that resumes across dropped connections without running the
 //!   tool again, and yields each event exactly once.
+//! - [`Client::search`] finds the tools for a task (`OPTIONS /?q=`, or the client's own
+//!   ranking over the manifest when the server does not search).
+//! - [`export_tools`] and [`ExportOptions`] turn tools into OpenAI or Anthropic tool
+//!   definitions, within each vendor's limits (OpenAI's 128 functions, tool search with
+//!   `defer_loading`, strict mode via [`strict_schema`]).
 //! - [`Error`] keeps a failed call's status and problem details for the model to read, and
 //!   never carries a secret.
 //! - [`agent`] (feature `agent`): an LLM agent that answers a task by calling an API's
