@@ -1,8 +1,9 @@
 //! `halo mcp`: an MCP server over stdio whose tools are a HALO API's tools.
 //!
 //! The tools come from discovery (`OPTIONS /`, then each path's schemas) and are turned into
-//! MCP tools by [`tool_definitions`], the conversion the exports use too. A call goes through
-//! halo-client ([`Client::call`]): the host's credentials, arguments placed where the schema
+//! MCP tools by [`tool_definitions`](halo_client::protocol::tool_definitions), the conversion
+//! the exports use too. A call goes through halo-client ([`Client::call`]): the host's
+//! credentials, arguments placed where the schema
 //! says, retries only when safe. A `4xx`/`5xx` answer is a tool result with `isError` and the
 //! problem details, so the model reads what went wrong.
 //!
