@@ -12,6 +12,7 @@ mod splice;
 mod templates;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use halo_protocol::{
@@ -236,8 +237,10 @@ pub(crate) struct Registry {
     languages: Vec<String>,
     /// The headers API keys travel in, by the security schemes.
     key_headers: Vec<HeaderName>,
-    /// Every tool, indexed for `OPTIONS /?q=`.
-    index: ToolIndex,
+    /// Every tool, indexed for `OPTIONS /?q=` on the first search: building it costs about
+    /// as much as the rest of the registry (some 50 ms for 1,000 tools), which an app that
+    /// is never searched should not pay at start-up.
+    index: OnceLock<ToolIndex>,
     /// Everything, for everyone, in the base language.
     full: View,
 }
@@ -399,9 +402,8 @@ impl Registry {
             return Err(BuildError::unknown_operation(operation_id));
         }
 
-        let index = ToolIndex::new(tools.iter().map(|tool| (&tool.entry, Some(&tool.schema))));
         let mut registry = Self {
-            index,
+            index: OnceLock::new(),
             manifest_head: manifest_head(document.get("info"))?,
             tools,
             templates,
@@ -414,6 +416,17 @@ impl Registry {
         registry.check_links()?;
         registry.full = registry.render(None, None);
         Ok(registry)
+    }
+
+    /// The search index over every tool, built on first use.
+    fn index(&self) -> &ToolIndex {
+        self.index.get_or_init(|| {
+            ToolIndex::new(
+                self.tools
+                    .iter()
+                    .map(|tool| (&tool.entry, Some(&tool.schema))),
+            )
+        })
     }
 
     /// The view for everyone in the base language, rendered at start-up.
@@ -697,7 +710,7 @@ impl View {
         filter: &TagFilter,
         language: Option<&str>,
     ) -> Cached {
-        let hits = registry.index.search(&search.q, usize::MAX, |index| {
+        let hits = registry.index().search(&search.q, usize::MAX, |index| {
             self.shown[index]
                 && filter.matches(registry.tools[index].entry.tags.iter().map(String::as_str))
         });
