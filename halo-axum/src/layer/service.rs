@@ -7,7 +7,7 @@ use http::{Method, Request};
 use tower_service::Service;
 
 use super::ResponseFuture;
-use crate::catalog::{self, Documents};
+use crate::catalog::{self, Document, Documents};
 use crate::discovery::{Discovery, Viewer};
 use crate::execute::{self, Shared};
 
@@ -49,6 +49,49 @@ impl<S> Halo<S> {
     /// Unwraps the inner service.
     pub fn into_inner(self) -> S {
         self.inner
+    }
+}
+
+impl<S> Halo<S>
+where
+    S: Service<Request<Body>, Response = Response> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    /// Answers a discovery document the app opted in to. Kept out of `call` (never
+    /// inlined): the requests every app passes through should not carry its code.
+    #[inline(never)]
+    fn catalog(
+        &mut self,
+        documents: Arc<Documents>,
+        document: Document,
+        request: Request<Body>,
+    ) -> ResponseFuture<S::Future, S::Error> {
+        let shared = &self.shared;
+        if shared.authenticator.is_none() || !document.is_personal() {
+            let head = request.method() == Method::HEAD;
+            let registry = &shared.discovery.registry;
+            let answer = documents.answer(
+                document,
+                registry,
+                Viewer::Everyone,
+                request.headers(),
+                head,
+            );
+            return match answer {
+                Some(response) => ResponseFuture::ready(response),
+                None => ResponseFuture::inner(self.inner.call(request)),
+            };
+        }
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        ResponseFuture::boxed(Box::pin(catalog::serve(
+            documents,
+            Arc::clone(shared),
+            ready,
+            request,
+            document,
+        )))
     }
 }
 
@@ -100,30 +143,8 @@ where
         if let Some(documents) = &self.catalogs
             && let Some(document) = documents.document(request.method(), request.uri().path())
         {
-            if shared.authenticator.is_none() || !document.is_personal() {
-                let head = request.method() == Method::HEAD;
-                let registry = &shared.discovery.registry;
-                let answer = documents.answer(
-                    document,
-                    registry,
-                    Viewer::Everyone,
-                    request.headers(),
-                    head,
-                );
-                return match answer {
-                    Some(response) => ResponseFuture::ready(response),
-                    None => ResponseFuture::inner(self.inner.call(request)),
-                };
-            }
-            let clone = self.inner.clone();
-            let ready = std::mem::replace(&mut self.inner, clone);
-            return ResponseFuture::boxed(Box::pin(catalog::serve(
-                Arc::clone(documents),
-                Arc::clone(shared),
-                ready,
-                request,
-                document,
-            )));
+            let documents = Arc::clone(documents);
+            return self.catalog(documents, document, request);
         }
         let streaming = execute::wants_stream(request.headers());
         let registry = &shared.discovery.registry;
