@@ -64,7 +64,10 @@ impl<'a> Disclosure<'a> {
     pub(crate) fn new<T: ToolSet + ?Sized>(tools: &'a T, budget: Option<usize>) -> Self {
         let definitions = tools.definitions();
         let progressive = budget.and_then(|budget| {
-            let costs: Vec<usize> = definitions.iter().map(listed).collect();
+            let costs: Vec<usize> = definitions
+                .iter()
+                .map(ToolDefinition::function_tokens)
+                .collect();
             if costs.iter().sum::<usize>() <= budget {
                 return None;
             }
@@ -341,17 +344,10 @@ fn bad_request(detail: String) -> ToolOutput {
 /// ```
 #[must_use]
 pub fn listed_tokens(definitions: &[ToolDefinition]) -> usize {
-    definitions.iter().map(listed).sum()
-}
-
-/// What listing one definition costs, without its output schema.
-fn listed(definition: &ToolDefinition) -> usize {
-    if definition.output_schema.is_none() {
-        return definition.estimated_tokens();
-    }
-    let mut listed = definition.clone();
-    listed.output_schema = None;
-    listed.estimated_tokens()
+    definitions
+        .iter()
+        .map(ToolDefinition::function_tokens)
+        .sum()
 }
 
 /// Whether a catalog holds these definitions, in this order.

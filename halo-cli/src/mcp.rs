@@ -18,7 +18,6 @@
 //! with `notifications/tools/list_changed`. Standard output carries MCP frames only: what
 //! `halo` has to say goes to standard error.
 
-use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -142,8 +141,6 @@ struct Toolset {
     listed: Vec<Tool>,
     /// Whether the tools are found through `search_tools`.
     progressive: bool,
-    /// The schema of each tool, by its MCP name.
-    schemas: HashMap<String, ToolSchema>,
     /// `ttlMs` and `cacheScope` of the listing, from discovery's caching headers.
     hints: (u64, CacheScope),
 }
@@ -155,21 +152,20 @@ impl Toolset {
         hints: (u64, CacheScope),
     ) -> Self {
         let catalog = ToolCatalog::new(&described);
-        let schemas = catalog
-            .definitions()
-            .iter()
-            .zip(&described)
-            .map(|(definition, (_, schema))| (definition.name.clone(), schema.clone()))
-            .collect();
         let (listed, progressive) = listing.tools(catalog.definitions().iter().cloned());
         Self {
             described,
             catalog,
             listed,
             progressive,
-            schemas,
             hints,
         }
+    }
+
+    /// The schema of the tool an MCP name names.
+    fn schema(&self, name: &str) -> Option<&ToolSchema> {
+        let (index, _) = self.catalog.get(name)?;
+        Some(&self.described[index].1)
     }
 }
 
@@ -199,7 +195,7 @@ impl Bridge {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let toolset = self.toolset();
-        let Some(schema) = toolset.schemas.get(name) else {
+        let Some(schema) = toolset.schema(name) else {
             return Err(ErrorData::invalid_params(
                 format!("no tool is named `{name}`"),
                 None,
@@ -448,7 +444,7 @@ mod tests {
         assert_eq!(toolset.listed.len(), 1);
         assert_eq!(toolset.listed[0].name, "refund");
         assert_eq!(
-            toolset.schemas["refund"].call.url,
+            toolset.schema("refund").unwrap().call.url,
             "/api/payments/{id}/refund"
         );
     }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use common::{Run, halo, halo_with_env};
+use common::{Run, halo, halo_with_env, serve};
 use serde_json::{Value, json};
 
 /// The bookstore on `127.0.0.1:<free port>`, served by a background thread with its own
@@ -14,28 +14,6 @@ use serde_json::{Value, json};
 fn server() -> &'static str {
     static BASE: OnceLock<String> = OnceLock::new();
     BASE.get_or_init(|| serve(bookstore::app()))
-}
-
-/// Serves `app` on `127.0.0.1:<free port>` from a background thread with its own runtime, for
-/// as long as the test process lives; its base URL.
-fn serve(app: axum::Router) -> String {
-    let (ready, address) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind 127.0.0.1:0");
-            ready
-                .send(listener.local_addr().expect("local address"))
-                .expect("report the address");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
-    format!("http://{}", address.recv().expect("the server starts"))
 }
 
 /// `host:port` of the server.

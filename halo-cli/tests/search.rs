@@ -7,33 +7,13 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{Run, halo};
+use common::{Run, halo, serve};
 use serde_json::Value;
 
 /// The bookstore on `127.0.0.1:<free port>`, for as long as the test process lives.
 fn server() -> &'static str {
     static BASE: OnceLock<String> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let (ready, address) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind 127.0.0.1:0");
-                ready
-                    .send(listener.local_addr().expect("local address"))
-                    .expect("report the address");
-                axum::serve(listener, bookstore::app())
-                    .await
-                    .expect("serve");
-            });
-        });
-        format!("http://{}", address.recv().expect("the server starts"))
-    })
+    BASE.get_or_init(|| serve(bookstore::app()))
 }
 
 /// `halo --bearer demo-admin ARGS`: the bookstore's admin, who may see every tool.

@@ -226,11 +226,7 @@ fn problem_of(status: u16, body: Value) -> Problem {
         Value::String(text) => text,
         other => other.to_string(),
     };
-    let mut end = detail.len().min(MAX_DETAIL);
-    while !detail.is_char_boundary(end) {
-        end -= 1;
-    }
-    Problem::new(status).with_detail(&detail[..end])
+    Problem::new(status).with_detail(crate::search::truncate(&detail, MAX_DETAIL))
 }
 
 /// The definitions of the tools, in the order given, with names made valid and unique

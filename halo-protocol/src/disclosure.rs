@@ -30,15 +30,32 @@ impl ToolDefinition {
     /// (when it has one) as JSON.
     #[must_use]
     pub fn estimated_tokens(&self) -> usize {
+        self.function_tokens()
+            + self
+                .output_schema
+                .as_ref()
+                .map_or(0, |output| json_tokens(output) + 4)
+    }
+
+    /// What this definition costs as a function tool of an LLM API, which carries no output
+    /// schema: [`estimated_tokens`](Self::estimated_tokens) without it.
+    ///
+    /// ```
+    /// use halo_protocol::{Call, ToolEntry, ToolSchema, tool_definitions};
+    /// use serde_json::json;
+    ///
+    /// let mut schema = ToolSchema::new(Call::new("GET", "/books"));
+    /// schema.output = Some(json!({"type": "object", "properties": {"title": {"type": "string"}}}));
+    /// let tool = &tool_definitions(&[(ToolEntry::new("/books", "GET", "list_books", "List"), schema)])[0];
+    /// assert!(tool.function_tokens() < tool.estimated_tokens());
+    /// ```
+    #[must_use]
+    pub fn function_tokens(&self) -> usize {
         let mut tokens = estimate_tokens(&self.name) + estimate_tokens(&self.description) + 12;
         if let Some(title) = &self.title {
             tokens += estimate_tokens(title) + 4;
         }
-        tokens += json_tokens(&self.input_schema);
-        if let Some(output) = &self.output_schema {
-            tokens += json_tokens(output) + 4;
-        }
-        tokens
+        tokens + json_tokens(&self.input_schema)
     }
 
     /// The definition without an output schema that costs more than `max_tokens`.

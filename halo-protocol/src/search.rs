@@ -273,7 +273,7 @@ fn weighted(text: &mut String) -> impl FnMut(&str, usize) + '_ {
 }
 
 /// `text` cut to at most `max` bytes, at a character boundary.
-fn truncate(text: &str, max: usize) -> &str {
+pub(crate) fn truncate(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }

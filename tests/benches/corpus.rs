@@ -22,10 +22,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
 use halo_axum::HaloBuilder;
 use halo_tests::corpus::Document;
-use http::{Method, Request, StatusCode};
+use halo_tests::discovery_request;
+use http::StatusCode;
 use serde_json::Value;
 
 const METHODS: [&str; 8] = [
@@ -72,7 +72,10 @@ fn main() {
                 .build()
                 .expect("builds"),
         );
-        let (_, body) = runtime().block_on(halo_tests::oneshot(&app, discover(&concrete(path))));
+        let (_, body) = runtime().block_on(halo_tests::oneshot(
+            &app,
+            discovery_request(&concrete(path)),
+        ));
         println!("{}", String::from_utf8_lossy(&body));
         return;
     }
@@ -292,8 +295,10 @@ fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
         if template == "/" || !served_paths.insert(template) {
             continue;
         }
-        let (status, body) =
-            runtime.block_on(halo_tests::oneshot(&app, discover(&concrete(template))));
+        let (status, body) = runtime.block_on(halo_tests::oneshot(
+            &app,
+            discovery_request(&concrete(template)),
+        ));
         assert_eq!(status, StatusCode::OK, "{template}");
         let served: Vec<Value> = serde_json::from_slice(&body).expect("JSON");
         for tool in served {
@@ -331,15 +336,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
-fn discover(uri: &str) -> Request<Body> {
-    Request::builder()
-        .method(Method::OPTIONS)
-        .uri(uri)
-        .header("accept", "application/llm+json")
-        .body(Body::empty())
-        .expect("a request")
-}
-
 /// Requests per second of GitHub's `OPTIONS /` and of its largest path, each over the
 /// bookstore's `OPTIONS /`, alternating batches.
 fn throughput() -> (f64, f64) {
@@ -354,7 +350,7 @@ fn throughput() -> (f64, f64) {
     let cases: [(&Router, &str); 3] = [(&bookstore, "/"), (&github, "/"), (&github, large)];
     let mut sizes = Vec::new();
     for (app, uri) in cases {
-        let (status, body) = runtime.block_on(halo_tests::oneshot(app, discover(uri)));
+        let (status, body) = runtime.block_on(halo_tests::oneshot(app, discovery_request(uri)));
         assert_eq!(status, StatusCode::OK, "{uri}");
         sizes.push(body.len());
     }
@@ -366,7 +362,7 @@ fn throughput() -> (f64, f64) {
             let start = Instant::now();
             runtime.block_on(async {
                 for _ in 0..BATCH {
-                    black_box(halo_tests::oneshot(*app, discover(uri)).await);
+                    black_box(halo_tests::oneshot(*app, discovery_request(uri)).await);
                 }
             });
             best[i] = best[i].min(start.elapsed() / BATCH);

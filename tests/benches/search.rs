@@ -14,11 +14,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
 use halo_axum::HaloBuilder;
 use halo_axum::protocol::{Manifest, ToolEntry, ToolIndex, ToolSchema};
 use halo_tests::corpus::{Document, GITHUB_TASKS};
-use http::{Method, Request};
+use halo_tests::discovery_request;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -32,7 +31,7 @@ fn main() {
                 .expect("builds"),
         );
         runtime.block_on(async {
-            let (_, body) = halo_tests::oneshot(&app, discover("/")).await;
+            let (_, body) = halo_tests::oneshot(&app, discovery_request("/")).await;
             let manifest: Manifest = serde_json::from_slice(&body).expect("a manifest");
             for entry in manifest.tools {
                 // A tool at `/` has no schema of its own: `OPTIONS /` is the manifest.
@@ -42,7 +41,7 @@ fn main() {
                     continue;
                 }
                 let concrete = entry.url.replace(['{', '}'], "");
-                let (_, body) = halo_tests::oneshot(&app, discover(&concrete)).await;
+                let (_, body) = halo_tests::oneshot(&app, discovery_request(&concrete)).await;
                 let schemas: Vec<ToolSchema> = serde_json::from_slice(&body).expect("schemas");
                 let schema = schemas
                     .into_iter()
@@ -126,13 +125,4 @@ fn median(runs: usize, mut once: impl FnMut() -> Duration) -> Duration {
     let mut times: Vec<Duration> = (0..runs).map(|_| once()).collect();
     times.sort();
     times[runs / 2]
-}
-
-fn discover(uri: &str) -> Request<Body> {
-    Request::builder()
-        .method(Method::OPTIONS)
-        .uri(uri)
-        .header("accept", "application/llm+json")
-        .body(Body::empty())
-        .expect("a request")
 }

@@ -273,6 +273,21 @@ impl utoipa::Modify for BearerScheme {
     }
 }
 
+/// An in-process HALO discovery request: `OPTIONS uri` with `Accept: application/llm+json`,
+/// for [`oneshot`].
+///
+/// # Panics
+/// When `uri` is not a valid request target.
+#[must_use]
+pub fn discovery_request(uri: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::builder()
+        .method(axum::http::Method::OPTIONS)
+        .uri(uri)
+        .header("accept", "application/llm+json")
+        .body(axum::body::Body::empty())
+        .expect("a request")
+}
+
 /// Calls a clone of `service` once, in process, and reads the whole body, as a server would
 /// write it: for benchmarks and tests that need no network.
 ///

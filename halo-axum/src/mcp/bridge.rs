@@ -36,9 +36,17 @@ struct Shared {
     local: Local,
     /// Every tool of the app by name, whoever may see it. The layer's names are already
     /// unique and valid for MCP, so they are the MCP names for every caller.
-    tools: HashMap<String, ToolEntry>,
+    tools: HashMap<String, Known>,
     info: ServerConfig,
     listing: Listing,
+}
+
+/// A tool of the app, as the bridge knows it from start-up.
+struct Known {
+    entry: ToolEntry,
+    /// What listing it costs at least (its entry alone, in estimated tokens): enough to
+    /// know, from the manifest, that a caller's tools are over the budget.
+    least_tokens: usize,
 }
 
 /// How `tools/list` lists the caller's tools.
@@ -64,7 +72,17 @@ impl Bridge {
         }
         let tools = tools
             .into_iter()
-            .map(|entry| (entry.name.clone(), entry))
+            .map(|entry| {
+                let least_tokens = tool_definitions(&[(entry.clone(), entry_schema(&entry))])[0]
+                    .estimated_tokens();
+                (
+                    entry.name.clone(),
+                    Known {
+                        entry,
+                        least_tokens,
+                    },
+                )
+            })
             .collect();
         Self {
             shared: Arc::new(Shared {
@@ -89,9 +107,8 @@ impl Bridge {
         let least: usize = manifest
             .tools
             .iter()
-            .map(|entry| {
-                tool_definitions(&[(entry.clone(), entry_schema(entry))])[0].estimated_tokens()
-            })
+            .filter_map(|entry| self.shared.tools.get(&entry.name))
+            .map(|known| known.least_tokens)
             .sum();
         if listing.exceeded_by(least) {
             return Ok(ToolListing::progressive());
@@ -216,7 +233,7 @@ impl Bridge {
         let local = &self.shared.local;
         // A tool the caller may not see is answered as one that does not exist.
         let no_such_tool = || ErrorData::invalid_params(format!("no tool is named `{name}`"), None);
-        let entry = self.shared.tools.get(name).ok_or_else(no_such_tool)?;
+        let entry = &self.shared.tools.get(name).ok_or_else(no_such_tool)?.entry;
         // One discovery request, as the caller: the path's schemas, which are the ones it
         // may see. A tool at `/` has no schema of its own; the manifest lists it or not.
         let schema = if entry.url == "/" {

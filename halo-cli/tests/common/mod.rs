@@ -67,3 +67,25 @@ pub fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
     }
 }
+
+/// Serves `app` on `127.0.0.1:<free port>` from a background thread with its own runtime, for
+/// as long as the test process lives; its base URL.
+pub fn serve(app: axum::Router) -> String {
+    let (ready, address) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind 127.0.0.1:0");
+            ready
+                .send(listener.local_addr().expect("local address"))
+                .expect("report the address");
+            axum::serve(listener, app).await.expect("serve");
+        });
+    });
+    format!("http://{}", address.recv().expect("the server starts"))
+}
