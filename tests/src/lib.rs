@@ -274,7 +274,7 @@ impl utoipa::Modify for BearerScheme {
 }
 
 /// An in-process HALO discovery request: `OPTIONS uri` with `Accept: application/llm+json`,
-/// for [`oneshot`].
+/// for [`oneshot()`].
 ///
 /// # Panics
 /// When `uri` is not a valid request target.
