@@ -161,5 +161,5 @@ awk '
 if [ "$metrics" = 1 ]; then
   echo
   echo "GET /metrics, the tool counters:"
-  curl -s "$base/metrics" | grep '^halo_tool_calls_total' || true
+  curl -s -H 'Authorization: Bearer demo-admin' "$base/metrics" | grep '^halo_tool_calls_total' || true
 fi

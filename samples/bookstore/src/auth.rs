@@ -2,7 +2,7 @@
 //!
 //! | credential | principal | scopes |
 //! |---|---|---|
-//! | `Authorization: Bearer demo-admin` | `admin` | every scope the operations require, and the read scopes |
+//! | `Authorization: Bearer demo-admin` | `admin` | every scope the operations require, the read scopes, and `admin` |
 //! | `Authorization: Bearer demo-reader` | `reader` | the read scopes: `books:read`, `orders:read`, `payments:read` |
 //! | `X-API-Key: demo-key` | `inventory` | none: the inventory operations accept the key itself, or a bearer token with the scope `inventory` |
 //!
@@ -12,15 +12,28 @@
 //! unknown credentials, `403` for missing scopes) and shows each caller, in discovery, only
 //! the operations it may call. Handlers that need to know the caller take
 //! [`halo_axum::Principal`].
+//!
+//! The layer checks only what HALO describes. `GET /openapi.json` (the whole API, every admin
+//! operation included) and `GET /metrics` (tool names and use) are not tools, so
+//! [`AdminOnly`] guards them with the same authenticator: they answer only callers with
+//! [`ADMIN_SCOPE`], which only `demo-admin` holds.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use axum::http::HeaderName;
-use halo_axum::{Principal, StaticAuthenticator};
+use axum::extract::{Request, State};
+use axum::http::header::WWW_AUTHENTICATE;
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use halo_axum::{Authenticator, Principal, StaticAuthenticator};
 use serde_json::Value;
 use utoipa::Modify;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+
+use crate::error::ApiError;
 
 /// The bearer token that holds every scope.
 pub const ADMIN_TOKEN: &str = "demo-admin";
@@ -38,6 +51,10 @@ pub const API_KEY_SCHEME: &str = "api_key";
 
 /// The scopes of [`READER_TOKEN`].
 pub const READ_SCOPES: &[&str] = &["books:read", "orders:read", "payments:read"];
+
+/// The scope of the routes only administrators may read, `GET /openapi.json` and
+/// `GET /metrics` (see [`AdminOnly`]); only [`ADMIN_TOKEN`] holds it.
+pub const ADMIN_SCOPE: &str = "admin";
 
 /// Registers the `bearer` (HTTP bearer) and `api_key` (`X-API-Key` header) security schemes.
 #[derive(Debug, Clone, Copy)]
@@ -68,7 +85,8 @@ impl Modify for SecuritySchemes {
 /// The demo credentials for the API described by `api`, with scopes read from `api`'s
 /// `security` requirements, so that an operation added with a new scope needs no change here:
 ///
-/// - [`ADMIN_TOKEN`] holds every scope any requirement names, and [`READ_SCOPES`];
+/// - [`ADMIN_TOKEN`] holds every scope any requirement names, [`READ_SCOPES`] and
+///   [`ADMIN_SCOPE`];
 /// - [`READER_TOKEN`] holds [`READ_SCOPES`];
 /// - [`API_KEY`], sent in [`API_KEY_HEADER`], holds the scopes required under the
 ///   [`API_KEY_SCHEME`] (none today). The layer tells the key from a bearer token, so the
@@ -87,6 +105,7 @@ pub fn authenticator(api: &OpenApi) -> StaticAuthenticator {
         .flatten()
         .map(String::as_str)
         .chain(READ_SCOPES.iter().copied())
+        .chain([ADMIN_SCOPE])
         .collect();
     let key_scopes = required.get(API_KEY_SCHEME).into_iter().flatten();
     let key_header =
@@ -105,6 +124,96 @@ pub fn authenticator(api: &OpenApi) -> StaticAuthenticator {
             API_KEY,
             Principal::new("inventory").with_scopes(key_scopes.map(String::as_str)),
         )
+}
+
+/// Lets through only callers with [`ADMIN_SCOPE`], as the HALO layer's authenticator
+/// identifies them: the guard of routes HALO does not describe, which the layer does not
+/// check. Used as a middleware with [`admin_only`].
+///
+/// Refusals are problem details (`application/problem+json`): `401` with a `Bearer` challenge
+/// (RFC 6750) without credentials or with credentials that are not valid, `403` with an
+/// `insufficient_scope` challenge for any other caller.
+///
+/// ```
+/// use axum::{Router, middleware, routing::get};
+/// use bookstore::auth::{self, AdminOnly};
+///
+/// let guard = AdminOnly::new(auth::authenticator(&bookstore::openapi()), "Bookstore");
+/// let internal: Router = Router::new()
+///     .route("/internal", get(|| async { "for administrators" }))
+///     .route_layer(middleware::from_fn_with_state(guard, auth::admin_only));
+/// # let _ = internal;
+/// ```
+#[derive(Debug, Clone)]
+pub struct AdminOnly {
+    authenticator: Arc<StaticAuthenticator>,
+    /// `WWW-Authenticate` without credentials, with credentials that are not valid, and
+    /// with too few scopes.
+    challenges: Arc<[HeaderValue; 3]>,
+}
+
+impl AdminOnly {
+    /// A guard that identifies callers with `authenticator` (the HALO layer's, from
+    /// [`authenticator`]) and names `realm` (the API's title, as the layer does) in its
+    /// challenges.
+    #[must_use]
+    pub fn new(authenticator: StaticAuthenticator, realm: &str) -> Self {
+        let realm: String = realm
+            .chars()
+            .filter(|c| *c == ' ' || (c.is_ascii_graphic() && !matches!(c, '"' | '\\')))
+            .collect();
+        let challenge = |params: &str| {
+            HeaderValue::try_from(format!("Bearer realm=\"{realm}\"{params}"))
+                .unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+        };
+        Self {
+            authenticator: Arc::new(authenticator),
+            challenges: Arc::new([
+                challenge(""),
+                challenge(", error=\"invalid_token\""),
+                challenge(&format!(
+                    ", error=\"insufficient_scope\", scope=\"{ADMIN_SCOPE}\""
+                )),
+            ]),
+        }
+    }
+
+    /// The administrator who sent the request whose head is `parts`, or the response that
+    /// refuses it.
+    ///
+    /// # Errors
+    /// The `401` or `403` problem to answer instead of the route.
+    pub async fn check(&self, parts: &Parts) -> Result<Principal, Response> {
+        let [missing, invalid, insufficient] = &*self.challenges;
+        let (status, detail, challenge) = match self.authenticator.authenticate(parts).await {
+            Ok(Some(caller)) if caller.has_scope(ADMIN_SCOPE) => return Ok(caller),
+            Ok(Some(_)) => (
+                StatusCode::FORBIDDEN,
+                format!("only administrators (scope `{ADMIN_SCOPE}`) may read this"),
+                insufficient,
+            ),
+            Ok(None) => (
+                StatusCode::UNAUTHORIZED,
+                "this route needs an administrator's bearer token".to_owned(),
+                missing,
+            ),
+            Err(rejected) => (StatusCode::UNAUTHORIZED, rejected.to_string(), invalid),
+        };
+        let mut response = ApiError::new(status, detail).into_response();
+        response
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, challenge.clone());
+        Err(response)
+    }
+}
+
+/// The middleware of [`AdminOnly`]: `axum::middleware::from_fn_with_state(guard, admin_only)`.
+pub async fn admin_only(State(guard): State<AdminOnly>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    match guard.check(&parts).await {
+        Ok(_) => next.run(Request::from_parts(parts, body)).await,
+        Err(refused) => refused,
+    }
 }
 
 /// The scopes named by `api`'s `security` requirements (the document's and every

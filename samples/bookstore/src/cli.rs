@@ -1,6 +1,10 @@
 //! Command-line arguments of the `bookstore` binary.
 
+use std::time::Duration;
+
 use clap::Parser;
+
+use crate::server::DEFAULT_MAX_CONNECTIONS;
 
 /// The address the server listens on when none is given.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
@@ -49,6 +53,29 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub llm_api_key: Option<String>,
+    /// Close a connection that takes longer than SECS (decimals allowed, e.g. 0.5) to send a
+    /// request's headers, counted from when the server starts waiting for them: on a new
+    /// connection, and on a kept-alive one after each answer, so it is also the keep-alive
+    /// timeout.
+    #[arg(
+        long,
+        env = "HALO_HEADER_TIMEOUT",
+        value_name = "SECS",
+        default_value = "10",
+        value_parser = parse_seconds
+    )]
+    pub header_timeout: Duration,
+    /// Keep at most N connections open; past it, new connections wait in the kernel's listen
+    /// backlog (holding no file descriptor) until others close. Keep it below the process's
+    /// open-file limit (`ulimit -n`).
+    #[arg(
+        long,
+        env = "HALO_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_CONNECTIONS,
+        value_parser = parse_max_connections
+    )]
+    pub max_connections: usize,
 }
 
 impl Cli {
@@ -63,6 +90,32 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         Self::try_parse_from(args)
+    }
+
+    /// The serving limits these arguments ask for.
+    #[must_use]
+    pub fn limits(&self) -> crate::Limits {
+        crate::Limits::default()
+            .header_timeout(self.header_timeout)
+            .max_connections(self.max_connections)
+    }
+}
+
+/// Accepts a number of seconds above 0 and at most an hour.
+fn parse_seconds(value: &str) -> Result<Duration, String> {
+    match value.trim().parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 3600.0 => Ok(Duration::from_secs_f64(seconds)),
+        _ => Err(format!(
+            "{value:?} is not a number of seconds above 0 and at most 3600"
+        )),
+    }
+}
+
+/// Accepts a whole number from 1 to 1,000,000.
+fn parse_max_connections(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(format!("{value:?} is not a whole number from 1 to 1000000")),
     }
 }
 

@@ -10,9 +10,16 @@
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-//! axum::serve(listener, bookstore::app()).await
+//! bookstore::serve(listener, bookstore::app(), bookstore::Limits::default(), async {
+//!     let _ = tokio::signal::ctrl_c().await;
+//! })
+//! .await;
+//! # Ok(())
 //! # }
 //! ```
+//!
+//! [`serve`] closes connections that take more than 10 s to send a request's headers (or sit
+//! idle that long between requests) and accepts at most 512 at once ([`server`]).
 //!
 //! Demo credentials (see [`auth`]): bearer tokens `demo-admin` (every scope) and `demo-reader`
 //! (read scopes), and the API key `X-API-Key: demo-key` for inventory. The HALO layer enforces
@@ -31,6 +38,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::Uri;
 use axum::http::header::CONTENT_TYPE;
+use axum::middleware;
 use axum::routing::get;
 use halo_agent::LlmProvider;
 use halo_axum::agents::Agents;
@@ -38,6 +46,7 @@ use halo_axum::mcp::McpService;
 use halo_axum::playground::Playground;
 use halo_axum::{Catalogs, HaloLayer, JsonLinesSink, Prometheus, RedisStore};
 use tower_http::cors::CorsLayer;
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -47,10 +56,13 @@ pub mod agents;
 pub mod auth;
 pub mod cli;
 pub mod error;
+pub mod logging;
 pub mod model;
 mod routes;
+pub mod server;
 mod store;
 
+pub use server::{Limits, serve};
 pub use store::AppState;
 
 use auth::SecuritySchemes;
@@ -110,11 +122,15 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The complete application over a freshly seeded store.
 ///
 /// Layers, inside out: the API routes, `GET /openapi.json` and `GET /health` (and with
-/// [`Options::metrics`], `GET /metrics`), request tracing, CORS
-/// (permissive: this is a demo), and outermost the HALO layer, which must see `OPTIONS`
-/// requests before CORS answers them. The HALO layer also identifies callers with the demo
-/// credentials of [`auth::authenticator`]: it shows each caller only the tools it may call,
-/// and checks credentials, scopes and input before a handler runs.
+/// [`Options::metrics`], `GET /metrics`), request tracing (credentials left out, see
+/// [`logging`]), CORS (permissive: this is a demo), and the HALO layer, which must see
+/// `OPTIONS` requests before CORS answers them; outermost, every route's credential headers
+/// are marked sensitive ([`logging::sensitive_headers`]). The HALO layer also identifies
+/// callers with the demo credentials of [`auth::authenticator`]: it shows each caller only
+/// the tools it may call, and checks credentials, scopes and input before a handler runs.
+/// `/openapi.json` and `/metrics`, which it does not describe, answer only the
+/// administrator, checked by the same authenticator ([`auth::AdminOnly`]); `/health`
+/// answers everyone.
 ///
 /// `/mcp` serves the same tools over MCP (streamable HTTP) to the caller its credentials
 /// name, each call dispatched in process through the HALO layer
@@ -122,9 +138,10 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// to see and try the tools in a browser ([`halo_axum::playground::Playground`]).
 ///
 /// The layer also serves the discovery documents of [`Catalogs::all`]: the RFC 9727 API
-/// catalog at `/.well-known/api-catalog` (linking the manifest, `/openapi.json` and the
-/// playground), a Markdown digest of the caller's tools at `/llms.txt`, and, when the
-/// shopping assistant is hosted, an A2A agent card at `/.well-known/agent-card.json`.
+/// catalog at `/.well-known/api-catalog` (linking the manifest, `/openapi.json`, for the
+/// administrator, and the playground), a Markdown digest of the caller's tools at
+/// `/llms.txt`, and, when the shopping assistant is hosted, an A2A agent card at
+/// `/.well-known/agent-card.json`.
 ///
 /// # Panics
 /// Never for the bookstore as shipped; an edit that makes its HALO metadata invalid panics
@@ -151,7 +168,8 @@ pub struct Options {
     /// Where rate budgets and idempotency records live when not in this process's memory:
     /// every instance given the same Redis shares them.
     pub redis: Option<RedisStore>,
-    /// Where the layer's metrics go, served at `GET /metrics` in the Prometheus text format.
+    /// Where the layer's metrics go, served at `GET /metrics` in the Prometheus text format,
+    /// to the administrator only.
     pub metrics: Option<Prometheus>,
     /// The model of the hosted shopping assistant; without one the bookstore hosts no agent.
     pub llm: Option<Arc<dyn LlmProvider>>,
@@ -175,7 +193,8 @@ impl Options {
 
     /// Counts and times every call of an operation and every discovery request (see
     /// [`HaloBuilder::metrics`](halo_axum::HaloBuilder::metrics)), and serves the metrics of
-    /// `prometheus` at `GET /metrics`, a route HALO does not describe.
+    /// `prometheus` at `GET /metrics`, a route HALO does not describe, to callers with
+    /// [`auth::ADMIN_SCOPE`] only.
     #[must_use]
     pub fn metrics(mut self, prometheus: Prometheus) -> Self {
         self.metrics = Some(prometheus);
@@ -216,8 +235,11 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     };
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
     let authenticator = auth::authenticator(&api);
+    let admin_only = auth::AdminOnly::new(authenticator.clone(), &api.info.title);
     let mut halo = HaloLayer::builder(api)
         .authenticator(authenticator)
+        // Arguments are checked against the schemas before a handler runs.
+        .validate(true)
         // The API catalog, `/llms.txt` and (with an agent) the agent card, for agents that
         // look for them before they know HALO.
         .catalogs(
@@ -240,21 +262,24 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         Some(agents) => router.clone().merge(agents.router(&halo, router)),
         None => router,
     };
+    // The whole document names every admin operation, and the metrics every tool: neither
+    // is a tool, so the HALO layer does not check them, and the same authenticator does.
+    let mut admin = Router::new().route(
+        "/openapi.json",
+        get(move || {
+            let spec = spec.clone();
+            async move { ([(CONTENT_TYPE, "application/json")], spec) }
+        }),
+    );
+    if let Some(prometheus) = options.metrics {
+        admin = admin.route_service("/metrics", prometheus);
+    }
     router = router
-        .route(
-            "/openapi.json",
-            get(move || {
-                let spec = spec.clone();
-                async move { ([(CONTENT_TYPE, "application/json")], spec) }
-            }),
-        )
+        .merge(admin.route_layer(middleware::from_fn_with_state(admin_only, auth::admin_only)))
         // A liveness probe, not a tool: HALO does not describe it.
         .route("/health", get(|| async { "ok" }));
-    if let Some(prometheus) = options.metrics {
-        router = router.route_service("/metrics", prometheus);
-    }
     let app = router
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(logging::request_span::<axum::body::Body>))
         .layer(CorsLayer::permissive());
     // The same tools over MCP (streamable HTTP), dispatched in process through the layer.
     let mcp = McpService::builder(&halo, app.clone()).build();
@@ -262,4 +287,7 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         .nest_service("/mcp", mcp)
         // A page to see and try the tools in a browser; its calls are ordinary requests.
         .nest_service("/playground", Playground::new())
+        .layer(SetSensitiveRequestHeadersLayer::new(
+            logging::sensitive_headers(),
+        ))
 }

@@ -3,6 +3,7 @@
 //! ```text
 //! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/] [--metrics]
 //!           [--llm-base-url http://127.0.0.1:11434/v1 --llm-model qwen2.5:7b [--llm-api-key KEY]]
+//!           [--header-timeout 10] [--max-connections 512]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
 
@@ -50,10 +51,16 @@ async fn main() -> ExitCode {
         out,
         "discover it: curl -X OPTIONS http://{addr}/ -H 'Accept: application/llm+json'"
     );
-    let _ = writeln!(out, "OpenAPI:     curl http://{addr}/openapi.json");
+    let _ = writeln!(
+        out,
+        "OpenAPI:     curl http://{addr}/openapi.json -H 'Authorization: Bearer demo-admin'"
+    );
     let _ = writeln!(out, "playground:  http://{addr}/playground/ (in a browser)");
     if cli.metrics {
-        let _ = writeln!(out, "metrics:     curl http://{addr}/metrics");
+        let _ = writeln!(
+            out,
+            "metrics:     curl http://{addr}/metrics -H 'Authorization: Bearer demo-admin'"
+        );
     }
     let _ = out.flush();
     drop(out);
@@ -112,23 +119,10 @@ async fn main() -> ExitCode {
         let _ = out.flush();
     }
     let app = bookstore::app_with(AppState::seeded(), options);
-    // With the client's address known, anonymous callers get rate budgets of their own.
-    let served = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await;
-    match served {
-        Ok(()) => {
-            tracing::info!("bookstore stopped");
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("bookstore: server error: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    // Slow and idle connections are closed, and at most `--max-connections` are open.
+    bookstore::serve(listener, app, cli.limits(), shutdown).await;
+    tracing::info!("bookstore stopped");
+    ExitCode::SUCCESS
 }
 
 /// Starts listening for Ctrl-C (and SIGTERM on Unix) right away, so that a signal sent as soon as

@@ -311,7 +311,7 @@ async fn weather_is_public() {
 
     let (_, problem) = expect_problem(server.get("/api/weather?city=Atlantis"), 404).await;
     assert!(problem["detail"].as_str().unwrap().contains("Lisbon"));
-    let (_, problem) = expect_problem(server.get("/api/weather"), 422).await;
+    let (_, problem) = expect_problem(server.get("/api/weather"), 400).await;
     assert_eq!(pointers(&problem), ["/city"]);
 }
 

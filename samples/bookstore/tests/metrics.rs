@@ -56,7 +56,13 @@ async fn calls_and_discovery_show_up_at_get_metrics() {
     let health = client.get(format!("{base}/health")).send().await.unwrap();
     assert_eq!(health.status(), StatusCode::OK);
 
-    let response = client.get(format!("{base}/metrics")).send().await.unwrap();
+    // The metrics name every tool: for the administrator only (`tests/admin_routes.rs`).
+    let response = client
+        .get(format!("{base}/metrics"))
+        .bearer_auth("demo-admin")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let text = response.text().await.unwrap();
     let calls = |tool: &str, outcome: &str, status: &str| {
@@ -97,7 +103,12 @@ async fn calls_and_discovery_show_up_at_get_metrics() {
 #[tokio::test]
 async fn without_metrics_there_is_no_metrics_route() {
     let base = serve(Options::default()).await;
-    let response = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    let response = Client::new()
+        .get(format!("{base}/metrics"))
+        .bearer_auth("demo-admin")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     let health = reqwest::get(format!("{base}/health")).await.unwrap();
     assert_eq!(health.text().await.unwrap(), "ok");

@@ -8,30 +8,33 @@ use reqwest::{Client, Method, RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-/// A bookstore served on `127.0.0.1:<free port>`, stopped gracefully when dropped.
+/// A bookstore served on `127.0.0.1:<free port>` as the binary serves it
+/// ([`bookstore::serve`]), stopped gracefully when dropped.
 pub struct Server {
     pub base: String,
+    pub addr: std::net::SocketAddr,
     pub client: Client,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl Server {
     pub async fn start() -> Self {
+        Self::start_with(bookstore::app(), bookstore::Limits::default()).await
+    }
+
+    /// `app` served within `limits`.
+    pub async fn start_with(app: axum::Router, limits: bookstore::Limits) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            axum::serve(listener, bookstore::app())
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-                .expect("serve");
-        });
+        tokio::spawn(bookstore::serve(listener, app, limits, async move {
+            let _ = stopped.await;
+        }));
         Self {
             base: format!("http://{addr}"),
+            addr,
             client: Client::new(),
             stop: Some(stop),
         }
