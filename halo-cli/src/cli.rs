@@ -39,7 +39,8 @@ pub(crate) struct Global {
         conflicts_with = "api_key"
     )]
     pub(crate) bearer: Option<String>,
-    /// Send an API key to the API's host, in `--api-key-header`.
+    /// Send an API key to the API's host (and to no other host), in `--api-key-header`, or
+    /// else in the header the called operation's security scheme names.
     #[arg(
         long,
         global = true,
@@ -48,15 +49,12 @@ pub(crate) struct Global {
         hide_env_values = true
     )]
     pub(crate) api_key: Option<String>,
-    /// The header that carries `--api-key`.
-    #[arg(
-        long,
-        global = true,
-        value_name = "HEADER",
-        default_value = "X-API-Key",
-        value_parser = header_name
-    )]
-    pub(crate) api_key_header: String,
+    /// The header that carries `--api-key`. Without it, a call sends the key in the header
+    /// its schema's `auth` names (`{"type": "apikey", "header": "X-Token"}`), and discovery
+    /// (which no schema describes) or a scheme that names none in `X-API-Key`: name it when
+    /// the API shows its tools only to callers with a key in another header.
+    #[arg(long, global = true, value_name = "HEADER", value_parser = header_name)]
+    pub(crate) api_key_header: Option<String>,
     /// Get OAuth 2.0 access tokens for the API's host from this token endpoint (the client
     /// credentials grant; `https`, or `http` on loopback), as `--oauth-client-id` with
     /// `--oauth-client-secret`.
@@ -86,9 +84,10 @@ pub(crate) struct Global {
     /// Credentials by host, from a JSON file.
     ///
     /// The file maps `host` or `host:port` to `{"type": "bearer", "value": ...}`, `{"type":
-    /// "apikey", "header": ..., "value": ...}`, `{"type": "basic", "user": ..., "password":
-    /// ...}` or `{"type": "oauth", "token_url": ..., "client_id": ..., "client_secret": ...,
-    /// "scopes": [...]}`; `${NAME}` in a value is read from the environment variable `NAME`.
+    /// "apikey", "header": ..., "value": ...}` (without `header`, as `--api-key` without
+    /// `--api-key-header`), `{"type": "basic", "user": ..., "password": ...}` or `{"type":
+    /// "oauth", "token_url": ..., "client_id": ..., "client_secret": ..., "scopes": [...]}`;
+    /// `${NAME}` in a value is read from the environment variable `NAME`.
     /// `--bearer`, `--api-key` and `--oauth-token-url` replace the API host's entry.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) credentials: Option<PathBuf>,
@@ -237,10 +236,12 @@ pub(crate) enum Command {
     /// Fetches the manifest and every tool's schema and checks each tool against the rules
     /// below. Prints the findings grouped by tool and a summary line, or with `--json` one
     /// JSON object (`tools_checked`, `errors`, `warnings`, `findings` with `rule`, `level`,
-    /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). Levels are set like
-    /// clippy's: `-D warnings` makes warnings fail, `--allow`/`--warn`/`--deny RULE` set one
-    /// rule. Only the tools the credentials may discover are checked: lint in CI with
-    /// credentials that see every tool. What the descriptions cost a model is checked too: a
+    /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). What a plain app
+    /// cannot say until HALO's metadata is added (a `why`, a `read` or `write` tag) is a
+    /// warning, what is wrong an error. Levels are set like clippy's: `-D warnings` makes
+    /// warnings fail, `--allow`/`--warn`/`--deny RULE` set one rule. Only the tools the
+    /// credentials may discover are checked: lint in CI with credentials that see every
+    /// tool. What the descriptions cost a model is checked too: a
     /// schema over `--schema-budget` or a manifest over `--manifest-budget` (estimated
     /// tokens) is a warning naming its largest parts.
     ///

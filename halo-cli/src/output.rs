@@ -703,9 +703,12 @@ mod tests {
             event(1, &start),
             "1 tool_start summarize_book (call c-7f3)\n"
         );
+        let line = event_line(1, &start);
+        assert!(line.ends_with('\n') && line.lines().count() == 1, "{line}");
         assert_eq!(
-            event_line(1, &start),
-            "{\"id\":1,\"type\":\"tool_start\",\"data\":{\"call_id\":\"c-7f3\",\"tool\":\"summarize_book\"}}\n"
+            serde_json::from_str::<Value>(&line).unwrap(),
+            json!({"id": 1, "type": "tool_start",
+                               "data": {"call_id": "c-7f3", "tool": "summarize_book"}})
         );
         for (progress, text) in [
             (
@@ -734,8 +737,9 @@ mod tests {
             "4 tool_error 504 Gateway Timeout\n  detail:  took too long\n"
         );
         assert_eq!(
-            event_line(4, &failed),
-            "{\"id\":4,\"type\":\"tool_error\",\"data\":{\"type\":\"about:blank\",\"title\":\"Gateway Timeout\",\"status\":504,\"detail\":\"took too long\"}}\n"
+            serde_json::from_str::<Value>(&event_line(4, &failed)).unwrap(),
+            json!({"id": 4, "type": "tool_error", "data": {"type": "about:blank",
+                   "title": "Gateway Timeout", "status": 504, "detail": "took too long"}})
         );
     }
 

@@ -381,8 +381,11 @@ fn client(global: &Global, url: &str) -> Result<Client, Failure> {
         builder = builder.credential(Credential::bearer(token.as_str()));
     }
     if let Some(key) = &global.api_key {
-        // The header name was checked when the command line was parsed.
-        builder = builder.credential(Credential::api_key(&global.api_key_header, key.as_str()));
+        builder = builder.credential(match &global.api_key_header {
+            // The header name was checked when the command line was parsed.
+            Some(header) => Credential::api_key(header, key.as_str()),
+            None => Credential::api_key_in_scheme_header(key.as_str()),
+        });
     }
     // (clap cannot require one global argument from another given before the subcommand.)
     match (

@@ -55,8 +55,7 @@ async fn the_answer_streams_and_each_tool_call_shows() {
     assert_eq!(lines[1], "<- search_books: ok");
     assert_eq!(lines[2], r#"-> get_book {"id":"two"}"#);
     assert!(
-        lines[3].starts_with("<- get_book: error 422 Unprocessable Content ")
-            && lines[3].contains("(/id: "),
+        lines[3].starts_with("<- get_book: error 400 Bad Request ") && lines[3].contains("(/id: "),
         "{run:#?}"
     );
     assert_eq!(lines[4], "(3 turns, 45 tokens)");
@@ -160,7 +159,7 @@ async fn above_the_tool_budget_the_model_searches_then_calls() {
     let llm = ScriptedLlm::start([
         Turn::calls([Call::new(
             "search_tools",
-            json!({"query": "get one book by its id", "limit": 2}),
+            json!({"limit": 2, "query": "get one book by its id"}),
         )]),
         Turn::calls([Call::new(
             "call_tool",
@@ -191,7 +190,7 @@ async fn above_the_tool_budget_the_model_searches_then_calls() {
         "{run:#?}"
     );
     assert_eq!(
-        lines[1], r#"-> search_tools {"query":"get one book by its id","limit":2}"#,
+        lines[1], r#"-> search_tools {"limit":2,"query":"get one book by its id"}"#,
         "{run:#?}"
     );
     assert_eq!(lines[2], "<- search_tools: ok");

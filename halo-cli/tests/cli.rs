@@ -500,7 +500,8 @@ fn call_a_post_with_and_without_credentials() {
     );
     assert!(!created.stdout.contains("demo-admin"));
 
-    // Invalid values of a public tool: the problem's field errors are listed.
+    // Invalid values of a public tool: the problem's field errors are listed (a query
+    // parameter: 400, as axum's `Query` answers).
     let invalid = halo(&[
         "call",
         server(),
@@ -512,9 +513,7 @@ fn call_a_post_with_and_without_credentials() {
     ])
     .expect(1);
     assert!(
-        invalid
-            .stderr
-            .starts_with("halo: 422 Unprocessable Entity\n"),
+        invalid.stderr.starts_with("halo: 400 Bad Request\n"),
         "{invalid:#?}"
     );
     assert!(
@@ -617,6 +616,83 @@ fn credentials_from_flags_files_and_the_environment() {
 
     let both = halo(&["--bearer", "t", "--api-key", "k", "discover", server()]).expect(2);
     assert!(both.stderr.contains("cannot be used with"), "{both:#?}");
+}
+
+/// An API whose security scheme is an API key in `X-Token`, described to every caller, in
+/// front of an app that answers with the key headers it received.
+fn token_echo() -> &'static str {
+    static BASE: OnceLock<String> = OnceLock::new();
+    BASE.get_or_init(|| {
+        async fn echo(headers: axum::http::HeaderMap) -> axum::Json<Value> {
+            let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+            axum::Json(json!({
+                "x-token": get("x-token"),
+                "x-api-key": get("x-api-key"),
+                "x-other": get("x-other"),
+            }))
+        }
+        let document = json!({
+            "openapi": "3.1.0",
+            "info": {"title": "Keys", "version": "1.0.0"},
+            "paths": {"/keys": {"get": {
+                "operationId": "show_keys",
+                "summary": "Show the key headers received.",
+                "tags": ["keys", "read"],
+                "security": [{"token": []}],
+                "responses": {"200": {"description": "The headers",
+                    "content": {"application/json": {"schema": {"type": "object"}}}}}
+            }}},
+            "components": {"securitySchemes": {
+                "token": {"type": "apiKey", "in": "header", "name": "X-Token"}
+            }}
+        });
+        let layer = halo_axum::HaloBuilder::from_openapi_json(document)
+            .build()
+            .expect("a valid document");
+        serve(axum::Router::new().fallback(echo).layer(layer))
+    })
+}
+
+#[test]
+fn an_api_key_goes_in_the_header_the_scheme_names() {
+    let call = |credentials: &[&str], env: &[(&str, &str)]| {
+        let mut args = credentials.to_vec();
+        args.extend(["call", token_echo(), "/keys", "--json"]);
+        halo_with_env(&args, env).expect(0).json()
+    };
+    let described = halo(&["describe", token_echo(), "/keys", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(
+        described[0]["auth"],
+        json!({"type": "apikey", "header": "X-Token"})
+    );
+
+    // No header named: the scheme's, not X-API-Key.
+    let token = json!({"x-token": "k", "x-api-key": null, "x-other": null});
+    assert_eq!(call(&["--api-key", "k"], &[]), token);
+    assert_eq!(call(&[], &[("HALO_API_KEY", "k")]), token);
+    // A header named wins.
+    assert_eq!(
+        call(&["--api-key", "k", "--api-key-header", "X-Other"], &[]),
+        json!({"x-token": null, "x-api-key": null, "x-other": "k"})
+    );
+    // A credentials file entry without a header follows the scheme too; with one, that one.
+    let dir = tempfile::tempdir().unwrap();
+    let host = token_echo().trim_start_matches("http://");
+    for (entry, expected) in [
+        (
+            json!({"type": "apikey", "value": "f"}),
+            json!({"x-token": "f", "x-api-key": null, "x-other": null}),
+        ),
+        (
+            json!({"type": "apikey", "header": "X-API-Key", "value": "f"}),
+            json!({"x-token": null, "x-api-key": "f", "x-other": null}),
+        ),
+    ] {
+        let file = write(dir.path(), "keys.json", &json!({host: entry}).to_string());
+        assert_eq!(call(&["--credentials", &file], &[]), expected, "{entry}");
+    }
 }
 
 #[test]
@@ -926,9 +1002,16 @@ fn call_sends_a_form_body_as_the_document_encodes_it() {
     .expect(0)
     .json();
     assert_eq!(echoed["content_type"], "application/x-www-form-urlencoded");
+    // The fields in the order of the arguments' JSON object (serde_json's map).
+    let mut fields: Vec<&str> = echoed["body"].as_str().unwrap().split('&').collect();
+    fields.sort_unstable();
     assert_eq!(
-        echoed["body"],
-        "email=ada%40example.com&metadata%5Border%5D=42&expand%5B0%5D=tax"
+        fields,
+        [
+            "email=ada%40example.com",
+            "expand%5B0%5D=tax",
+            "metadata%5Border%5D=42"
+        ]
     );
 }
 

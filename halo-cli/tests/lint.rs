@@ -1,7 +1,9 @@
 //! `halo lint` over real HTTP: a deliberately poor API (axum + utoipa + `HaloLayer`, built
-//! here) fails with each rule it breaks reported, as text and as JSON; `--allow`, `--deny`
-//! and `-D warnings` change the exit status; what the credentials cannot see is not checked;
-//! the sample bookstore passes, warnings denied; usage and network failures exit 2.
+//! here) fails with each rule it breaks reported, as text and as JSON; a plain app (utoipa
+//! only, no HALO metadata yet) passes with warnings, and fails with `-D warnings`;
+//! `--allow`, `--deny` and `-D warnings` change the exit status; what the credentials cannot
+//! see is not checked; the sample bookstore passes, warnings denied; usage and network
+//! failures exit 2.
 
 mod common;
 
@@ -189,8 +191,7 @@ const EXPECTED: [(&str, &str); 13] = [
 ];
 
 /// Every error-level rule the poor API breaks.
-const ERRORS: &str = "missing-why,missing-domain-tag,read-write-tag,tag-contradicts-method,\
-                      missing-undo,example-mismatch,missing-sunset";
+const ERRORS: &str = "missing-domain-tag,tag-contradicts-method,missing-undo,example-mismatch";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poor_api_fails_with_every_rule_it_breaks() {
@@ -212,7 +213,20 @@ async fn a_poor_api_fails_with_every_rule_it_breaks() {
     // Messages name the tool, inputs their parameter and pointer, and every finding has a
     // hint.
     let why = finding(&report, "missing-why", "list_widgets");
-    assert_eq!(why["level"], "error");
+    assert_eq!(why["level"], "warning", "a plain app has no `why` yet");
+    assert_eq!(
+        finding(&report, "read-write-tag", "create_widget")["level"],
+        "warning"
+    );
+    assert_eq!(
+        finding(&report, "tag-contradicts-method", "scrap_widget")["level"],
+        "error"
+    );
+    assert_eq!(
+        finding(&report, "missing-sunset", "find_widgets")["level"],
+        "warning",
+        "a plain app's deprecated operations have no date yet"
+    );
     assert_eq!(
         (why["method"].as_str(), why["url"].as_str()),
         (Some("GET"), Some("/widgets"))
@@ -281,7 +295,11 @@ async fn a_poor_api_fails_with_every_rule_it_breaks() {
         "{out}"
     );
     assert!(
-        out.contains("  error[missing-why]: `list_widgets` has no `why`"),
+        out.contains("  warning[missing-why]: `list_widgets` has no `why`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  error[missing-domain-tag]: `list_widgets` has no domain tag"),
         "{out}"
     );
     assert!(out.contains("    at:   /input/q\n"), "{out}");
@@ -322,7 +340,11 @@ async fn levels_change_the_exit_status() {
     let report = allowed.json();
     assert_eq!(report["errors"], 0);
     assert!(report["warnings"].as_u64().unwrap() > 0);
-    assert!(!found(&report).iter().any(|(rule, _)| rule == "missing-why"));
+    assert!(
+        !found(&report)
+            .iter()
+            .any(|(rule, _)| rule == "missing-undo")
+    );
 
     // ... unless warnings are denied, or one of them is.
     let denied = lint(&["--allow", ERRORS, "-D", "warnings"]).expect(1);
@@ -335,17 +357,17 @@ async fn levels_change_the_exit_status() {
     );
 
     // An error made a warning no longer fails.
-    let all_but_why: Vec<&str> = ERRORS.split(',').filter(|r| *r != "missing-why").collect();
-    let all_but_why = all_but_why.join(",");
-    let warned = lint(&["-A", &all_but_why, "--warn", "missing-why"]).expect(0);
+    let all_but_undo: Vec<&str> = ERRORS.split(',').filter(|r| *r != "missing-undo").collect();
+    let all_but_undo = all_but_undo.join(",");
+    let warned = lint(&["-A", &all_but_undo, "--warn", "missing-undo"]).expect(0);
     let report = warned.json();
     assert_eq!(report["errors"], 0);
     assert_eq!(
-        finding(&report, "missing-why", "list_widgets")["level"],
+        finding(&report, "missing-undo", "create_widget")["level"],
         "warning"
     );
     // `-A warnings` silences every warning, as in rustc.
-    let silent = lint(&["-A", &all_but_why, "-W", "missing-why", "-A", "warnings"]).expect(0);
+    let silent = lint(&["-A", &all_but_undo, "-W", "missing-undo", "-A", "warnings"]).expect(0);
     assert_eq!(silent.json()["findings"], json!([]));
 
     // Unknown rules and a rule given two levels are usage errors.
@@ -529,4 +551,131 @@ async fn an_api_that_cannot_be_linted_exits_2() {
     };
     let run = halo(&["lint", &format!("http://127.0.0.1:{port}")]).expect(2);
     assert!(run.stderr.contains("could not connect"), "{run:#?}");
+}
+
+// A plain app: utoipa annotations as any axum app has them, and nothing of HALO's own (no
+// `#[halo]`, no `read`/`write` tags; `show_gadget` has no tags at all, and gets its domain
+// tag from its path).
+
+/// A gadget.
+#[derive(Debug, serde::Serialize, ToSchema)]
+struct Gadget {
+    /// The gadget's id.
+    id: u64,
+    /// What the gadget is called.
+    name: String,
+}
+
+/// A gadget to add.
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+struct NewGadget {
+    /// What the gadget is called.
+    name: String,
+}
+
+/// List gadgets.
+#[utoipa::path(get, path = "/gadgets", tags = ["gadgets"],
+    responses((status = 200, body = Vec<Gadget>)))]
+async fn list_gadgets() -> Json<Vec<Gadget>> {
+    Json(vec![])
+}
+
+/// Add a gadget.
+#[utoipa::path(post, path = "/gadgets", tags = ["gadgets"], request_body = NewGadget,
+    responses((status = 201, body = Gadget)))]
+async fn add_gadget(Json(_): Json<Value>) -> Json<Gadget> {
+    Json(Gadget {
+        id: 1,
+        name: "sprocket".into(),
+    })
+}
+
+/// Show a gadget.
+#[utoipa::path(get, path = "/gadgets/{id}",
+    params(("id" = u64, Path, description = "The gadget's id")),
+    responses((status = 200, body = Gadget)))]
+async fn show_gadget(Path(id): Path<u64>) -> Json<Gadget> {
+    Json(Gadget {
+        id,
+        name: "sprocket".into(),
+    })
+}
+
+/// Remove a gadget.
+#[utoipa::path(delete, path = "/gadgets/{id}", tags = ["gadgets"],
+    params(("id" = u64, Path, description = "The gadget's id")),
+    responses((status = 204)))]
+async fn remove_gadget(Path(_): Path<u64>) {}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Gadgets", version = "1.0.0"))]
+struct PlainDoc;
+
+/// The plain app behind a `HaloLayer`, nothing else configured.
+async fn plain_app() -> TestServer {
+    let (router, api) = OpenApiRouter::with_openapi(PlainDoc::openapi())
+        .routes(routes!(list_gadgets, add_gadget))
+        .routes(routes!(show_gadget))
+        .routes(routes!(remove_gadget))
+        .split_for_parts();
+    spawn(router.layer(HaloLayer::from_openapi(api))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_app_passes_with_warnings() {
+    let server = plain_app().await;
+    let base = server.base_url();
+
+    // What it cannot say yet (no `why`, no `read`/`write` tag, writes without examples or
+    // `reversible`) is reported, as warnings: the check passes.
+    let run = halo(&["--json", "lint", &base]).expect(0);
+    let report = run.json();
+    assert_eq!(report["tools_checked"], 4);
+    assert_eq!(report["errors"], 0, "{report:#}");
+    let rules: BTreeSet<String> = found(&report).into_iter().map(|(rule, _)| rule).collect();
+    assert_eq!(
+        rules,
+        BTreeSet::from([
+            "missing-why".to_owned(),
+            "read-write-tag".to_owned(),
+            "missing-example".to_owned(),
+            "missing-reversible".to_owned(),
+        ]),
+        "{report:#}"
+    );
+    for tool in ["list_gadgets", "add_gadget", "show_gadget", "remove_gadget"] {
+        for rule in ["missing-why", "read-write-tag"] {
+            assert_eq!(finding(&report, rule, tool)["level"], "warning");
+        }
+    }
+    let warnings = report["warnings"].as_u64().unwrap();
+    assert_eq!(warnings, 12, "{report:#}");
+
+    let text = halo(&["lint", &base]).expect(0);
+    let out = &text.stdout;
+    assert!(
+        out.contains("  warning[missing-why]: `list_gadgets` has no `why`"),
+        "{out}"
+    );
+    assert!(!out.contains("error["), "{out}");
+    assert!(
+        out.ends_with("\n0 errors, 12 warnings, 4 tools checked\n"),
+        "{out}"
+    );
+
+    // Warnings denied, as a CI gate on a finished API would: the same findings fail.
+    let denied = halo(&["--json", "lint", &base, "-D", "warnings"]).expect(1);
+    let denied = denied.json();
+    assert_eq!(
+        (denied["errors"].as_u64(), denied["warnings"].as_u64()),
+        (Some(warnings), Some(0))
+    );
+    assert_eq!(
+        finding(&denied, "missing-why", "add_gadget")["level"],
+        "error"
+    );
+    // Or only the rules asked for.
+    let why = halo(&["--json", "lint", &base, "--deny", "missing-why"]).expect(1);
+    assert_eq!(why.json()["errors"], 4);
 }

@@ -146,11 +146,12 @@ async fn a_reader_lists_and_calls_bookstore_tools() {
     );
     assert!(text(&found).contains("\"Dune\""));
 
-    // The server's validation answers 422; the model gets the problem, not a protocol error.
+    // The server's validation answers 400 for a path value, as axum's `Path` would; the model
+    // gets the problem, not a protocol error.
     let invalid = call(&client, "get_book", json!({"id": "abc"})).await;
     assert_eq!(invalid.is_error, Some(true));
     let problem = invalid.structured_content.as_ref().expect("the problem");
-    assert_eq!(problem["status"], 422);
+    assert_eq!(problem["status"], 400);
     assert_eq!(problem["errors"][0]["pointer"], "/id");
     let problem_text: Value = serde_json::from_str(&text(&invalid)).expect("problem JSON");
     assert_eq!(&problem_text, problem);

@@ -16,6 +16,7 @@ use reqwest::{Method, StatusCode, Url, redirect};
 use serde_json::Value;
 
 use crate::args::{self, Payload};
+use crate::credentials;
 use crate::retry::Failure;
 use crate::{Credential, Credentials, Error, Result, RetryPolicy, ToolResponse, ToolStream};
 
@@ -400,6 +401,7 @@ impl Client {
             url,
             headers,
             body: placed.body.map(encode).transpose()?,
+            key_header: credentials::scheme_header(schema.auth.as_ref()),
             safe,
             policy,
         })
@@ -512,6 +514,7 @@ impl Client {
             url,
             headers,
             body: None,
+            key_header: None,
             safe: true,
             policy: self.inner.retry,
         };
@@ -593,15 +596,27 @@ impl Client {
         let mut body = request.body.clone();
         let mut renewed = false;
         for _ in 0..=MAX_REDIRECTS {
+            let credentials = &self.inner.credentials;
             let mut headers = request.headers.clone();
-            for name in self.inner.credentials.headers() {
+            for name in credentials.headers() {
                 headers.remove(name);
             }
+            if credentials.has_scheme_keys()
+                && let Some(name) = &request.key_header
+            {
+                headers.remove(name);
+            }
+            // The tool's description names the key header of its own origin only, not of
+            // one a redirect leads to.
+            let key_header = request
+                .key_header
+                .as_ref()
+                .filter(|_| url.origin() == request.url.origin());
             // The credential, and what it sent if a refusal can renew it.
             let mut renewable = None;
-            if let Some(credential) = self.inner.credentials.for_url(&url) {
+            if let Some(credential) = credentials.for_url(&url) {
                 let sent = credential
-                    .apply(&self.inner.http, &mut headers)
+                    .apply(&self.inner.http, &mut headers, key_header)
                     .await
                     .map_err(Failure::credential)?;
                 renewable = sent.filter(|_| !renewed).map(|sent| (credential, sent));
@@ -699,6 +714,9 @@ pub(crate) struct Prepared {
     url: Url,
     pub(crate) headers: HeaderMap,
     body: Option<Encoded>,
+    /// The API-key header its tool's security scheme names, for a key that goes where the
+    /// scheme says ([`Credential::api_key_in_scheme_header`]).
+    key_header: Option<HeaderName>,
     /// Whether repeating it cannot duplicate a side effect.
     pub(crate) safe: bool,
     /// Its tool's retry policy (none for `resilience.retry: false`), which also bounds the

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use halo_protocol::{Auth, AuthType};
 use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
@@ -23,15 +24,24 @@ use crate::{ClientCredentials, Error, Result};
 ///
 /// let credentials = Credentials::new()
 ///     .with("api.example.com", Credential::bearer("t0k3n"))
-///     .with("127.0.0.1:8443", Credential::api_key("X-API-Key", "k3y"));
+///     .with("127.0.0.1:8443", Credential::api_key("X-API-Key", "k3y"))
+///     // In the header the API's security scheme names:
+///     .with("inventory.example.com", Credential::api_key_in_scheme_header("k3y"));
 /// # let _ = credentials;
 /// ```
 #[derive(Clone, Default)]
 pub struct Credentials {
     by_host: HashMap<String, Credential>,
-    /// Every header some credential travels in, kept as entries are added.
+    /// Every header some credential travels in, kept as entries are added (`X-API-Key` for a
+    /// key in the scheme's header, which falls back to it).
     headers: Vec<HeaderName>,
+    /// Whether some API key travels in the header its scheme names.
+    scheme_keys: bool,
 }
+
+/// The header an API key travels in when neither the credential nor the tool's security
+/// scheme names one.
+const DEFAULT_KEY_HEADER: HeaderName = HeaderName::from_static("x-api-key");
 
 /// One host's credential. Its `Debug` output hides the secret.
 #[derive(Clone)]
@@ -39,10 +49,13 @@ pub struct Credentials {
 pub enum Credential {
     /// `Authorization: Bearer <token>`.
     Bearer(Secret),
-    /// A key in a header of its own.
+    /// A key in a header of its own ([`Credential::api_key`],
+    /// [`Credential::api_key_in_scheme_header`]).
+    #[non_exhaustive]
     ApiKey {
-        /// The header (`X-API-Key` by default in credential files).
-        header: HeaderName,
+        /// The header; `None` for the header the called tool's security scheme names (its
+        /// schema's `auth.header`), or `X-API-Key` when it names none.
+        header: Option<HeaderName>,
         /// The key.
         key: Secret,
     },
@@ -91,7 +104,11 @@ impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Bearer(_) => f.write_str("Bearer(***)"),
-            Self::ApiKey { header, .. } => write!(f, "ApiKey({header}: ***)"),
+            Self::ApiKey {
+                header: Some(header),
+                ..
+            } => write!(f, "ApiKey({header}: ***)"),
+            Self::ApiKey { header: None, .. } => f.write_str("ApiKey(scheme's header: ***)"),
             Self::Basic { user, .. } => write!(f, "Basic({user}:***)"),
             Self::ClientCredentials(oauth) => fmt::Debug::fmt(oauth, f),
         }
@@ -110,14 +127,44 @@ impl Credential {
         Self::Bearer(Secret::new(token))
     }
 
-    /// An API key in `header`.
+    /// An API key in `header`, whichever header the API's security schemes name.
     ///
     /// # Panics
     /// When `header` is not a valid header name (a programming error; credential files are
     /// checked with an error instead).
     pub fn api_key(header: &str, key: impl Into<String>) -> Self {
         Self::ApiKey {
-            header: HeaderName::try_from(header).expect("a valid header name"),
+            header: Some(HeaderName::try_from(header).expect("a valid header name")),
+            key: Secret::new(key),
+        }
+    }
+
+    /// An API key in the header the API's security scheme names: a call carries it in the
+    /// header its tool's schema names (`"auth": {"type": "apikey", "header": "X-Token"}`),
+    /// and a request no schema describes (discovery, or a tool whose scheme names no
+    /// header) in `X-API-Key`.
+    ///
+    /// The description picks only the header: the key still goes to the hosts the
+    /// [`Credentials`] map gives it, never in a header a proxy or the connection itself
+    /// reads (`Proxy-Authorization`, `Host`, `Connection`, ...; a scheme naming one gets
+    /// `X-API-Key` instead), and a tool's scheme names the header of its own origin only (a
+    /// redirect to another origin with a key of its own carries that key in `X-API-Key`).
+    /// The key is marked sensitive, so it is never logged. An API whose discovery depends on
+    /// the caller, and whose scheme names another header, needs the header named:
+    /// [`api_key`](Self::api_key).
+    ///
+    /// ```
+    /// use halo_client::{Client, Credential};
+    ///
+    /// let client = Client::builder("https://api.example.com")
+    ///     .credential(Credential::api_key_in_scheme_header("k3y"))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), halo_client::Error>(())
+    /// ```
+    pub fn api_key_in_scheme_header(key: impl Into<String>) -> Self {
+        Self::ApiKey {
+            header: None,
             key: Secret::new(key),
         }
     }
@@ -131,16 +178,26 @@ impl Credential {
     }
 
     /// Adds the credential's header to `headers`, marked sensitive so it is never logged; an
-    /// OAuth client's token is fetched with `http` when it has none to use. Gives the value
-    /// sent when the credential can be renewed after a refusal ([`refused`](Self::refused)).
+    /// OAuth client's token is fetched with `http` when it has none to use. `scheme_header`
+    /// is the API-key header the request's tool names ([`scheme_header`]), for a key that
+    /// goes where the scheme says. Gives the value sent when the credential can be renewed
+    /// after a refusal ([`refused`](Self::refused)).
     pub(crate) async fn apply(
         &self,
         http: &reqwest::Client,
         headers: &mut HeaderMap,
+        scheme_header: Option<&HeaderName>,
     ) -> Result<Option<HeaderValue>> {
         let (name, value) = match self {
             Self::Bearer(token) => (AUTHORIZATION, format!("Bearer {}", token.expose())),
-            Self::ApiKey { header, key } => (header.clone(), key.expose().to_owned()),
+            Self::ApiKey { header, key } => {
+                let name = header
+                    .as_ref()
+                    .or(scheme_header)
+                    .cloned()
+                    .unwrap_or(DEFAULT_KEY_HEADER);
+                (name, key.expose().to_owned())
+            }
             Self::Basic { user, password } => {
                 let pair = format!("{user}:{}", password.expose());
                 (AUTHORIZATION, format!("Basic {}", STANDARD.encode(pair)))
@@ -167,13 +224,41 @@ impl Credential {
         }
     }
 
-    /// The header the credential travels in.
+    /// The header the credential travels in (`X-API-Key` for a key in the scheme's header,
+    /// when no scheme names one).
     pub(crate) fn header(&self) -> HeaderName {
         match self {
-            Self::ApiKey { header, .. } => header.clone(),
+            Self::ApiKey { header, .. } => header.clone().unwrap_or(DEFAULT_KEY_HEADER),
             Self::Bearer(_) | Self::Basic { .. } | Self::ClientCredentials(_) => AUTHORIZATION,
         }
     }
+
+    /// Whether the credential is a key in the header the tool's scheme names.
+    fn follows_scheme(&self) -> bool {
+        matches!(self, Self::ApiKey { header: None, .. })
+    }
+}
+
+/// The header an API key goes in by a tool's description: `auth.header` of an `apikey`
+/// scheme, when it is a header name and not one that a proxy or the connection reads
+/// (hop-by-hop, framing, `Host`, `Proxy-*`), so that a description can move a key only
+/// between the headers of a request to its own host.
+pub(crate) fn scheme_header(auth: Option<&Auth>) -> Option<HeaderName> {
+    let auth = auth.filter(|auth| auth.kind == AuthType::ApiKey)?;
+    let name = HeaderName::try_from(auth.header.as_deref()?.trim()).ok()?;
+    let reserved = matches!(
+        name.as_str(),
+        "host"
+            | "connection"
+            | "keep-alive"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "content-length"
+            | "expect"
+    ) || name.as_str().starts_with("proxy-");
+    (!reserved).then_some(name)
 }
 
 impl Credentials {
@@ -196,6 +281,7 @@ impl Credentials {
         if !self.headers.contains(&header) {
             self.headers.push(header);
         }
+        self.scheme_keys |= credential.follows_scheme();
         self.by_host
             .insert(host.as_ref().to_ascii_lowercase(), credential);
     }
@@ -207,7 +293,9 @@ impl Credentials {
     }
 
     /// Reads a credentials file: a JSON object of `host` or `host:port` to
-    /// `{"type": "bearer", "value": ...}`, `{"type": "apikey", "header": ..., "value": ...}`,
+    /// `{"type": "bearer", "value": ...}`, `{"type": "apikey", "header": ..., "value": ...}`
+    /// (without `header`, the key goes in the header the API's security scheme names, as
+    /// [`Credential::api_key_in_scheme_header`]),
     /// `{"type": "basic", "user": ..., "password": ...}` or `{"type": "oauth", "token_url":
     /// ..., "client_id": ..., "client_secret": ..., "scopes": [...]}` (OAuth 2.0 client
     /// credentials, [`ClientCredentials`]). `${NAME}` in any string is replaced by the
@@ -279,10 +367,15 @@ impl Credentials {
             let credential = match entry {
                 Entry::Bearer { value } => Credential::bearer(expand(&value)?),
                 Entry::ApiKey { value, header } => {
-                    let header = header.as_deref().unwrap_or("X-API-Key");
-                    let header = HeaderName::try_from(header).map_err(|_| {
-                        Error::credentials(format!("{host}: `{header}` is not a valid header name"))
-                    })?;
+                    let header = header
+                        .map(|header| {
+                            HeaderName::try_from(header.as_str()).map_err(|_| {
+                                Error::credentials(format!(
+                                    "{host}: `{header}` is not a valid header name"
+                                ))
+                            })
+                        })
+                        .transpose()?;
                     Credential::ApiKey {
                         header,
                         key: Secret::new(expand(&value)?),
@@ -343,6 +436,12 @@ impl Credentials {
     pub(crate) fn headers(&self) -> &[HeaderName] {
         &self.headers
     }
+
+    /// Whether some key travels in the header its tool's scheme names, which is then a
+    /// credential header of that tool's requests too.
+    pub(crate) fn has_scheme_keys(&self) -> bool {
+        self.scheme_keys
+    }
 }
 
 /// Replaces `${NAME}` with the environment variable `NAME`; `Err(NAME)` when it is unset.
@@ -372,7 +471,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         let http = reqwest::Client::new();
         Credential::basic("ada", "pw")
-            .apply(&http, &mut headers)
+            .apply(&http, &mut headers, None)
             .await
             .unwrap();
         assert_eq!(headers[AUTHORIZATION], "Basic YWRhOnB3");
@@ -407,7 +506,11 @@ mod tests {
         )
         .unwrap();
         match credentials.for_url(&Url::parse("http://h/").unwrap()) {
-            Some(Credential::ApiKey { header, key }) => {
+            Some(Credential::ApiKey {
+                header: Some(header),
+                key,
+                ..
+            }) => {
                 assert_eq!(header.as_str(), "x-key");
                 assert_eq!(key.expose(), path);
             }
@@ -430,10 +533,101 @@ mod tests {
         let credentials = Credentials::new()
             .with("a", Credential::bearer("s3cret"))
             .with("b", Credential::basic("ada", "pa55"))
-            .with("c", Credential::api_key("X-API-Key", "k3y"));
+            .with("c", Credential::api_key("X-API-Key", "k3y"))
+            .with("d", Credential::api_key_in_scheme_header("k3y2"));
         let debug = format!("{credentials:?}");
         for secret in ["s3cret", "pa55", "k3y"] {
             assert!(!debug.contains(secret), "{debug}");
+        }
+        assert!(debug.contains("ApiKey(scheme's header: ***)"), "{debug}");
+    }
+
+    /// The header a key goes in: the credential's own, else the scheme's, else `X-API-Key`.
+    #[tokio::test]
+    async fn a_named_header_wins_over_the_schemes() {
+        let http = reqwest::Client::new();
+        let token = HeaderName::from_static("x-token");
+        let sent = |credential: Credential, scheme: Option<HeaderName>| {
+            let http = http.clone();
+            async move {
+                let mut headers = HeaderMap::new();
+                credential
+                    .apply(&http, &mut headers, scheme.as_ref())
+                    .await
+                    .unwrap();
+                assert_eq!(headers.len(), 1, "{headers:?}");
+                let (name, value) = headers.iter().next().unwrap();
+                assert!(value.is_sensitive());
+                (name.as_str().to_owned(), value.to_str().unwrap().to_owned())
+            }
+        };
+        let scheme = Credential::api_key_in_scheme_header("k");
+        assert_eq!(
+            sent(scheme.clone(), Some(token.clone())).await,
+            ("x-token".into(), "k".into())
+        );
+        assert_eq!(sent(scheme, None).await, ("x-api-key".into(), "k".into()));
+        let named = Credential::api_key("X-Other", "k");
+        assert_eq!(
+            sent(named, Some(token)).await,
+            ("x-other".into(), "k".into())
+        );
+    }
+
+    #[test]
+    fn files_without_a_header_follow_the_scheme() {
+        let credentials =
+            Credentials::from_json(r#"{"h": {"type": "apikey", "value": "k"}}"#).unwrap();
+        assert!(credentials.has_scheme_keys());
+        assert_eq!(credentials.headers(), [DEFAULT_KEY_HEADER]);
+        assert!(matches!(
+            credentials.for_url(&Url::parse("http://h/").unwrap()),
+            Some(Credential::ApiKey { header: None, .. })
+        ));
+        let named = Credentials::new().with("h", Credential::api_key("X-Key", "k"));
+        assert!(!named.has_scheme_keys());
+        let bad = Credentials::from_json(
+            r#"{"h": {"type": "apikey", "header": "a b", "value": "s3cret"}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            bad.to_string().contains("`a b` is not a valid header name"),
+            "{bad}"
+        );
+        assert!(!bad.to_string().contains("s3cret"));
+    }
+
+    #[test]
+    fn schemes_name_only_headers_of_the_request_itself() {
+        let auth = |kind: AuthType, header: Option<&str>| {
+            let mut auth = Auth::new(kind);
+            auth.header = header.map(str::to_owned);
+            scheme_header(Some(&auth)).map(|name| name.as_str().to_owned())
+        };
+        assert_eq!(
+            auth(AuthType::ApiKey, Some("X-Token")).as_deref(),
+            Some("x-token")
+        );
+        assert_eq!(
+            auth(AuthType::ApiKey, Some("Authorization")).as_deref(),
+            Some("authorization")
+        );
+        // No header (a key in a query or cookie), another scheme, or no name.
+        assert_eq!(auth(AuthType::ApiKey, None), None);
+        assert_eq!(auth(AuthType::Bearer, Some("X-Token")), None);
+        assert_eq!(auth(AuthType::ApiKey, Some("bad header")), None);
+        assert_eq!(scheme_header(None), None);
+        // Headers a proxy or the connection reads never carry a key.
+        for header in [
+            "Proxy-Authorization",
+            "proxy-anything",
+            "Host",
+            "Connection",
+            "Transfer-Encoding",
+            "Content-Length",
+            "Upgrade",
+        ] {
+            assert_eq!(auth(AuthType::ApiKey, Some(header)), None, "{header}");
         }
     }
 }

@@ -804,8 +804,13 @@ mod tests {
             .unwrap();
         let function = &exported.tools[0]["function"];
         assert_eq!(function["strict"], true);
+        // `required` follows the properties' order, which follows serde_json's map.
+        let mut parameters = function["parameters"].clone();
+        if let Some(Value::Array(required)) = parameters.get_mut("required") {
+            required.sort_unstable_by(|a, b| a.as_str().cmp(&b.as_str()));
+        }
         assert_eq!(
-            function["parameters"],
+            parameters,
             json!({
                 "type": "object",
                 "properties": {
@@ -813,7 +818,7 @@ mod tests {
                     "fields": {"type": ["string", "null"],
                                "description": "(at most 20 characters)"}
                 },
-                "required": ["id", "fields"],
+                "required": ["fields", "id"],
                 "additionalProperties": false
             })
         );

@@ -5,8 +5,10 @@
 //! of the API. [`Linter`] checks a list of tools (manifest entries with their schemas, as
 //! discovered) against a fixed set of [`Rule`]s and returns a [`Report`] of [`Finding`]s;
 //! each rule has a stable id, a default [`Level`], and can be allowed, warned or denied like
-//! a clippy lint. Nothing here does I/O: `halo lint` fetches the tools, other tools can do
-//! the same with their own.
+//! a clippy lint. What a plain OpenAPI app cannot say until someone adds HALO's metadata (a
+//! `why`, a `read` or `write` tag) is a warning by default, so that linting an app that has
+//! just put the layer on passes; what is wrong or contradicts itself is an error. Nothing
+//! here does I/O: `halo lint` fetches the tools, other tools can do the same with their own.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -29,19 +31,22 @@ use crate::{Status, ToolEntry, ToolSchema, escape_token, tool_name, unescape_tok
 ///
 /// let rule: Rule = "missing-why".parse().unwrap();
 /// assert_eq!(rule, Rule::MissingWhy);
-/// assert_eq!(rule.default_level(), Level::Deny);
+/// // A plain app has no `why` yet: a warning, unless warnings are denied.
+/// assert_eq!(rule.default_level(), Level::Warn);
+/// assert_eq!(Rule::TagContradictsMethod.default_level(), Level::Deny);
 /// assert!("missing-whyy".parse::<Rule>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Rule {
-    /// `missing-why`: the tool has no `why` (error).
+    /// `missing-why`: the tool has no `why` (warning: a plain app has none yet).
     MissingWhy,
     /// `missing-description`: the tool has no description at all (warning).
     MissingDescription,
     /// `missing-domain-tag`: no tag names the part of the API the tool belongs to (error).
     MissingDomainTag,
-    /// `read-write-tag`: the tool is tagged neither `read` nor `write`, or both (error).
+    /// `read-write-tag`: the tool is tagged neither `read` nor `write`, or both (warning: a
+    /// plain app has neither yet).
     ReadWriteTag,
     /// `tag-contradicts-method`: `write` on a safe method, or `read` on `PUT`, `PATCH` or
     /// `DELETE` (error).
@@ -58,8 +63,11 @@ pub enum Rule {
     MissingReversible,
     /// `missing-undo`: a reversible write does not say how to undo it (error).
     MissingUndo,
-    /// `missing-sunset`: a deprecated or retired tool has no valid `sunset` date (error).
+    /// `missing-sunset`: a deprecated or retired tool has no `sunset` date (warning: a plain
+    /// app's deprecated operations have none yet).
     MissingSunset,
+    /// `invalid-sunset`: a `sunset` that is not a date (YYYY-MM-DD) (error).
+    InvalidSunset,
     /// `past-sunset`: the tool's sunset date has passed and it is still listed (warning).
     PastSunset,
     /// `unknown-link`: `undo`, `replace_with`, `fallback` or a `next` suggestion names a path
@@ -79,7 +87,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order findings of one tool are reported.
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 18] = [
         Self::DuplicateName,
         Self::InvalidName,
         Self::MissingDescription,
@@ -93,6 +101,7 @@ impl Rule {
         Self::MissingReversible,
         Self::MissingUndo,
         Self::MissingSunset,
+        Self::InvalidSunset,
         Self::PastSunset,
         Self::UnknownLink,
         Self::SchemaBudget,
@@ -129,7 +138,7 @@ impl Rule {
         match self {
             Self::MissingWhy => (
                 "missing-why",
-                Deny,
+                Warn,
                 "every tool has a `why`: when a model should choose it, and when not",
                 "give the tool a `why` (halo-axum: #[halo(why = \"Use when ...\")] or Describe::why; \
                  OpenAPI: x-halo-why)",
@@ -149,7 +158,7 @@ impl Rule {
             ),
             Self::ReadWriteTag => (
                 "read-write-tag",
-                Deny,
+                Warn,
                 "every tool is tagged exactly one of `read` and `write`",
                 "tag it `read` if it changes nothing, `write` if it changes anything",
             ),
@@ -196,10 +205,17 @@ impl Rule {
             ),
             Self::MissingSunset => (
                 "missing-sunset",
-                Deny,
+                Warn,
                 "a deprecated or retired tool has a `sunset` date (YYYY-MM-DD)",
                 "add `sunset` and `replace_with` (halo-axum: #[halo(sunset = \"YYYY-MM-DD\", \
                  replace_with = \"...\")] or Describe::sunset and Describe::replace_with)",
+            ),
+            Self::InvalidSunset => (
+                "invalid-sunset",
+                Deny,
+                "a `sunset` is a date (YYYY-MM-DD)",
+                "write the date as YYYY-MM-DD (halo-axum: #[halo(sunset = \"2027-01-31\")] or \
+                 Describe::sunset)",
             ),
             Self::PastSunset => (
                 "past-sunset",
@@ -375,13 +391,15 @@ impl Report {
 ///
 /// let entry = ToolEntry::new("/pets", "GET", "list_pets", "List pets.").with_tags(["pets", "read"]);
 /// let schema = ToolSchema::new(Call::new("GET", "/pets"));
-/// let report = Linter::new().check(&[(entry.clone(), schema.clone())]);
+/// let tools = [(entry, schema)];
+/// let report = Linter::new().check(&tools);
 /// assert_eq!(report.tools_checked, 1);
-/// assert!(report.has_errors());
 /// assert_eq!(report.findings[0].rule, Rule::MissingWhy);
+/// assert!(!report.has_errors(), "no `why` is a warning");
 ///
-/// let lenient = Linter::new().level(Rule::MissingWhy, Level::Warn);
-/// assert!(!lenient.check(&[(entry, schema)]).has_errors());
+/// // `-D warnings`: every warning fails; or one rule.
+/// assert!(Linter::new().warnings(Level::Deny).check(&tools).has_errors());
+/// assert!(Linter::new().level(Rule::MissingWhy, Level::Deny).check(&tools).has_errors());
 /// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
@@ -782,7 +800,7 @@ impl Tool<'_> {
             }
             (_, Some(sunset), Some(None)) => {
                 let message = format!("`{name}`: sunset `{sunset}` is not a date (YYYY-MM-DD)");
-                self.push_at(Rule::MissingSunset, "/sunset", message);
+                self.push_at(Rule::InvalidSunset, "/sunset", message);
             }
             (_, Some(sunset), Some(Some(day))) if self.today.is_some_and(|today| day < today) => {
                 let message =
@@ -1242,7 +1260,7 @@ mod tests {
     fn missing_why() {
         let found = with_first(|_, schema| schema.why = Some("  ".into()));
         assert_eq!(ids(&found), [Rule::MissingWhy]);
-        assert_eq!(found[0].severity, Severity::Error);
+        assert_eq!(found[0].severity, Severity::Warning);
         assert_eq!(found[0].tool, "create_pet");
         assert!(
             found[0].message.contains("`create_pet` has no `why`"),
@@ -1263,6 +1281,53 @@ mod tests {
         });
         assert_eq!(ids(&found), [Rule::MissingDescription]);
         assert_eq!(found[0].severity, Severity::Warning);
+    }
+
+    /// What a plain app (utoipa annotations, no HALO metadata) is described as: a domain tag
+    /// (its own, or derived from the path), a description, no `why`, no `read`/`write`.
+    #[test]
+    fn a_plain_apps_tools_only_warn() {
+        let plain = |method: &str, url: &str, name: &str| {
+            let entry = ToolEntry::new(url, method, name, "Does something.").with_tags(["pets"]);
+            let mut schema = ToolSchema::new(Call::new(method, url));
+            schema.description = "Does something.".into();
+            schema.tags.clone_from(&entry.tags);
+            (entry, schema)
+        };
+        let tools = [
+            plain("GET", "/pets", "list_pets"),
+            plain("POST", "/pets", "add_pet"),
+            plain("DELETE", "/pets/{id}", "remove_pet"),
+        ];
+        let report = Linter::new().check(&tools);
+        assert_eq!(report.errors, 0, "{report:#?}");
+        let found: HashSet<Rule> = report.findings.iter().map(|f| f.rule).collect();
+        assert_eq!(
+            found,
+            HashSet::from([
+                Rule::MissingWhy,
+                Rule::ReadWriteTag,
+                Rule::MissingExample,
+                Rule::MissingReversible,
+            ])
+        );
+        assert!(
+            report
+                .findings
+                .iter()
+                .all(|finding| finding.severity == Severity::Warning)
+        );
+        // `-D warnings` fails them.
+        let denied = Linter::new().warnings(Level::Deny).check(&tools);
+        assert_eq!((denied.errors, denied.warnings), (report.warnings, 0));
+        // What is wrong rather than missing stays an error: `write` on GET.
+        let mut contradicting = tools;
+        contradicting[0].0.tags.push("write".into());
+        let report = Linter::new().check(&contradicting);
+        assert!(report.has_errors());
+        assert!(report.findings.iter().any(|finding| {
+            finding.rule == Rule::TagContradictsMethod && finding.severity == Severity::Error
+        }));
     }
 
     #[test]
@@ -1334,15 +1399,16 @@ mod tests {
             );
             schema.examples[0].input.insert("owner".into(), json!({}));
         });
-        let pointers: Vec<&str> = found.iter().filter_map(|f| f.pointer.as_deref()).collect();
+        let mut pointers: Vec<&str> = found.iter().filter_map(|f| f.pointer.as_deref()).collect();
+        pointers.sort_unstable();
         assert_eq!(
             pointers,
             [
                 "/input/owner",
+                "/input/owner/$defs/Home/properties/street",
+                "/input/owner/properties/away",
                 "/input/owner/properties/a~1b",
                 "/input/owner/properties/tags/items/properties/k",
-                "/input/owner/properties/away",
-                "/input/owner/$defs/Home/properties/street",
             ]
         );
         assert!(found.iter().all(|f| f.rule == Rule::MissingInputDescription
@@ -1466,10 +1532,15 @@ mod tests {
     fn deprecated_tools_have_a_sunset() {
         let found = deprecated(None);
         assert_eq!(ids(&found), [Rule::MissingSunset]);
-        assert_eq!(found[0].severity, Severity::Error);
+        assert_eq!(
+            found[0].severity,
+            Severity::Warning,
+            "a plain app has no date yet"
+        );
         assert!(found[0].message.contains("deprecated"), "{found:?}");
         let found = deprecated(Some("next year"));
-        assert_eq!(ids(&found), [Rule::MissingSunset]);
+        assert_eq!(ids(&found), [Rule::InvalidSunset]);
+        assert_eq!(found[0].severity, Severity::Error);
         assert!(found[0].message.contains("not a date"), "{found:?}");
         assert_eq!(ids(&deprecated(Some("2024-10-04"))), []);
         assert_eq!(ids(&deprecated(Some("2030-01-01"))), []);
@@ -1560,8 +1631,12 @@ mod tests {
     #[test]
     fn levels_are_configurable_like_clippy() {
         let mut tools = good();
-        tools[0].1.why = None; // error
-        tools[0].1.examples.clear(); // warning
+        // An error: reversible, with no undo.
+        tools[0].1.effects = Some(Effects {
+            reversible: Some(true),
+            undo: None,
+        });
+        tools[0].1.examples.clear(); // a warning
         let counts = |linter: Linter| {
             let report = linter.check(&tools);
             (report.errors, report.warnings, report.findings.len())
@@ -1570,11 +1645,11 @@ mod tests {
         assert_eq!(counts(Linter::new().warnings(Level::Deny)), (2, 0, 2));
         assert_eq!(counts(Linter::new().warnings(Level::Allow)), (1, 0, 1));
         assert_eq!(
-            counts(Linter::new().level(Rule::MissingWhy, Level::Allow)),
+            counts(Linter::new().level(Rule::MissingUndo, Level::Allow)),
             (0, 1, 1)
         );
         assert_eq!(
-            counts(Linter::new().level(Rule::MissingWhy, Level::Warn)),
+            counts(Linter::new().level(Rule::MissingUndo, Level::Warn)),
             (0, 2, 2)
         );
         assert_eq!(
