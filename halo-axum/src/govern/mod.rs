@@ -16,7 +16,8 @@ use axum::extract::ConnectInfo;
 use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
-pub(crate) use self::idempotency::{Claim, Idempotency, Stored, check_key, fingerprint};
+pub use self::idempotency::IdempotencyLimits;
+pub(crate) use self::idempotency::{Claim, Full, Idempotency, Stored, check_key, fingerprint};
 pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};
@@ -52,25 +53,27 @@ pub(crate) struct Stores {
 }
 
 impl Stores {
-    /// This process's memory, with records kept for `ttl`.
-    pub(crate) fn local(ttl: Duration) -> Self {
+    /// This process's memory, with records kept for `ttl`, within `limits`.
+    pub(crate) fn local(ttl: Duration, limits: IdempotencyLimits) -> Self {
         Self {
             rates: Box::new(LocalRates),
-            records: Box::new(Idempotency::new(ttl)),
+            records: Box::new(Idempotency::new(ttl, limits)),
             replay: None,
         }
     }
 
-    /// Redis, with records kept for `ttl`, and the events of streamed calls (at most
-    /// `max_events` per call) for `retention` after their end.
+    /// Redis, with records kept for `ttl` (`limits` as [`IdempotencyLimits`] says), and the
+    /// events of streamed calls (at most `max_events` per call) for `retention` after their
+    /// end.
     #[cfg(feature = "redis")]
     pub(crate) fn redis(
         store: RedisStore,
         ttl: Duration,
+        limits: IdempotencyLimits,
         retention: Duration,
         max_events: usize,
     ) -> Self {
-        let (rates, records, replay) = store.into_stores(ttl, retention, max_events);
+        let (rates, records, replay) = store.into_stores(ttl, limits, retention, max_events);
         Self {
             rates,
             records,
@@ -186,8 +189,14 @@ impl Prefilter {
 /// address needs `into_make_service_with_connect_info`; without it, anonymous callers share
 /// one budget).
 pub(crate) fn caller_key(caller: Option<&Principal>, parts: &Parts) -> String {
-    match caller {
-        Some(principal) => format!("p:{}", principal.id()),
+    caller_bucket(caller.map(Principal::id), parts)
+}
+
+/// [`caller_key`] by the principal's id: whose quota of rate and of kept idempotency
+/// records a call counts against.
+pub(crate) fn caller_bucket(principal: Option<&str>, parts: &Parts) -> String {
+    match principal {
+        Some(id) => format!("p:{id}"),
         None => match parts.extensions.get::<ConnectInfo<SocketAddr>>() {
             Some(ConnectInfo(address)) => format!("ip:{}", address.ip()),
             None => "anonymous".to_owned(),

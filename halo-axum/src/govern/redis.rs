@@ -13,7 +13,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, FromRedisValue, Script};
 use sha2::{Digest, Sha256};
 
-use super::idempotency::{Claim, Fingerprint, Idempotency, Stored};
+use super::idempotency::{Claim, Fingerprint, Full, Idempotency, IdempotencyLimits, Stored};
 use super::rate::{Decision, ToolRate};
 use super::store::{
     IdempotencyStore, KeptCall, Mirror, MirroredFrame, RateStore, ReplayStore, StoreFuture, Ticket,
@@ -34,7 +34,10 @@ use super::store::{
 ///   runs), and its response (status, headers, body) is written to the same record when it
 ///   ends. A repeat on any instance gets the kept response, `409` while the first runs, `422`
 ///   for another request under the same key. Records expire
-///   [`idempotency_ttl`](crate::HaloBuilder::idempotency_ttl) after their claim.
+///   [`idempotency_ttl`](crate::HaloBuilder::idempotency_ttl) after their claim. Each caller's
+///   records are counted in a sorted set beside them, in the same script, so the per-caller
+///   limit of [`IdempotencyLimits`](crate::IdempotencyLimits) holds across instances; the
+///   total limits are left to Redis's own `maxmemory` (with `noeviction`: see there).
 /// - **Streamed calls**: the events of each call are also copied, in order, to a Redis stream,
 ///   so a client that lost its connection can resume the call (`Halo-Call-Id`,
 ///   `Last-Event-ID`) through any instance: it gets what it missed, then the new events as
@@ -176,11 +179,14 @@ impl RedisStore {
         self
     }
 
-    /// The stores a layer uses, with records kept for `ttl`, and the events of streamed
-    /// calls (at most `max_events` per call) kept for `retention` after their end.
+    /// The stores a layer uses, with records kept for `ttl` (each caller's at most as
+    /// `limits` says; all of `limits` for the records kept in memory during an outage), and
+    /// the events of streamed calls (at most `max_events` per call) kept for `retention`
+    /// after their end.
     pub(crate) fn into_stores(
         self,
         ttl: Duration,
+        limits: IdempotencyLimits,
         retention: Duration,
         max_events: usize,
     ) -> (
@@ -191,11 +197,12 @@ impl RedisStore {
         let inner = Arc::new(Inner {
             config: self,
             ttl,
+            per_caller: limits.per_caller_limit(),
             retention,
             max_events,
             connection: OnceLock::new(),
             down_until: Mutex::new(None),
-            local: Idempotency::new(ttl),
+            local: Idempotency::new(ttl, limits),
             held: Mutex::new(HashMap::new()),
             writing: AtomicBool::new(false),
         });
@@ -231,12 +238,23 @@ redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', math.max(1, math.ceil
 return {1, math.floor((now + tolerance - tat) / interval) + 1}
 ";
 
-/// Claims `KEYS[1]` for fingerprint `ARGV[1]` and token `ARGV[2]`, for `ARGV[3]` ms.
+/// Claims `KEYS[1]` for fingerprint `ARGV[1]` and token `ARGV[2]`, for `ARGV[3]` ms, unless
+/// the caller's records (the sorted set `KEYS[2]`: record keys by expiry, ms, Redis clock)
+/// number `ARGV[4]` already: then `{'full', ms until the oldest expires}`.
 const CLAIM: &str = r"
 local found = redis.call('HMGET', KEYS[1], 'fingerprint', 'status', 'headers', 'body')
 if not found[1] then
+  local clock = redis.call('TIME')
+  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    return {'full', string.format('%d', math.max(0, tonumber(oldest[2]) - now))}
+  end
   redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'token', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return {'first'}
 end
 if found[1] ~= ARGV[1] then return {'mismatch'} end
@@ -253,9 +271,11 @@ end
 return 0
 ";
 
-/// Forgets the claim of token `ARGV[1]` on `KEYS[1]` unless a response is kept.
+/// Forgets the claim of token `ARGV[1]` on `KEYS[1]` unless a response is kept, and takes it
+/// out of its caller's records (`KEYS[2]`).
 const ABANDON: &str = r"
 if redis.call('HGET', KEYS[1], 'token') == ARGV[1] and redis.call('HEXISTS', KEYS[1], 'status') == 0 then
+  redis.call('ZREM', KEYS[2], KEYS[1])
   return redis.call('DEL', KEYS[1])
 end
 return 0
@@ -274,6 +294,8 @@ static ABANDON_SCRIPT: OnceLock<Script> = OnceLock::new();
 struct Inner {
     config: RedisStore,
     ttl: Duration,
+    /// The most records one caller may have kept.
+    per_caller: usize,
     /// How long a finished call's events are kept.
     retention: Duration,
     /// The most events kept per call.
@@ -309,6 +331,8 @@ enum Held {
     },
     Abandon {
         token: u64,
+        /// Whose records the claim counts against.
+        caller: String,
         until: Instant,
     },
 }
@@ -391,10 +415,20 @@ impl Inner {
 
     /// The Redis key of a record: a digest, so that keys and callers are not stored as such.
     fn record_key(&self, key: &str) -> String {
-        let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
-        let mut name = String::with_capacity(self.config.prefix.len() + 5 + 64);
+        self.digest_key("idem:", key)
+    }
+
+    /// The Redis key of a caller's records (a sorted set of record keys by expiry).
+    fn caller_key(&self, caller: &str) -> String {
+        self.digest_key("idem-caller:", caller)
+    }
+
+    /// `<prefix><kind><SHA-256 of text, in hex>`.
+    fn digest_key(&self, kind: &str, text: &str) -> String {
+        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        let mut name = String::with_capacity(self.config.prefix.len() + kind.len() + 64);
         name.push_str(&self.config.prefix);
-        name.push_str("idem:");
+        name.push_str(kind);
         for byte in digest {
             name.push_str(&format!("{byte:02x}"));
         }
@@ -416,11 +450,11 @@ impl Inner {
                 .await
                 .is_some()
             }
-            Held::Abandon { token, .. } => {
+            Held::Abandon { token, caller, .. } => {
                 let token = token.to_string();
                 self.run::<i64>(
                     script(&ABANDON_SCRIPT, ABANDON),
-                    &[&record],
+                    &[&record, &self.caller_key(caller)],
                     &[token.as_bytes()],
                 )
                 .await
@@ -593,6 +627,7 @@ impl IdempotencyStore for RedisRecords {
     fn claim<'a>(
         &'a self,
         key: String,
+        caller: &'a str,
         fingerprint: Fingerprint,
     ) -> StoreFuture<'a, Result<Claim, Unavailable>> {
         Box::pin(async move {
@@ -605,16 +640,22 @@ impl IdempotencyStore for RedisRecords {
                 .unwrap_or(u64::MAX)
                 .max(1)
                 .to_string();
+            let per_caller = inner.per_caller.to_string();
             let answer: Option<Vec<Vec<u8>>> = inner
                 .run(
                     script(&CLAIM_SCRIPT, CLAIM),
-                    &[&inner.record_key(&key)],
-                    &[&fingerprint, token.to_string().as_bytes(), ttl.as_bytes()],
+                    &[&inner.record_key(&key), &inner.caller_key(caller)],
+                    &[
+                        &fingerprint,
+                        token.to_string().as_bytes(),
+                        ttl.as_bytes(),
+                        per_caller.as_bytes(),
+                    ],
                 )
                 .await;
             let Some(mut answer) = answer else {
                 return match inner.config.idempotency_fallback {
-                    Fallback::Local => Ok(inner.local.claim(key, fingerprint)),
+                    Fallback::Local => Ok(inner.local.claim(key, caller, fingerprint)),
                     Fallback::Refuse => Err(Unavailable),
                 };
             };
@@ -624,8 +665,16 @@ impl IdempotencyStore for RedisRecords {
                     token,
                     local: false,
                     fingerprint,
+                    caller: caller.to_owned(),
                 }),
                 Some(b"mismatch") => Claim::Mismatch,
+                Some(b"full") => {
+                    let wait = answer
+                        .get(1)
+                        .and_then(|ms| std::str::from_utf8(ms).ok()?.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    Claim::Full(Full::Caller(Duration::from_millis(wait)))
+                }
                 Some(b"done") if answer.len() == 4 => {
                     let body = answer.pop().unwrap_or_default();
                     match decode_stored(&answer[1], &answer[2], body) {
@@ -665,6 +714,7 @@ impl IdempotencyStore for RedisRecords {
             }
             let held = Held::Abandon {
                 token: ticket.token,
+                caller: ticket.caller,
                 until: Instant::now() + inner.ttl,
             };
             inner.write_or_hold(ticket.key, held).await;

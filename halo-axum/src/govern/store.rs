@@ -10,8 +10,8 @@ use bytes::Bytes;
 use http::header::RETRY_AFTER;
 use http::{HeaderValue, StatusCode};
 
-use super::idempotency::{Claim, Fingerprint, Idempotency, Stored};
-use super::rate::{Decision, ToolRate};
+use super::idempotency::{Claim, Fingerprint, Full, Idempotency, Stored};
+use super::rate::{Decision, ToolRate, seconds_up};
 
 /// The future a store answers with.
 pub(crate) type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -38,6 +38,36 @@ impl Unavailable {
     }
 }
 
+impl Full {
+    /// `429` (the caller's quota of records is used up) or `503` (the store is full), with
+    /// `Retry-After` in whole seconds, at least 1. It names no other caller.
+    pub(crate) fn response(self) -> Response {
+        let (status, wait, detail) = match self {
+            Self::Caller(wait) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                wait,
+                "this caller already has as many idempotency keys kept as it may, so the \
+                 request was not run; its oldest key expires in",
+            ),
+            Self::Store(wait) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                wait,
+                "the server keeps as many idempotency records as it can, so the request was \
+                 not run; the oldest expires in",
+            ),
+        };
+        let seconds = seconds_up(wait).max(1);
+        let mut response = crate::problem::response(
+            status,
+            format!("{detail} {seconds} s (a repeat of a key already kept is answered as usual)"),
+        );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+        response
+    }
+}
+
 /// Keeps the rate budgets of callers.
 pub(crate) trait RateStore: Send + Sync + fmt::Debug {
     /// Spends one call of `caller`'s budget for the tool that `rate` limits.
@@ -54,10 +84,12 @@ pub(crate) trait RateStore: Send + Sync + fmt::Debug {
 
 /// Keeps the records of requests sent with an idempotency key.
 pub(crate) trait IdempotencyStore: Send + Sync + fmt::Debug {
-    /// Claims `key` for a request with `fingerprint`.
+    /// Claims `key` for a request with `fingerprint`, counted against the quota of `caller`
+    /// (see `caller_bucket`): `Claim::Full` when a new key does not fit.
     fn claim<'a>(
         &'a self,
         key: String,
+        caller: &'a str,
         fingerprint: Fingerprint,
     ) -> StoreFuture<'a, Result<Claim, Unavailable>>;
 
@@ -136,6 +168,9 @@ pub(crate) struct Ticket {
     /// The request's fingerprint, for a repeat while the response waits to be written.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fingerprint: Fingerprint,
+    /// Whose quota of records the claim counts against.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) caller: String,
 }
 
 /// Rate budgets in this process's memory: each tool's own GCRA limiter.
@@ -156,9 +191,10 @@ impl IdempotencyStore for Idempotency {
     fn claim<'a>(
         &'a self,
         key: String,
+        caller: &'a str,
         fingerprint: Fingerprint,
     ) -> StoreFuture<'a, Result<Claim, Unavailable>> {
-        Box::pin(ready(Ok(Self::claim(self, key, fingerprint))))
+        Box::pin(ready(Ok(Self::claim(self, key, caller, fingerprint))))
     }
 
     fn finish<'a>(&'a self, ticket: Ticket, stored: Stored) -> StoreFuture<'a, ()> {
