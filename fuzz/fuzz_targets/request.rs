@@ -84,6 +84,7 @@ fn app() -> &'static (tokio::runtime::Runtime, Router) {
         let layer = HaloLayer::builder(api)
             .authenticator(StaticAuthenticator::new().bearer("t", Principal::new("p")))
             .body_limit(4096)
+            .validate(true)
             .build()
             .expect("a layer");
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -95,7 +95,7 @@ async fn parallel_tool_calls_are_assembled_from_their_pieces() {
     let llm = ScriptedLlm::start([Turn::text_and_calls(
         "Let me look.",
         [
-            llm::Call::new("search_books", json!({"q": "Dune", "max_price": 20})),
+            llm::Call::new("search_books", json!({"max_price": 20, "q": "Dune"})),
             llm::Call::new("get_stock", json!({"sku": "9780441172719"})),
         ],
     )])
@@ -109,7 +109,7 @@ async fn parallel_tool_calls_are_assembled_from_their_pieces() {
             ToolCall::new(
                 "call_0_search_books",
                 "search_books",
-                r#"{"q":"Dune","max_price":20}"#
+                r#"{"max_price":20,"q":"Dune"}"#
             ),
             ToolCall::new(
                 "call_1_get_stock",

@@ -9,8 +9,8 @@ use axum::body::Body;
 use axum::response::Response;
 use halo_protocol::{MEDIA_TYPE, SearchQuery, TagFilter, accepts_halo, negotiate_language};
 use http::header::{
-    ACCEPT, ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE, ETAG,
-    IF_NONE_MATCH, VARY,
+    ACCEPT, ACCEPT_LANGUAGE, ALLOW, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE,
+    ETAG, IF_NONE_MATCH, VARY,
 };
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 
@@ -104,6 +104,7 @@ impl Discovery {
         };
         let personal = audience.is_some();
         let view = self.view(audience, language);
+        let index = self.registry.path(uri.path()).map(|(index, _)| index);
         let found = if uri.path() == "/" {
             let filter = TagFilter::from_query(uri.query());
             match SearchQuery::from_query(uri.query()) {
@@ -113,13 +114,12 @@ impl Discovery {
                     let mut response =
                         problem::response(StatusCode::BAD_REQUEST, invalid.to_string());
                     response.headers_mut().insert(VARY, self.vary(personal));
+                    response.headers_mut().insert(ALLOW, view.allow(index));
                     return response;
                 }
             }
         } else {
-            self.registry
-                .path(uri.path())
-                .and_then(|(index, _)| view.path(index).cloned())
+            index.and_then(|index| view.path(index).cloned())
         };
         let mut response = match found {
             Some(cached) => {
@@ -145,6 +145,9 @@ impl Discovery {
         {
             response.headers_mut().insert(CONTENT_LANGUAGE, value);
         }
+        // Said here, and only what the caller may call: axum's method router adds the route's
+        // every method to an answer without `Allow` when the layer wraps each route.
+        response.headers_mut().insert(ALLOW, view.allow(index));
         response
     }
 
@@ -165,11 +168,15 @@ impl Discovery {
         ViewRef::Rendered(view)
     }
 
-    /// The methods a described path serves, for `Allow`.
-    pub(crate) fn allow(&self, path: &str) -> Option<HeaderValue> {
-        self.registry
-            .path(path)
-            .map(|(_, entry)| entry.allow.clone())
+    /// `Allow` for a plain `OPTIONS` the application has no answer for (and gave no `Allow`
+    /// of its own): the methods an anonymous caller may call at the path (every described
+    /// one without an authenticator), `None` where it may call nothing, so that nothing
+    /// hidden is hinted at.
+    pub(crate) fn allow(&self, path: &str, authenticated: bool) -> Option<HeaderValue> {
+        let (index, _) = self.registry.path(path)?;
+        let audience = authenticated.then(|| self.registry.audience(None));
+        let view = self.view(audience, None);
+        view.path(index).map(|_| view.allow(Some(index)))
     }
 
     fn vary(&self, personal: bool) -> HeaderValue {

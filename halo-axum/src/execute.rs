@@ -111,13 +111,21 @@ impl Shared {
         response
     }
 
+    /// Who is discovering tools (over HALO or MCP): the caller, or the `401` for
+    /// credentials the authenticator refuses, or for none when credentials are required.
+    pub(crate) async fn discoverer(&self, parts: &Parts) -> Result<Option<Principal>, Response> {
+        match self.identify(parts).await {
+            Ok(None) if self.require_credentials => {
+                Err(self.unauthorized("discovery needs credentials"))
+            }
+            identified => identified,
+        }
+    }
+
     /// Discovery for a caller, when an authenticator is set.
     pub(crate) async fn discover(&self, parts: Parts) -> Response {
-        let response = match self.identify(&parts).await {
+        let response = match self.discoverer(&parts).await {
             Err(refused) => refused,
-            Ok(None) if self.require_credentials => {
-                self.unauthorized("discovery needs credentials")
-            }
             Ok(caller) => {
                 self.discovery
                     .respond(&parts.uri, &parts.headers, Viewer::Caller(caller.as_ref()))
@@ -261,7 +269,8 @@ where
     let key_value = rules
         .key_header
         .as_ref()
-        .filter(|_| !streaming)
+        // A stream, the layer's or the application's own, cannot be kept for replay.
+        .filter(|_| !streaming && !described.own_stream)
         .and_then(|header| parts.headers.get(header))
         .cloned();
     if let Some(value) = &key_value {
@@ -365,7 +374,8 @@ fn with_headers(
 
 /// Claims an idempotency key for this call: the ticket to keep its response with, or the
 /// answer instead of running it (the kept response, `409` while the first still runs, `422`
-/// for a key used with another request, `503` when the shared store cannot be reached).
+/// for a key used with another request, `429` when the caller keeps as many records as it
+/// may, `503` when the store is full or the shared store cannot be reached).
 async fn claim_key(
     shared: &Shared,
     tool: usize,
@@ -382,9 +392,24 @@ async fn claim_key(
         shared.discovery.registry.tool_at(tool).name(),
         String::from_utf8_lossy(value.as_bytes())
     );
-    let claim = shared.governance.stores.records.claim(key, print).await;
+    // Whose quota of kept records the key counts against: the caller rate limits count (the
+    // principal, else the client's address).
+    let quota = crate::govern::caller_bucket(Some(caller_id).filter(|id| !id.is_empty()), parts);
+    let claim = shared
+        .governance
+        .stores
+        .records
+        .claim(key, &quota, print)
+        .await;
     let answer = match claim {
         Ok(Claim::First(ticket)) => return Ok(ticket),
+        Ok(Claim::Full(full)) => {
+            let outcome = match full {
+                crate::govern::Full::Caller(_) => Outcome::RateLimited,
+                crate::govern::Full::Store(_) => Outcome::Unavailable,
+            };
+            (full.response(), outcome)
+        }
         Err(unavailable) => (
             unavailable.response("idempotency records"),
             Outcome::Unavailable,
@@ -496,6 +521,14 @@ async fn validated(
     validator
         .check_params(&pairs, parts.uri.query(), &parts.headers, &mut errors)
         .map_err(refuse)?;
+    if !errors.is_empty() {
+        // Like axum's `Path` and `Query`, which run before a body extractor: the body is
+        // not read.
+        return Err(problem::from_problem(&validate::invalid(
+            validate::Part::Params,
+            errors,
+        )));
+    }
     let checked = if validator.takes_body() {
         let bytes = read_body(parts, body, shared.body_limit)
             .await
@@ -513,7 +546,10 @@ async fn validated(
     if errors.is_empty() {
         Ok(checked)
     } else {
-        Err(problem::from_problem(&validate::invalid(errors)))
+        Err(problem::from_problem(&validate::invalid(
+            validate::Part::Body,
+            errors,
+        )))
     }
 }
 

@@ -80,6 +80,7 @@ pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Una
 pub use crate::catalog::Catalogs;
 pub use crate::document_limits::DocumentLimits;
 pub use crate::error::BuildError;
+pub use crate::govern::IdempotencyLimits;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use crate::govern::{Fallback, RedisStore, RedisStoreError};

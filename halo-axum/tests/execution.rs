@@ -185,7 +185,7 @@ async fn serve_with(hits: &Hits, configure: impl FnOnce(HaloBuilder) -> HaloBuil
 }
 
 async fn serve(hits: &Hits) -> String {
-    serve_with(hits, |b| b.authenticator(authenticator())).await
+    serve_with(hits, |b| b.authenticator(authenticator()).validate(true)).await
 }
 
 fn send(base: &str, method: Method, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
@@ -289,7 +289,9 @@ async fn discovery_shows_each_caller_what_it_may_call() {
 async fn discovery_may_require_credentials() {
     let hits = Hits::default();
     let base = serve_with(&hits, |b| {
-        b.authenticator(authenticator()).require_credentials(true)
+        b.authenticator(authenticator())
+            .require_credentials(true)
+            .validate(true)
     })
     .await;
     let response = discover(&base, "/", None).await;
@@ -373,7 +375,12 @@ async fn calls_need_credentials_and_scopes() {
 #[tokio::test]
 async fn invalid_input_never_reaches_the_handler() {
     let hits = Hits::default();
-    let base = serve_with(&hits, |b| b.authenticator(authenticator()).body_limit(1024)).await;
+    let base = serve_with(&hits, |b| {
+        b.authenticator(authenticator())
+            .body_limit(1024)
+            .validate(true)
+    })
+    .await;
     let post = |body: reqwest::Body, content_type: &'static str| {
         send(&base, Method::POST, "/books", Some("writer-token"))
             .header("content-type", content_type)
@@ -444,8 +451,8 @@ async fn invalid_input_never_reaches_the_handler() {
     .await;
     assert_eq!(
         status,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "a required body is missing"
+        StatusCode::BAD_REQUEST,
+        "a required body is missing, as axum's Json answers it"
     );
 
     // Parameters: a path value that is not a number, a query value over its maximum, a
@@ -457,7 +464,7 @@ async fn invalid_input_never_reaches_the_handler() {
             .unwrap(),
     )
     .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST, "as axum's Path answers");
     assert_eq!(body["errors"][0]["pointer"], "/id");
     let (status, body) = problem(
         send(&base, Method::GET, "/books/7?level=9", None)
@@ -466,7 +473,7 @@ async fn invalid_input_never_reaches_the_handler() {
             .unwrap(),
     )
     .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST, "as axum's Query answers");
     assert_eq!(body["errors"][0]["pointer"], "/level");
     let (status, _) = problem(
         send(&base, Method::GET, "/books/7?level=%FF", None)
@@ -633,7 +640,7 @@ async fn the_same_route_streams_progress_or_answers_plainly() {
         .send()
         .await
         .unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(problem(response).await.0, StatusCode::BAD_REQUEST);
     assert_eq!(hits.count(), 2);
 
     // A handler's error ends the stream with its problem.

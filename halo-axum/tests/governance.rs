@@ -103,7 +103,7 @@ async fn serve(counter: &Counter, configure: impl FnOnce(HaloBuilder) -> HaloBui
     let auth = StaticAuthenticator::new()
         .bearer("alice", Principal::new("alice"))
         .bearer("bob", Principal::new("bob"));
-    let layer = configure(HaloLayer::builder(api).authenticator(auth))
+    let layer = configure(HaloLayer::builder(api).authenticator(auth).validate(true))
         .build()
         .unwrap();
     let app = router.with_state(counter.clone()).layer(layer);

@@ -148,6 +148,7 @@ async fn serve(
                 ),
         )
         .audit(audit.clone())
+        .validate(true)
         .build()
         .expect("valid metadata");
     let mcp = configure(McpService::builder(&halo, router.clone())).build();
@@ -244,7 +245,10 @@ async fn each_caller_sees_and_calls_its_own_tools() {
     let invalid = call(&reader, "get_note", json!({"id": "one"})).await;
     assert_eq!(invalid.is_error, Some(true));
     let problem = invalid.structured_content.clone().expect("a problem");
-    assert_eq!(problem["status"], 422);
+    assert_eq!(
+        problem["status"], 400,
+        "a path value, as axum's Path answers"
+    );
     assert_eq!(problem["errors"][0]["pointer"], "/id");
     assert_eq!(
         serde_json::from_str::<Value>(&text(&invalid)).unwrap(),
@@ -318,7 +322,8 @@ async fn each_caller_sees_and_calls_its_own_tools() {
         .map(|r| (r.caller.as_deref().unwrap_or("-"), r.status))
         .collect();
     assert!(callers.contains(&("reader", 200)), "{callers:?}");
-    assert!(callers.contains(&("reader", 422)), "{callers:?}");
+    assert!(callers.contains(&("reader", 400)), "{callers:?}");
+    assert!(callers.contains(&("writer", 422)), "{callers:?}");
     assert!(callers.contains(&("writer", 201)), "{callers:?}");
     assert!(callers.contains(&("stock-keeper", 200)), "{callers:?}");
 }
@@ -385,7 +390,7 @@ async fn only_loopback_hosts_and_origins_by_default() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn discovery_refused_is_a_protocol_error() {
+async fn without_required_credentials_mcp_answers_401() {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(get_note))
         .split_for_parts();
@@ -399,23 +404,57 @@ async fn discovery_refused_is_a_protocol_error() {
         .unwrap();
     let mcp = McpService::builder(&halo, router.clone()).build();
     let server = spawn(router.layer(halo).nest_service("/mcp", mcp)).await;
-    let anonymous = client(server.url("/mcp"), &[]).await;
-    let error = anonymous.list_all_tools().await.expect_err("401");
-    assert!(error.to_string().contains("401"), "{error}");
-    let error = anonymous
-        .call_tool(
-            CallToolRequestParams::new("get_note")
-                .with_arguments(json!({"id": 1}).as_object().unwrap().clone()),
-        )
-        .await
-        .expect_err("401");
-    assert!(error.to_string().contains("401"), "{error}");
+    // Refused at the door, as MCP's authorization asks: `401` with the challenge.
+    let refused = raw_mcp(&server, None, "initialize", json!({})).await;
+    assert_eq!(refused.0, 401);
+    assert!(refused.1.starts_with("Bearer realm="), "{}", refused.1);
     let reader = client(
         server.url("/mcp"),
         &[(AUTHORIZATION.as_str(), "Bearer reader")],
     )
     .await;
     assert_eq!(names(&reader.list_all_tools().await.unwrap()), ["get_note"]);
+}
+
+/// One JSON-RPC request to `/mcp` over plain HTTP: the status, `WWW-Authenticate` and body.
+async fn raw_mcp(
+    server: &TestServer,
+    token: Option<&str>,
+    method: &str,
+    params: Value,
+) -> (u16, String, String) {
+    let mut request = reqwest::Client::new()
+        .post(server.url("/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|value| value.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, challenge, response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_credentials_get_401_before_any_tool_is_looked_up() {
+    let (server, _) = serve(|mcp| mcp).await;
+    let call = |name: &str| json!({"name": name, "arguments": {"id": 1}});
+    // A tool the caller may not see, and one that does not exist: the same answer.
+    let hidden = raw_mcp(&server, Some("forged"), "tools/call", call("create_note")).await;
+    let unknown = raw_mcp(&server, Some("forged"), "tools/call", call("no_such_tool")).await;
+    assert_eq!(hidden.0, 401);
+    assert!(hidden.1.contains("error=\"invalid_token\""), "{}", hidden.1);
+    assert_eq!(hidden, unknown);
+    let listed = raw_mcp(&server, Some("forged"), "tools/list", json!({})).await;
+    assert_eq!(listed, hidden);
+    // Without credentials, the public tools are still there.
+    let anonymous = raw_mcp(&server, None, "tools/list", json!({})).await;
+    assert_eq!(anonymous.0, 200, "{anonymous:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -155,6 +155,7 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
         |builder| {
             builder
                 .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
+                .validate(true)
                 .metrics(true)
         },
     )
@@ -165,7 +166,7 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
         assert_eq!(status, StatusCode::OK);
     }
     let status = send(client.get(format!("{base}/books/seven"))).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     let status = send(client.post(format!("{base}/charge")).bearer_auth("mallory")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     for expected in [

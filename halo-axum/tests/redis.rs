@@ -120,6 +120,7 @@ async fn serve(instance: &Instance, store: RedisStore) -> String {
         )
         .redis(store)
         .audit(instance.clone())
+        .validate(true)
         .build()
         .unwrap();
     let app = router.with_state(instance.clone()).layer(layer);

@@ -187,7 +187,7 @@ async fn calls_of_suffix_templates_are_validated_and_governed() {
     // The parameter is the text before the suffix: its pattern applies to `ACzz`, not to
     // `ACzz.json`.
     let refused = get("/2010-04-01/Accounts/ACzz.json").await.unwrap();
-    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
     let problem: Value = refused.json().await.unwrap();
     assert_eq!(problem["errors"][0]["pointer"], "/Sid", "{problem}");
 
@@ -204,7 +204,7 @@ async fn calls_of_suffix_templates_are_validated_and_governed() {
     assert_eq!(get("/v2/status").await.unwrap().status(), StatusCode::OK);
     assert_eq!(
         get("/vtwo/status").await.unwrap().status(),
-        StatusCode::UNPROCESSABLE_ENTITY
+        StatusCode::BAD_REQUEST
     );
 }
 

@@ -29,7 +29,8 @@ pub enum Outcome {
     /// The answer stored under the call's idempotency key was sent again; the handler did
     /// not run.
     Replayed,
-    /// The caller was over the tool's declared rate (`429`).
+    /// The caller was over the tool's declared rate, or held as many idempotency records as
+    /// it may (`429`).
     RateLimited,
     /// The caller was not authenticated (`401`) or not allowed to call the tool (`403`).
     Denied,
@@ -39,7 +40,8 @@ pub enum Outcome {
     /// The handler did not answer within the tool's deadline.
     TimedOut,
     /// The call was refused with `503` before the handler ran: a shared store (rate budgets,
-    /// idempotency records) could not be reached, or the layer was at its limit of calls.
+    /// idempotency records) could not be reached, the idempotency records were full, or the
+    /// layer was at its limit of calls.
     Unavailable,
 }
 

@@ -20,7 +20,7 @@ use crate::govern::{Governance, Stores};
 use crate::metrics::Metrics;
 use crate::registry::{Formats, Registry};
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
-use crate::{BuildError, DocumentLimits};
+use crate::{BuildError, DocumentLimits, IdempotencyLimits};
 
 /// Builds a [`HaloLayer`] with settings beyond the defaults.
 ///
@@ -50,12 +50,13 @@ pub struct HaloBuilder {
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
     realm: Option<String>,
-    validate: Option<bool>,
+    validate: bool,
     formats: bool,
     body_limit: usize,
     stream: StreamConfig,
     timeout: Option<Duration>,
     idempotency_ttl: Duration,
+    idempotency_limits: IdempotencyLimits,
     #[cfg(feature = "redis")]
     redis: Option<crate::RedisStore>,
     audit: Option<Box<dyn AuditSink>>,
@@ -110,12 +111,13 @@ impl HaloBuilder {
             authenticator: None,
             realm: None,
             require_credentials: false,
-            validate: None,
+            validate: false,
             formats: true,
             body_limit: 2 * 1024 * 1024,
             stream: StreamConfig::default(),
             timeout: None,
             idempotency_ttl: Duration::from_secs(24 * 60 * 60),
+            idempotency_limits: IdempotencyLimits::new(),
             #[cfg(feature = "redis")]
             redis: None,
             audit: None,
@@ -145,8 +147,8 @@ impl HaloBuilder {
     /// (`Cache-Control: private`, `Vary: Authorization`), a path whose operations are all
     /// hidden answers `404`, and every call of a described operation is checked before the
     /// handler runs: `401` without valid credentials, `403` without the scopes of the
-    /// operation's OpenAPI `security` requirement, then the input (see
-    /// [`validate`](Self::validate), on by default with an authenticator).
+    /// operation's OpenAPI `security` requirement. The input is checked only when
+    /// [`validate`](Self::validate) says so.
     ///
     /// ```
     /// use halo_axum::{HaloLayer, Principal, StaticAuthenticator};
@@ -204,12 +206,31 @@ impl HaloBuilder {
     }
 
     /// Whether calls of described operations are checked against their input schema before
-    /// the handler runs: `400` for a query, header or JSON body that cannot be read, `413`
-    /// for a body over [`body_limit`](Self::body_limit), `415` for the wrong
-    /// `Content-Type`, `422` with one error per offending value. On by default when an
-    /// [`authenticator`](Self::authenticator) is set, off otherwise.
+    /// the handler runs (off by default, with or without an
+    /// [`authenticator`](Self::authenticator)). The statuses are those axum's own extractors
+    /// answer with: `400` for a path, query or header value that does not match (one error
+    /// per offending value) and for a body that is not JSON, `413` for a body over
+    /// [`body_limit`](Self::body_limit), `415` for the wrong `Content-Type`, `422` with one
+    /// error per offending value of the body's data. What changes is the body: an
+    /// `application/problem+json` document whose `errors` point at the arguments, the same
+    /// whichever extractor the handler uses.
+    ///
+    /// ```
+    /// use halo_axum::HaloLayer;
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .validate(true)
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
     pub fn validate(mut self, validate: bool) -> Self {
-        self.validate = Some(validate);
+        self.validate = validate;
         self
     }
 
@@ -318,6 +339,36 @@ impl HaloBuilder {
         self
     }
 
+    /// Bounds the idempotency records kept: per caller, and in records and bytes in all
+    /// (1,000, 100,000 and 256 MiB by default). A new key that does not fit is refused before
+    /// its handler runs (`429` past the caller's quota, `503` when the store is full, both
+    /// with `Retry-After`); a live record is never dropped to make room. See
+    /// [`IdempotencyLimits`] for what counts, the defaults and Redis.
+    ///
+    /// ```
+    /// use halo_axum::{HaloLayer, IdempotencyLimits};
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .idempotency_limits(
+    ///         IdempotencyLimits::new()
+    ///             .per_caller(1_000)
+    ///             .records(100_000)
+    ///             .bytes(256 * 1024 * 1024),
+    ///     )
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn idempotency_limits(mut self, limits: IdempotencyLimits) -> Self {
+        self.idempotency_limits = limits;
+        self
+    }
+
     /// Keeps rate budgets and idempotency records in Redis instead of this process's memory,
     /// and copies the events of streamed calls there, so that every instance of the API that
     /// uses the same server and prefix shares them and can resume any call (see
@@ -399,7 +450,7 @@ impl HaloBuilder {
             let meta = describe.into_metadata(&operation_id)?;
             described.entry(operation_id).or_default().merge(meta);
         }
-        let validate = self.validate.unwrap_or(self.authenticator.is_some());
+        let validate = self.validate;
         let registry = Registry::build(
             &document,
             described,
@@ -407,12 +458,13 @@ impl HaloBuilder {
             self.document_limits,
         )?;
         let challenges = Challenges::new(&document, self.realm.as_deref());
-        let mut stores = Stores::local(self.idempotency_ttl);
+        let mut stores = Stores::local(self.idempotency_ttl, self.idempotency_limits);
         #[cfg(feature = "redis")]
         if let Some(store) = self.redis {
             stores = Stores::redis(
                 store,
                 self.idempotency_ttl,
+                self.idempotency_limits,
                 self.stream.retention,
                 self.stream.max_events,
             );

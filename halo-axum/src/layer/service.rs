@@ -15,7 +15,9 @@ use crate::execute::{self, Shared};
 ///
 /// `OPTIONS` with the HALO media type is answered here. Calls of described operations go
 /// through the layer's checks and, when they ask for `text/event-stream`, run as streamed
-/// tools; every other request goes to the inner service untouched. An ordinary `OPTIONS` on
+/// tools, unless the operation's own successful answer is an event stream (the application's
+/// SSE route, passed through as it comes); every other request goes to the inner service
+/// untouched. An ordinary `OPTIONS` on
 /// a described path that the application has no answer for (`405`) becomes `204` with
 /// `Allow`. The discovery documents chosen with
 /// [`HaloBuilder::catalogs`](crate::HaloBuilder::catalogs) are answered here too (`GET` and
@@ -121,7 +123,8 @@ where
         let shared = &self.shared;
         if request.method() == Method::OPTIONS {
             if !Discovery::is_discovery(&request) {
-                let allow = shared.discovery.allow(request.uri().path());
+                let authenticated = shared.authenticator.is_some();
+                let allow = shared.discovery.allow(request.uri().path(), authenticated);
                 return ResponseFuture::options(self.inner.call(request), allow);
             }
             if shared.authenticator.is_none() {
@@ -146,7 +149,7 @@ where
             let documents = Arc::clone(documents);
             return self.catalog(documents, document, request);
         }
-        let streaming = execute::wants_stream(request.headers());
+        let mut streaming = execute::wants_stream(request.headers());
         let registry = &shared.discovery.registry;
         let (uri, method) = (request.uri(), request.method());
         let tool = if shared.checks(streaming) {
@@ -162,6 +165,14 @@ where
         let Some(tool) = tool else {
             return ResponseFuture::inner(self.inner.call(request));
         };
+        if streaming && registry.tool_at(tool).own_stream {
+            // The application's own event stream: checked and governed like any call of the
+            // operation, never wrapped in a tool stream.
+            streaming = false;
+            if !shared.checks(false) && !shared.governance.governs(tool) {
+                return ResponseFuture::inner(self.inner.call(request));
+            }
+        }
         // The ready service serves this call; a clone takes its place for the next one.
         let clone = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, clone);

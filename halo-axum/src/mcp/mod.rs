@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
@@ -19,6 +20,7 @@ use tower_service::Service;
 
 use self::bridge::{Bridge, Listing};
 use crate::HaloLayer;
+use crate::execute::Shared;
 use crate::local::{Local, forwarded};
 
 /// Tools per `tools/list` page, unless configured.
@@ -62,6 +64,10 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// content, so a model reads what went wrong; a success carries the JSON answer as text and,
 /// when it is an object, as `structuredContent`.
 ///
+/// Credentials are checked before anything else: with an authenticator, credentials it
+/// refuses (or none, when the layer requires them) get HTTP `401` with the layer's
+/// `WWW-Authenticate` challenge, as a call over HTTP would.
+///
 /// Only loopback `Host`s and `Origin`s are accepted unless configured
 /// ([`McpBuilder::allowed_hosts`], [`McpBuilder::allowed_origins`]), which protects a locally
 /// running server from DNS rebinding. The server is stateless (no MCP sessions): any
@@ -90,6 +96,8 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 #[derive(Clone)]
 pub struct McpService {
     inner: StreamableHttpService<Bridge, NeverSessionManager>,
+    /// The layer's state: credentials are checked before MCP sees the request.
+    shared: Arc<Shared>,
 }
 
 impl fmt::Debug for McpService {
@@ -104,6 +112,7 @@ impl fmt::Debug for McpService {
 /// Builds an [`McpService`].
 #[must_use]
 pub struct McpBuilder {
+    shared: Arc<Shared>,
     local: Local,
     /// Every tool of the app, as listed for everyone.
     tools: Vec<ToolEntry>,
@@ -141,6 +150,7 @@ impl McpService {
     {
         let registry = &layer.shared.discovery.registry;
         McpBuilder {
+            shared: Arc::clone(&layer.shared),
             local: Local::new(layer, app, forwarded(layer), 16 * 1024 * 1024),
             tools: registry.tools().map(|tool| tool.entry().clone()).collect(),
             allowed_hosts: None,
@@ -265,6 +275,7 @@ impl McpBuilder {
                 NeverSessionManager::default().into(),
                 config,
             ),
+            shared: self.shared,
         }
     }
 }
@@ -284,7 +295,21 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let answer = self.inner.call(request);
-        Box::pin(async move { Ok(answer.await?.map(Body::new)) })
+        if self.shared.authenticator.is_none() {
+            let answer = self.inner.call(request);
+            return Box::pin(async move { Ok(answer.await?.map(Body::new)) });
+        }
+        // Credentials are checked first: a refused caller gets `401` and the challenge
+        // before any tool is looked up, so no answer differs by what a tool is called.
+        let shared = Arc::clone(&self.shared);
+        let mut inner = self.inner.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            if let Err(refused) = shared.discoverer(&parts).await {
+                return Ok(refused);
+            }
+            let answer = inner.call(Request::from_parts(parts, body)).await?;
+            Ok(answer.map(Body::new))
+        })
     }
 }

@@ -106,6 +106,9 @@ pub(crate) struct Tool {
     class: Option<usize>,
     /// The compiled checks, when validation is on.
     pub(crate) validator: Option<Validator>,
+    /// Its successful answer is the application's own event stream, passed through as it
+    /// comes: a call asking for `text/event-stream` is not run as a tool stream.
+    pub(crate) own_stream: bool,
 }
 
 impl Tool {
@@ -202,8 +205,6 @@ pub(crate) struct PathEntry {
     template: String,
     /// The described methods, and the index of each one's tool.
     methods: Vec<(&'static str, usize)>,
-    /// The methods and `OPTIONS`, for `Allow` when the app has no `OPTIONS` answer of its own.
-    pub(crate) allow: HeaderValue,
 }
 
 /// Every discovery response for one audience and language.
@@ -215,6 +216,8 @@ pub(crate) struct View {
     no_tools: Cached,
     /// Each path's schema array; `None` when the audience may call nothing there.
     paths: Vec<Option<Cached>>,
+    /// Each path's `Allow`: the methods the audience may call there, then `OPTIONS`.
+    allows: Vec<HeaderValue>,
     /// Which tools it shows.
     shown: Vec<bool>,
 }
@@ -374,6 +377,7 @@ impl Registry {
                     locales,
                     class,
                     validator,
+                    own_stream: built.own_stream,
                 });
             }
             if methods.is_empty() {
@@ -382,7 +386,6 @@ impl Registry {
             if let Some(&index) = by_template.get(template) {
                 let entry: &mut PathEntry = &mut paths[index];
                 entry.methods.extend(methods);
-                entry.allow = allow(&entry.methods);
                 continue;
             }
             templates
@@ -391,7 +394,6 @@ impl Registry {
             by_template.insert(template, paths.len());
             paths.push(PathEntry {
                 template: template.to_owned(),
-                allow: allow(&methods),
                 methods,
             });
         }
@@ -514,24 +516,27 @@ impl Registry {
             .into_iter()
             .map(|tag| (tag.clone(), manifest(&|tool| tool.entry.tags.contains(tag))))
             .collect();
-        let paths = self
+        let (paths, allows) = self
             .paths
             .iter()
             .map(|path| {
-                let visible: Vec<usize> = path
+                let visible: Vec<(&str, usize)> = path
                     .methods
                     .iter()
-                    .map(|(_, index)| *index)
-                    .filter(|&index| shown[index])
+                    .copied()
+                    .filter(|&(_, index)| shown[index])
                     .collect();
-                (!visible.is_empty()).then(|| join_array(visible.into_iter().map(schema)))
+                let schemas = (!visible.is_empty())
+                    .then(|| join_array(visible.iter().map(|&(_, index)| schema(index))));
+                (schemas, allow(visible.iter().map(|&(method, _)| method)))
             })
-            .collect();
+            .unzip();
         View {
             manifest: manifest(&|_| true),
             by_tag,
             no_tools: manifest(&|_| false),
             paths,
+            allows,
             shown,
         }
     }
@@ -663,6 +668,7 @@ impl View {
             by_tag: HashMap::new(),
             no_tools: Cached::new(Vec::new()),
             paths: Vec::new(),
+            allows: Vec::new(),
             shown: Vec::new(),
         }
     }
@@ -738,6 +744,16 @@ impl View {
     pub(crate) fn path(&self, index: usize) -> Option<&Cached> {
         self.paths.get(index)?.as_ref()
     }
+
+    /// The methods the audience may call at a path (given by index; `None` for a path with
+    /// no described operation), then `OPTIONS`: `OPTIONS` alone where it may call nothing,
+    /// as at any path the layer knows nothing of.
+    pub(crate) fn allow(&self, index: Option<usize>) -> HeaderValue {
+        index
+            .and_then(|index| self.allows.get(index))
+            .cloned()
+            .unwrap_or(OPTIONS_ONLY)
+    }
 }
 
 /// The operations of a path item, in [`METHODS`] order. A `HEAD` beside a `GET` is not one
@@ -758,11 +774,18 @@ fn template_of(key: &str) -> &str {
 }
 
 /// `Allow` for the described methods (`OPTIONS` too).
-fn allow(methods: &[(&str, usize)]) -> HeaderValue {
+/// `Allow` for nothing but discovery.
+const OPTIONS_ONLY: HeaderValue = HeaderValue::from_static("OPTIONS");
+
+/// `Allow` for `methods` (`HEAD` implied by `GET`), then `OPTIONS`.
+fn allow<'m>(methods: impl Iterator<Item = &'m str>) -> HeaderValue {
     let mut listed: Vec<&str> = Vec::new();
-    for (method, _) in methods {
-        if !listed.contains(method) {
+    for method in methods {
+        if !listed.contains(&method) {
             listed.push(method);
+        }
+        if method == "GET" && !listed.contains(&"HEAD") {
+            listed.push("HEAD");
         }
     }
     listed.push("OPTIONS");

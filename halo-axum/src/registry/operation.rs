@@ -54,6 +54,9 @@ pub(crate) struct Built {
     pub(crate) entry: ToolEntry,
     pub(crate) schema: ToolSchema,
     pub(crate) body: Option<super::BodySpec>,
+    /// Whether a successful answer of the operation is the application's own event stream
+    /// (`text/event-stream`): such a call is never run as a tool stream.
+    pub(crate) own_stream: bool,
 }
 
 /// Builds the manifest entry and the schema of an operation.
@@ -99,6 +102,10 @@ pub(crate) fn build<'d>(
     schema.trust = meta.trust;
     schema.observe = meta.observe;
     schema.lifecycle = lifecycle(meta.lifecycle, source);
+    // A HALO stream declared (`stream`, or a hosted agent's run) is the layer's to serve;
+    // otherwise an event stream the operation answers with is the application's own.
+    let declared = meta.stream.is_some() || meta.kind == Some(halo_protocol::ToolKind::Agent);
+    let own_stream = !declared && answers_event_stream(source, bundler).map_err(unresolved)?;
     schema.stream = meta.stream;
 
     let mut entry = ToolEntry::new(source.template, source.method, name, summary).with_tags(tags);
@@ -107,6 +114,7 @@ pub(crate) fn build<'d>(
         entry,
         schema,
         body,
+        own_stream,
     })
 }
 
@@ -254,6 +262,30 @@ fn output_root<'d>(
         }
     }
     Ok(None)
+}
+
+/// Whether a successful response of the operation is `text/event-stream`: unless it declares
+/// a HALO stream, the application streams it itself (an SSE route), and the layer passes it
+/// through rather than running it as a tool stream.
+fn answers_event_stream<'d>(source: &Source<'d>, bundler: &Bundler<'d>) -> Result<bool, Problem> {
+    let Some(responses) = source.operation.get("responses").and_then(Value::as_object) else {
+        return Ok(false);
+    };
+    for (status, response) in responses {
+        if !status.starts_with('2') {
+            continue;
+        }
+        let content = bundler
+            .follow(response)?
+            .get("content")
+            .and_then(Value::as_object);
+        if content.into_iter().flatten().any(|(media_type, _)| {
+            halo_protocol::essence(media_type).eq_ignore_ascii_case(halo_protocol::EVENT_STREAM)
+        }) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Counts the references of every schema [`build`] will bundle for the operation.

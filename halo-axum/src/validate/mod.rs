@@ -5,8 +5,10 @@
 //! text converted to the numbers and booleans the schema asks for, `deepObject` and the
 //! other query styles read as written) and one for its JSON or form body (urlencoded fields
 //! and multipart parts read into the object they stand for: `items[0][price]=p` nests).
-//! Problems come back as `400` (a query, header or body that cannot be read), `415`
-//! (the wrong `Content-Type`) or `422` with one [`FieldError`] per offending value. Pointers
+//! Problems come back as axum's own extractors answer: `400` for parameters (a path, query or
+//! header value that cannot be read or does not match, with one [`FieldError`] per offending
+//! value) and for a body that is not JSON, `415` for the wrong `Content-Type`, and `422` with
+//! one [`FieldError`] per offending value of the body's data. Pointers
 //! address the tool's arguments as its `input` map names them: `/id` for a parameter,
 //! `/amount` for a property of a flattened body, `/body/0` inside a body passed whole.
 
@@ -187,16 +189,7 @@ impl Validator {
         let Some(body) = &self.body else {
             return Ok(None);
         };
-        if bytes.is_empty() {
-            if body.required {
-                errors.push(FieldError::new(
-                    body.entry
-                        .as_deref()
-                        .map(|e| format!("/{e}"))
-                        .unwrap_or_default(),
-                    "a request body is required",
-                ));
-            }
+        if bytes.is_empty() && !body.required {
             return Ok(None);
         }
         let content_type = headers
@@ -212,6 +205,12 @@ impl Validator {
                 "the body must be sent as Content-Type: {}",
                 body.media_type
             ))));
+        }
+        if bytes.is_empty() {
+            // What axum's `Json` answers an empty body with the right `Content-Type`.
+            return Err(Box::new(
+                Problem::new(400).with_detail("the body is empty; this operation needs one"),
+            ));
         }
         let Some(schema) = &body.schema else {
             return Ok(None);
@@ -267,12 +266,28 @@ pub(crate) fn read_multipart(
     )
 }
 
-/// The problem for a list of validation errors.
-pub(crate) fn invalid(errors: Vec<FieldError>) -> Problem {
-    let mut problem =
-        Problem::new(422).with_detail("the arguments do not match the operation's input schema");
+/// The problem for a list of validation errors: `400` for parameters (path, query and
+/// headers), `422` for the body's data, as axum's own extractors answer them.
+pub(crate) fn invalid(part: Part, errors: Vec<FieldError>) -> Problem {
+    let (status, detail) = match part {
+        Part::Params => (
+            400,
+            "the parameters do not match the operation's input schema",
+        ),
+        Part::Body => (422, "the body does not match the operation's input schema"),
+    };
+    let mut problem = Problem::new(status).with_detail(detail);
     problem.errors = errors;
     problem
+}
+
+/// Which part of a request a list of validation errors is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Path, query and header parameters.
+    Params,
+    /// The request body.
+    Body,
 }
 
 fn compile(schema: &Value, formats: bool) -> Result<jsonschema::Validator, String> {
