@@ -259,8 +259,8 @@ mod tests {
     fn styles_as_openapi_writes_them() {
         assert_eq!(written("n", json!(["a", "b"]), None, None), "n=a&n=b");
         assert_eq!(
-            written("n", json!({"k": "v", "j": 2}), None, None),
-            "k=v&j=2"
+            written("n", json!({"j": 2, "k": "v"}), None, None),
+            "j=2&k=v"
         );
         assert_eq!(
             written("n", json!(["a", "b"]), Some("form"), Some(false)),
