@@ -50,3 +50,8 @@ pub use crate::llm::{ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider
 pub use crate::openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiProviderBuilder};
 pub use crate::progressive::listed_tokens;
 pub use crate::tools::ToolSet;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -116,3 +116,8 @@ pub const PROBLEM_MEDIA_TYPE: &str = "application/problem+json";
 /// The HALO protocol version this crate implements (with the extensions documented in
 /// `halo-spec.md`).
 pub const PROTOCOL_VERSION: &str = "0.3.1";
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
