@@ -53,6 +53,9 @@ enum Kind {
         limit: &'static str,
         value: usize,
     },
+    Settings {
+        message: &'static str,
+    },
 }
 
 impl BuildError {
@@ -134,6 +137,11 @@ impl BuildError {
         })
     }
 
+    /// Settings of the builder that contradict each other (one that needs another left out).
+    pub(crate) fn settings(message: &'static str) -> Self {
+        Self::new(Kind::Settings { message })
+    }
+
     fn new(kind: Kind) -> Self {
         Self { kind }
     }
@@ -206,6 +214,21 @@ impl BuildError {
     pub fn is_limit(&self) -> bool {
         matches!(self.kind, Kind::Limit { .. })
     }
+
+    /// The builder's settings contradict each other: one needs another that was not given.
+    ///
+    /// ```
+    /// use halo_axum::HaloLayer;
+    /// # let (_, api) = utoipa_axum::router::OpenApiRouter::<()>::new().split_for_parts();
+    ///
+    /// // Requiring credentials with nothing to check them is refused, not ignored.
+    /// let error = HaloLayer::builder(api).require_credentials(true).build().unwrap_err();
+    /// assert!(error.is_settings());
+    /// ```
+    #[must_use]
+    pub fn is_settings(&self) -> bool {
+        matches!(self.kind, Kind::Settings { .. })
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -233,6 +256,7 @@ impl fmt::Display for BuildError {
                 "{operation}: `{field}` points at {target:?}, which no described operation serves"
             ),
             Kind::Document { message } => write!(f, "invalid OpenAPI document: {message}"),
+            Kind::Settings { message } => f.write_str(message),
             Kind::InvalidSchema { operation, message } => write!(
                 f,
                 "{operation}: its input schema cannot be compiled for validation: {message}"

@@ -89,7 +89,7 @@ pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
-pub use crate::valid_json::ValidJson;
+pub use crate::valid_json::{ValidJson, ValidJsonRejection};
 
 /// Internals for the fuzz targets (`fuzz/`); not a stable API.
 #[cfg(any(test, feature = "fuzzing"))]

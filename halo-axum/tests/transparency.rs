@@ -428,3 +428,11 @@ async fn discovery_never_hints_at_hidden_methods() {
         assert_eq!(allow(admin.headers()), Some("POST, OPTIONS"));
     }
 }
+
+#[test]
+fn the_layer_leaves_the_order_of_the_apps_json_alone() {
+    // No crate of the workspace turns on serde_json's `preserve_order` (nor utoipa's, which
+    // turns it on too): an app's objects keep serde_json's own order, sorted by key.
+    let written = serde_json::json!({"zebra": 1, "apple": 2}).to_string();
+    assert_eq!(written, r#"{"apple":2,"zebra":1}"#);
+}

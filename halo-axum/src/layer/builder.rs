@@ -2,14 +2,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use halo_protocol::{
-    Backoff, Effects, Example, Lifecycle, Limits, LocalizedText, Metadata, Next, Observe, Rate,
-    Resilience, Status, Stream, Trust,
-};
-use serde_json::{Map, Value};
+use halo_protocol::Metadata;
+use serde_json::Value;
 use utoipa::openapi::OpenApi;
 
-use super::HaloLayer;
+use super::{Describe, HaloLayer};
 use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
 use crate::catalog::{Catalogs, Documents};
@@ -174,7 +171,8 @@ impl HaloBuilder {
 
     /// Whether discovery without credentials is refused with `401` and `WWW-Authenticate`
     /// (by default an anonymous caller sees the operations anyone may call). Needs an
-    /// [`authenticator`](Self::authenticator).
+    /// [`authenticator`](Self::authenticator): without one, [`build`](Self::build) fails
+    /// ([`BuildError::is_settings`]).
     pub fn require_credentials(mut self, require: bool) -> Self {
         self.require_credentials = require;
         self
@@ -444,6 +442,11 @@ impl HaloBuilder {
     /// passed, metadata attached to an unknown `operationId`, or a link (`undo`, `next`, `replace_with`, `fallback`) to a path the
     /// document does not describe.
     pub fn build(self) -> Result<HaloLayer, BuildError> {
+        if self.require_credentials && self.authenticator.is_none() {
+            return Err(BuildError::settings(
+                "require_credentials(true) needs an authenticator to check the credentials",
+            ));
+        }
         let document = self.document.map_err(BuildError::document)?;
         let mut described: HashMap<String, Metadata> = HashMap::new();
         for (operation_id, describe) in self.described {
@@ -497,214 +500,4 @@ impl HaloBuilder {
             }),
         })
     }
-}
-
-/// HALO metadata for one operation, set at run time: the same keys as `#[halo(...)]`.
-///
-/// ```
-/// use halo_axum::Describe;
-/// use serde_json::json;
-///
-/// let charge = Describe::new()
-///     .why("Use right after order confirmation")
-///     .reversible(true)
-///     .undo("/api/payments/{id}/refund")
-///     .rate("100/hour")
-///     .example(json!({"order_id": 7, "amount": 1999}), Some(json!({"status": "captured"})));
-/// # let _ = charge;
-/// ```
-#[derive(Debug, Clone, Default)]
-#[must_use]
-pub struct Describe {
-    meta: Metadata,
-    rate: Option<String>,
-    bad_example: bool,
-}
-
-impl Describe {
-    /// No metadata yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// When a model should choose this tool over others.
-    pub fn why(mut self, why: impl Into<String>) -> Self {
-        self.meta.why = Some(why.into());
-        self
-    }
-
-    /// Whether the action can be undone.
-    pub fn reversible(mut self, reversible: bool) -> Self {
-        self.effects().reversible = Some(reversible);
-        self
-    }
-
-    /// The operation that undoes this one (a path of this API, or an absolute URL).
-    pub fn undo(mut self, undo: impl Into<String>) -> Self {
-        self.effects().undo = Some(undo.into());
-        self
-    }
-
-    /// The declared rate limit, `N/second|minute|hour|day`; checked by
-    /// [`HaloBuilder::build`].
-    pub fn rate(mut self, rate: impl Into<String>) -> Self {
-        self.rate = Some(rate.into());
-        self
-    }
-
-    /// Whether repeating the call has the effect of calling once.
-    pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.limits().idempotent = Some(idempotent);
-        self
-    }
-
-    /// The header that makes a repeated call safe, usually `Idempotency-Key`.
-    pub fn idempotency_key(mut self, header: impl Into<String>) -> Self {
-        self.limits().idempotency_key = Some(header.into());
-        self
-    }
-
-    /// Suggests `suggest` as the next call when `when` holds.
-    pub fn next(mut self, when: impl Into<String>, suggest: impl Into<String>) -> Self {
-        self.meta.next.push(Next::new(when, suggest));
-        self
-    }
-
-    /// Adds a worked example; `input` must be a JSON object (checked by
-    /// [`HaloBuilder::build`]).
-    pub fn example(mut self, input: Value, output: Option<Value>) -> Self {
-        match input {
-            Value::Object(input) => self.meta.examples.push(Example::new(input, output)),
-            _ => self.bad_example = true,
-        }
-        self
-    }
-
-    /// Whether retrying a failed call is worthwhile.
-    pub fn retry(mut self, retry: bool) -> Self {
-        self.resilience().retry = Some(retry);
-        self
-    }
-
-    /// The backoff strategy clients should use.
-    pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.resilience().backoff = Some(backoff);
-        self
-    }
-
-    /// The expected maximum response time.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.resilience().timeout_ms = Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
-        self
-    }
-
-    /// An operation to try when this one keeps failing.
-    pub fn fallback(mut self, fallback: impl Into<String>) -> Self {
-        self.resilience().fallback = Some(fallback.into());
-        self
-    }
-
-    /// Whether the schema is signed, and where its verification keys are.
-    pub fn trust(mut self, signed: bool, jwks: Option<String>) -> Self {
-        let trust = self.meta.trust.get_or_insert_with(Trust::default);
-        trust.signed = Some(signed);
-        trust.jwks = jwks;
-        self
-    }
-
-    /// The header that carries the trace context, usually `traceparent`.
-    pub fn trace_header(mut self, header: impl Into<String>) -> Self {
-        self.meta
-            .observe
-            .get_or_insert_with(Observe::default)
-            .trace_header = Some(header.into());
-        self
-    }
-
-    /// Whether callers should say why they call.
-    pub fn explain(mut self, explain: bool) -> Self {
-        self.meta
-            .observe
-            .get_or_insert_with(Observe::default)
-            .explain = Some(explain);
-        self
-    }
-
-    /// The lifecycle status.
-    pub fn status(mut self, status: Status) -> Self {
-        self.lifecycle().status = Some(status);
-        self
-    }
-
-    /// The date (`YYYY-MM-DD`) the operation goes away.
-    pub fn sunset(mut self, date: impl Into<String>) -> Self {
-        self.lifecycle().sunset = Some(date.into());
-        self
-    }
-
-    /// The operation to use instead.
-    pub fn replace_with(mut self, replacement: impl Into<String>) -> Self {
-        self.lifecycle().replace_with = Some(replacement.into());
-        self
-    }
-
-    /// Marks the operation as streaming progress events.
-    pub fn stream(mut self) -> Self {
-        let mut stream = Stream::default();
-        stream.events.push("tool_progress".to_owned());
-        self.meta.stream = Some(stream);
-        self
-    }
-
-    /// Localised text for a language tag (`zh`, `en-GB`).
-    pub fn locale(mut self, language: impl Into<String>, text: LocalizedText) -> Self {
-        self.meta.locales.insert(language.into(), text);
-        self
-    }
-
-    fn effects(&mut self) -> &mut Effects {
-        self.meta.effects.get_or_insert_with(Effects::default)
-    }
-
-    fn limits(&mut self) -> &mut Limits {
-        self.meta.limits.get_or_insert_with(Limits::default)
-    }
-
-    fn resilience(&mut self) -> &mut Resilience {
-        self.meta.resilience.get_or_insert_with(Resilience::default)
-    }
-
-    fn lifecycle(&mut self) -> &mut Lifecycle {
-        self.meta.lifecycle.get_or_insert_with(Lifecycle::default)
-    }
-
-    /// The metadata, checked the way `x-halo-*` extensions are.
-    fn into_metadata(mut self, operation_id: &str) -> Result<Metadata, BuildError> {
-        let label = format!("operationId `{operation_id}`");
-        if let Some(rate) = self.rate.take() {
-            let rate: Rate = rate.parse().map_err(|e: halo_protocol::RateParseError| {
-                invalid(&label, "x-halo-limits", e.to_string())
-            })?;
-            self.limits().rate = Some(rate);
-        }
-        if self.bad_example {
-            return Err(invalid(
-                &label,
-                "x-halo-examples",
-                "an example's input must be a JSON object".into(),
-            ));
-        }
-        // One validation for both ways in: round-trip through the extension form.
-        let extensions: Map<String, Value> = self.meta.to_extensions().into_iter().collect();
-        Metadata::from_extensions(extensions.iter().map(|(k, v)| (k.as_str(), v)))
-            .map_err(|source| BuildError::metadata(&label, source))
-    }
-}
-
-fn invalid(label: &str, key: &str, message: String) -> BuildError {
-    let source = halo_protocol::MetadataError::Invalid {
-        key: key.to_owned(),
-        message,
-    };
-    BuildError::metadata(label, source)
 }

@@ -2,12 +2,14 @@
 //! [`ResponseFuture`].
 
 mod builder;
+mod describe;
 mod future;
 #[allow(clippy::module_inception)]
 mod layer;
 mod service;
 
-pub use self::builder::{Describe, HaloBuilder};
+pub use self::builder::HaloBuilder;
+pub use self::describe::Describe;
 pub use self::future::ResponseFuture;
 pub use self::layer::HaloLayer;
 pub use self::service::Halo;

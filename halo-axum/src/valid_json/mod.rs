@@ -1,14 +1,14 @@
 //! [`ValidJson`]: a JSON body that the layer has already parsed and checked.
 
+mod rejection;
+
 use axum::extract::{FromRequest, Request};
-use axum::response::Response;
 use bytes::Bytes;
-use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::problem;
+pub use self::rejection::ValidJsonRejection;
 
 /// A request body the layer parsed while validating it.
 #[derive(Debug, Clone)]
@@ -18,9 +18,9 @@ pub(crate) struct ParsedBody(pub(crate) Value);
 ///
 /// Behind a validating [`HaloLayer`](crate::HaloLayer) the layer has already parsed the
 /// body to check it against the schema; `ValidJson` takes that parsed value instead of
-/// reading the bytes again. Without validation it parses the body itself. Rejections are
-/// problem+json: `415` without a JSON `Content-Type`, `400` for malformed JSON, `422` when the
-/// JSON does not fit `T`.
+/// reading the bytes again. Without validation it parses the body itself. It rejects with a
+/// [`ValidJsonRejection`], answered as problem+json with axum's statuses: `415` without a
+/// JSON `Content-Type`, `400` for malformed JSON, `422` when the JSON does not fit `T`.
 ///
 /// ```
 /// use halo_axum::ValidJson;
@@ -42,17 +42,13 @@ where
     T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = Response;
+    type Rejection = ValidJsonRejection;
 
     async fn from_request(mut request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let unfit = |error: serde_json::Error| {
-            problem::response(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                format!("the body does not fit: {error}"),
-            )
-        };
         if let Some(ParsedBody(value)) = request.extensions_mut().remove::<ParsedBody>() {
-            return T::deserialize(value).map(Self).map_err(unfit);
+            return T::deserialize(value)
+                .map(Self)
+                .map_err(|error| ValidJsonRejection::parse(&error));
         }
         let json = request
             .headers()
@@ -60,28 +56,18 @@ where
             .and_then(|v| v.to_str().ok())
             .is_some_and(halo_protocol::is_json);
         if !json {
-            return Err(problem::response(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "the body must be sent as Content-Type: application/json",
-            ));
+            return Err(ValidJsonRejection::content_type());
         }
         let bytes = Bytes::from_request(request, state)
             .await
-            .map_err(|rejection| problem::response(rejection.status(), rejection.body_text()))?;
+            .map_err(|rejection| ValidJsonRejection::body(&rejection))?;
         let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
         let value = T::deserialize(&mut deserializer).and_then(|value| {
             deserializer.end()?;
             Ok(value)
         });
-        value.map(Self).map_err(|error| {
-            if error.is_data() {
-                unfit(error)
-            } else {
-                problem::response(
-                    StatusCode::BAD_REQUEST,
-                    format!("the body is not valid JSON: {error}"),
-                )
-            }
-        })
+        value
+            .map(Self)
+            .map_err(|error| ValidJsonRejection::parse(&error))
     }
 }
