@@ -194,12 +194,12 @@ pub enum AuthType {
 /// ```
 /// use halo_protocol::{InputField, Location};
 ///
-/// let field = InputField::new(serde_json::json!({"type": "integer", "minimum": 1}))
+/// let field = InputField::new(serde_json::json!({"minimum": 1, "type": "integer"}))
 ///     .located(Location::Path)
 ///     .required(true);
 /// assert_eq!(
 ///     serde_json::to_string(&field).unwrap(),
-///     r#"{"type":"integer","minimum":1,"required":true,"in":"path"}"#
+///     r#"{"minimum":1,"type":"integer","required":true,"in":"path"}"#
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
