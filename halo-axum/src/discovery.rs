@@ -104,7 +104,7 @@ impl Discovery {
         };
         let personal = audience.is_some();
         let view = self.view(audience, language);
-        let index = self.registry.path(uri.path()).map(|(index, _)| index);
+        let index = self.registry.path_index(uri.path());
         let found = if uri.path() == "/" {
             let filter = TagFilter::from_query(uri.query());
             match SearchQuery::from_query(uri.query()) {
@@ -114,7 +114,9 @@ impl Discovery {
                     let mut response =
                         problem::response(StatusCode::BAD_REQUEST, invalid.to_string());
                     response.headers_mut().insert(VARY, self.vary(personal));
-                    response.headers_mut().insert(ALLOW, view.allow(index));
+                    if index.is_some() {
+                        response.headers_mut().insert(ALLOW, view.allow(index));
+                    }
                     return response;
                 }
             }
@@ -146,8 +148,12 @@ impl Discovery {
             response.headers_mut().insert(CONTENT_LANGUAGE, value);
         }
         // Said here, and only what the caller may call: axum's method router adds the route's
-        // every method to an answer without `Allow` when the layer wraps each route.
-        response.headers_mut().insert(ALLOW, view.allow(index));
+        // every method to an answer without `Allow` when the layer wraps each route. Not for
+        // the manifest at `/` unless an operation is described there: no tool is hidden by
+        // what axum would say of the app's own route, and the manifest is the hot path.
+        if index.is_some() || uri.path() != "/" {
+            response.headers_mut().insert(ALLOW, view.allow(index));
+        }
         response
     }
 

@@ -246,6 +246,9 @@ pub(crate) struct Registry {
     index: OnceLock<ToolIndex>,
     /// Everything, for everyone, in the base language.
     full: View,
+    /// The path entry of `/`, when an operation is described there: looked up once, since
+    /// every manifest request asks for it (its `Allow`).
+    root: Option<usize>,
 }
 
 impl Registry {
@@ -414,7 +417,9 @@ impl Registry {
             languages: languages.into_iter().collect(),
             key_headers: key_headers(schemes),
             full: View::empty(),
+            root: None,
         };
+        registry.root = registry.templates.index("/");
         registry.check_links()?;
         registry.full = registry.render(None, None);
         Ok(registry)
@@ -539,6 +544,14 @@ impl Registry {
             allows,
             shown,
         }
+    }
+
+    /// The index of a request path's entry, `/` without a lookup.
+    pub(crate) fn path_index(&self, path: &str) -> Option<usize> {
+        if path == "/" {
+            return self.root;
+        }
+        self.templates.index(path)
     }
 
     /// The path entry of a request path (`/api/books/42` → `/api/books/{id}`).
