@@ -58,7 +58,7 @@ impl Describe {
     }
 
     /// The declared rate limit, `N/second|minute|hour|day`; checked by
-    /// [`HaloBuilder::build`].
+    /// [`HaloBuilder::build`](crate::HaloBuilder::build).
     pub fn rate(mut self, rate: impl Into<String>) -> Self {
         self.rate = Some(rate.into());
         self
@@ -83,7 +83,7 @@ impl Describe {
     }
 
     /// Adds a worked example; `input` must be a JSON object (checked by
-    /// [`HaloBuilder::build`]).
+    /// [`HaloBuilder::build`](crate::HaloBuilder::build)).
     pub fn example(mut self, input: Value, output: Option<Value>) -> Self {
         match input {
             Value::Object(input) => self.meta.examples.push(Example::new(input, output)),

@@ -17,9 +17,8 @@ use crate::execute::{self, Shared};
 /// through the layer's checks and, when they ask for `text/event-stream`, run as streamed
 /// tools, unless the operation's own successful answer is an event stream (the application's
 /// SSE route, passed through as it comes); every other request goes to the inner service
-/// untouched. An ordinary `OPTIONS` on
-/// a described path that the application has no answer for (`405`) becomes `204` with
-/// `Allow`. The discovery documents chosen with
+/// untouched. An ordinary `OPTIONS` on a described path that the application has no answer
+/// for (`405`) becomes `204` with `Allow`. The discovery documents chosen with
 /// [`HaloBuilder::catalogs`](crate::HaloBuilder::catalogs) are answered here too (`GET` and
 /// `HEAD` at their paths).
 #[derive(Debug, Clone)]
