@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use halo_client::HeaderName;
 
 /// Discover, search, describe, call, stream, export and pin HALO APIs, serve them over MCP,
 /// and let an LLM agent use them.
@@ -54,7 +55,7 @@ pub(crate) struct Global {
     /// (which no schema describes) or a scheme that names none in `X-API-Key`: name it when
     /// the API shows its tools only to callers with a key in another header.
     #[arg(long, global = true, value_name = "HEADER", value_parser = header_name)]
-    pub(crate) api_key_header: Option<String>,
+    pub(crate) api_key_header: Option<HeaderName>,
     /// Get OAuth 2.0 access tokens for the API's host from this token endpoint (the client
     /// credentials grant; `https`, or `http` on loopback), as `--oauth-client-id` with
     /// `--oauth-client-secret`.
@@ -430,16 +431,8 @@ fn seconds(text: &str) -> Result<f64, String> {
 }
 
 /// A valid HTTP header name.
-fn header_name(text: &str) -> Result<String, String> {
-    let valid = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if valid {
-        Ok(text.to_owned())
-    } else {
-        Err("not a valid header name".to_owned())
-    }
+fn header_name(text: &str) -> Result<HeaderName, String> {
+    HeaderName::try_from(text).map_err(|_| "not a valid header name".to_owned())
 }
 
 #[cfg(test)]

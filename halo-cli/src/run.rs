@@ -383,7 +383,7 @@ fn client(global: &Global, url: &str) -> Result<Client, Failure> {
     if let Some(key) = &global.api_key {
         builder = builder.credential(match &global.api_key_header {
             // The header name was checked when the command line was parsed.
-            Some(header) => Credential::api_key(header, key.as_str()),
+            Some(header) => Credential::api_key(header.clone(), key.as_str()),
             None => Credential::api_key_in_scheme_header(key.as_str()),
         });
     }

@@ -20,11 +20,11 @@ use crate::{ClientCredentials, Error, Result};
 /// to another origin, not for an absolute `undo` or `next` link that points elsewhere.
 ///
 /// ```
-/// use halo_client::{Credential, Credentials};
+/// use halo_client::{Credential, Credentials, HeaderName};
 ///
 /// let credentials = Credentials::new()
 ///     .with("api.example.com", Credential::bearer("t0k3n"))
-///     .with("127.0.0.1:8443", Credential::api_key("X-API-Key", "k3y"))
+///     .with("127.0.0.1:8443", Credential::api_key(HeaderName::from_static("x-api-key"), "k3y"))
 ///     // In the header the API's security scheme names:
 ///     .with("inventory.example.com", Credential::api_key_in_scheme_header("k3y"));
 /// # let _ = credentials;
@@ -127,14 +127,21 @@ impl Credential {
         Self::Bearer(Secret::new(token))
     }
 
-    /// An API key in `header`, whichever header the API's security schemes name.
+    /// An API key in `header`, whichever header the API's security schemes name. The name is
+    /// typed, so nothing here can fail: parse one read at run time with
+    /// `HeaderName::try_from`.
     ///
-    /// # Panics
-    /// When `header` is not a valid header name (a programming error; credential files are
-    /// checked with an error instead).
-    pub fn api_key(header: &str, key: impl Into<String>) -> Self {
+    /// ```
+    /// use halo_client::{Credential, HeaderName};
+    ///
+    /// let key = Credential::api_key(HeaderName::from_static("x-api-key"), "k3y");
+    /// let named: HeaderName = "X-Token".parse().expect("a header name");
+    /// let token = Credential::api_key(named, "t0ken");
+    /// # let _ = (key, token);
+    /// ```
+    pub fn api_key(header: HeaderName, key: impl Into<String>) -> Self {
         Self::ApiKey {
-            header: Some(HeaderName::try_from(header).expect("a valid header name")),
+            header: Some(header),
             key: Secret::new(key),
         }
     }
@@ -533,7 +540,10 @@ mod tests {
         let credentials = Credentials::new()
             .with("a", Credential::bearer("s3cret"))
             .with("b", Credential::basic("ada", "pa55"))
-            .with("c", Credential::api_key("X-API-Key", "k3y"))
+            .with(
+                "c",
+                Credential::api_key(HeaderName::from_static("x-api-key"), "k3y"),
+            )
             .with("d", Credential::api_key_in_scheme_header("k3y2"));
         let debug = format!("{credentials:?}");
         for secret in ["s3cret", "pa55", "k3y"] {
@@ -567,7 +577,7 @@ mod tests {
             ("x-token".into(), "k".into())
         );
         assert_eq!(sent(scheme, None).await, ("x-api-key".into(), "k".into()));
-        let named = Credential::api_key("X-Other", "k");
+        let named = Credential::api_key(HeaderName::from_static("x-other"), "k");
         assert_eq!(
             sent(named, Some(token)).await,
             ("x-other".into(), "k".into())
@@ -584,7 +594,10 @@ mod tests {
             credentials.for_url(&Url::parse("http://h/").unwrap()),
             Some(Credential::ApiKey { header: None, .. })
         ));
-        let named = Credentials::new().with("h", Credential::api_key("X-Key", "k"));
+        let named = Credentials::new().with(
+            "h",
+            Credential::api_key(HeaderName::from_static("x-key"), "k"),
+        );
         assert!(!named.has_scheme_keys());
         let bad = Credentials::from_json(
             r#"{"h": {"type": "apikey", "header": "a b", "value": "s3cret"}}"#,

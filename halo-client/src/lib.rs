@@ -52,6 +52,7 @@ mod stream;
 mod strict;
 
 pub use halo_protocol as protocol;
+pub use reqwest::header::HeaderName;
 pub use reqwest::{Method, StatusCode};
 
 pub use crate::client::{Client, ClientBuilder, Discovered};

@@ -6,7 +6,7 @@ mod support;
 
 use std::process::Command;
 
-use halo_client::{Client, Credential, Credentials, Method};
+use halo_client::{Client, Credential, Credentials, HeaderName, Method};
 use serde_json::json;
 use support::fault::{self, Action};
 use support::{authority, halo};
@@ -26,7 +26,7 @@ async fn each_kind_is_applied_to_its_host() {
     for (credential, expected) in [
         (Credential::bearer(TOKEN), (Some("Bearer tok-a1b2c3"), None)),
         (
-            Credential::api_key("X-Custom-Key", KEY),
+            Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
             (None, Some("key-d4e5f6")),
         ),
         (
@@ -81,7 +81,7 @@ async fn hosts_not_in_the_map_get_nothing() {
         .with(format!("127.0.0.1:{other_port}"), Credential::bearer(TOKEN))
         .with(
             format!("localhost:{port}"),
-            Credential::api_key("X-Custom-Key", KEY),
+            Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
         )
         .with("example.com", Credential::basic("ada", "pw"));
     let client = Client::builder(&server.base)
@@ -154,7 +154,7 @@ async fn a_redirect_to_another_origin_drops_every_credential() {
             "Bearer tok-a1b2c3",
         ),
         (
-            Credential::api_key("X-Custom-Key", KEY),
+            Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
             "x-custom-key",
             KEY,
         ),
@@ -196,7 +196,7 @@ async fn a_redirect_to_another_origin_carries_that_origins_own_credential() {
                 .with(authority(&home.base), Credential::bearer(TOKEN))
                 .with(
                     authority(&other.base),
-                    Credential::api_key("X-Custom-Key", KEY),
+                    Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
                 ),
         )
         .build()
@@ -222,7 +222,7 @@ async fn a_redirect_within_the_origin_keeps_the_credential() {
             "Bearer tok-a1b2c3",
         ),
         (
-            Credential::api_key("X-Custom-Key", KEY),
+            Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
             "x-custom-key",
             KEY,
         ),

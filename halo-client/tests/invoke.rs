@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use halo_client::{Body, Client, Credential, Credentials, Method};
+use halo_client::{Body, Client, Credential, Credentials, HeaderName, Method};
 use serde_json::json;
 use support::fault::{self, Action};
 use support::halo::{self, count};
@@ -385,7 +385,7 @@ async fn errors_never_contain_a_credential() {
     };
     for credential in [
         Credential::bearer(TOKEN),
-        Credential::api_key("X-Custom-Key", KEY),
+        Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
         Credential::basic("ada", PASSWORD),
     ] {
         let credentials = Credentials::new()

@@ -14,7 +14,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::{Json, Router};
 use halo_axum::HaloLayer;
-use halo_client::{Client, Credential, Credentials, Method};
+use halo_client::{Client, Credential, Credentials, HeaderName, Method};
 use serde_json::{Value, json};
 use support::authority;
 use support::fault::{self, Action};
@@ -133,7 +133,12 @@ async fn a_key_without_a_header_goes_where_the_scheme_says() {
     );
 
     // A header the credential names wins over the scheme's.
-    let named = sent(&base, Credential::api_key("X-Other", KEY), "/secret").await;
+    let named = sent(
+        &base,
+        Credential::api_key(HeaderName::from_static("x-other"), KEY),
+        "/secret",
+    )
+    .await;
     assert_eq!(
         named,
         json!({"x-token": null, "x-api-key": null, "x-other": KEY})
