@@ -294,16 +294,15 @@ impl Records {
     }
 
     /// Forgets the records claimed `ttl` or more before `now`: only the expired ones are
-    /// looked at, each once.
+    /// looked at, each once. (`by_age` holds exactly the records of `by_key`: its oldest
+    /// entry's key is that record's.)
     fn purge(&mut self, now: Instant, ttl: Duration) {
         while let Some(entry) = self.by_age.first_entry() {
             if now.duration_since(entry.key().0) < ttl {
                 return;
             }
-            let ((_, token), key) = entry.remove_entry();
-            if self.by_key.get(&key).is_some_and(|r| r.token == token) {
-                self.remove(&key);
-            }
+            let (_, key) = entry.remove_entry();
+            self.remove(&key);
         }
     }
 }
