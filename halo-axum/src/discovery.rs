@@ -12,9 +12,11 @@ use http::header::{
     ACCEPT, ACCEPT_LANGUAGE, ALLOW, CACHE_CONTROL, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_TYPE,
     ETAG, IF_NONE_MATCH, VARY,
 };
+use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 
 use crate::Principal;
+use crate::auth::Gate;
 use crate::problem;
 use crate::registry::{Audience, Cached, Registry, View};
 
@@ -82,6 +84,15 @@ impl Discovery {
                 .get_all(ACCEPT)
                 .iter()
                 .any(|value| value.to_str().is_ok_and(accepts_halo))
+    }
+
+    /// The discovery response for the caller `parts` come from, when an authenticator is
+    /// set: what it may call, or the `401` the gate answers.
+    pub(crate) async fn respond_to(&self, gate: &Gate, parts: &Parts) -> Response {
+        match gate.discoverer(parts).await {
+            Err(refused) => refused,
+            Ok(caller) => self.respond(&parts.uri, &parts.headers, Viewer::Caller(caller.as_ref())),
+        }
     }
 
     /// The discovery response: the manifest at `/`, a path's schemas, `304` or `404`. A path
@@ -179,7 +190,7 @@ impl Discovery {
     /// one without an authenticator), `None` where it may call nothing, so that nothing
     /// hidden is hinted at.
     pub(crate) fn allow(&self, path: &str, authenticated: bool) -> Option<HeaderValue> {
-        let (index, _) = self.registry.path(path)?;
+        let index = self.registry.path_index(path)?;
         let audience = authenticated.then(|| self.registry.audience(None));
         let view = self.view(audience, None);
         view.path(index).map(|_| view.allow(Some(index)))

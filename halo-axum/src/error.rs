@@ -222,7 +222,10 @@ impl BuildError {
     /// # let (_, api) = utoipa_axum::router::OpenApiRouter::<()>::new().split_for_parts();
     ///
     /// // Requiring credentials with nothing to check them is refused, not ignored.
-    /// let error = HaloLayer::builder(api).require_credentials(true).build().unwrap_err();
+    /// let error = HaloLayer::builder(api.clone()).require_credentials(true).build().unwrap_err();
+    /// assert!(error.is_settings());
+    /// // So is recording arguments with no audit trail to record them in.
+    /// let error = HaloLayer::builder(api).audit_arguments(true).build().unwrap_err();
     /// assert!(error.is_settings());
     /// ```
     #[must_use]

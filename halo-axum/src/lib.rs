@@ -6,12 +6,11 @@
 pub mod agents;
 mod audit;
 mod auth;
+mod body;
 mod catalog;
-mod challenge;
 mod discovery;
 mod document_limits;
 mod error;
-mod execute;
 mod govern;
 mod layer;
 #[cfg(any(feature = "mcp", feature = "agents"))]
@@ -25,6 +24,7 @@ mod metrics;
 pub mod playground;
 mod problem;
 mod registry;
+mod step;
 mod stream;
 mod valid_json;
 mod validate;

@@ -245,7 +245,7 @@ async fn a_keyed_request_runs_once_and_replays() {
 #[tokio::test]
 async fn a_handler_past_its_deadline_is_dropped_with_504() {
     let counter = Counter::default();
-    let base = serve(&counter, |b| b.timeout(Duration::from_millis(200))).await;
+    let base = serve(&counter, |b| b.default_timeout(Duration::from_millis(200))).await;
     let started = Instant::now();
     let response = reqwest::get(format!("{base}/slow")).await.unwrap();
     assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);

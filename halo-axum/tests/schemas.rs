@@ -233,7 +233,7 @@ async fn metadata_by_operation_id_overrides_extensions() {
             Describe::new()
                 .why("Browse the tree")
                 .retry(true)
-                .rate("3/s"),
+                .rate("3/s".parse().unwrap()),
         )
         .describe("list_pets", Describe::new().why("Replaced why"))
         .build()
@@ -266,10 +266,9 @@ fn start_up_errors_name_the_problem() {
     assert!(unknown.is_unknown_operation());
     assert!(unknown.to_string().contains("no_such_op"));
 
-    let bad_rate = build_error(
-        HaloLayer::builder(common::petshop().1)
-            .describe("list_pets", Describe::new().rate("5/fortnight")),
-    );
+    let mut doc = serde_json::to_value(common::petshop().1).unwrap();
+    doc["paths"]["/pets"]["get"]["x-halo-limits"] = json!({"rate": "5/fortnight"});
+    let bad_rate = build_error(HaloBuilder::from_openapi_json(doc));
     assert!(bad_rate.is_metadata());
     assert!(bad_rate.to_string().contains("5/fortnight"), "{bad_rate}");
 

@@ -399,7 +399,7 @@ impl Agents {
 
     /// `api` with `POST /agents/{name}/run` for every agent, so that the layer built from it
     /// lists, describes and governs them. A run's limits can be set like any operation's,
-    /// by its name (`HaloBuilder::describe("librarian", Describe::new().rate("10/minute"))`).
+    /// by its name (`HaloBuilder::describe("librarian", Describe::new().rate(rate))`).
     ///
     /// # Errors
     /// A name that is not a valid tool name, a name used twice, or a path the document

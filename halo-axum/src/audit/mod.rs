@@ -15,7 +15,6 @@ use std::sync::Arc;
 pub use self::jsonl::{JsonLinesSink, JsonLinesSinkBuilder};
 pub use self::record::{AuditRecord, Outcome};
 use self::record::{Rfc3339, round_millis};
-pub(crate) use self::record::{redact, sensitive};
 
 /// Where audit records go.
 ///

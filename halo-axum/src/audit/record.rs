@@ -152,6 +152,25 @@ impl AuditRecord {
         self.latency_ms = elapsed.as_secs_f64() * 1000.0;
     }
 
+    /// Records a call's arguments with the sensitive ones (of `input`) redacted: its body as
+    /// validation parsed it (`parsed`) or, when the fast check vouched for the body without
+    /// parsing it, as `read`.
+    pub(crate) fn note_arguments(
+        &mut self,
+        input: &IndexMap<String, InputField>,
+        parsed: Option<&Value>,
+        read: Option<&[u8]>,
+    ) {
+        let arguments = match parsed {
+            Some(parsed) => Some(parsed.clone()),
+            None => read.and_then(|bytes| serde_json::from_slice(bytes).ok()),
+        };
+        if let Some(mut arguments) = arguments {
+            redact(&mut arguments, &sensitive(input));
+            self.arguments = Some(arguments);
+        }
+    }
+
     /// [`time`](AuditRecord::time) as RFC 3339 in UTC, truncated to the millisecond, as it is
     /// serialised: `"2026-11-30T18:07:01.123Z"`. Instants outside the years 0000 to 9999 are
     /// clamped to them.
@@ -288,7 +307,7 @@ pub(crate) const REDACTED: &str = "[redacted]";
 
 /// The input entries whose value must not be audited: those whose schema says
 /// `"writeOnly": true` or `"format": "password"`.
-pub(crate) fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
+fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
     input
         .iter()
         .filter(|(_, field)| {
@@ -301,7 +320,7 @@ pub(crate) fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
 
 /// Replaces the value of each top-level key of `arguments` listed in `sensitive` by
 /// `"[redacted]"`.
-pub(crate) fn redact(arguments: &mut Value, sensitive: &[String]) {
+fn redact(arguments: &mut Value, sensitive: &[String]) {
     let Some(object) = arguments.as_object_mut() else {
         return;
     };

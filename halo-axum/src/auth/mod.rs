@@ -7,6 +7,8 @@
 //! handler runs: `401` without valid credentials, `403` without the scopes. Handlers read the
 //! caller with the [`Principal`] extractor.
 
+mod challenge;
+mod gate;
 mod static_keys;
 
 use std::collections::BTreeSet;
@@ -18,6 +20,8 @@ use axum::extract::{FromRequestParts, OptionalFromRequestParts};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 
+pub(crate) use self::challenge::Challenges;
+pub(crate) use self::gate::Gate;
 pub use self::static_keys::StaticAuthenticator;
 use crate::problem;
 

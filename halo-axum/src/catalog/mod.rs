@@ -28,20 +28,15 @@ mod api_catalog;
 mod llms_txt;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::response::Response;
-use http::header::{CACHE_CONTROL, LINK, VARY, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
+use http::header::{CACHE_CONTROL, LINK, VARY};
+use http::{HeaderMap, HeaderValue, Method, Uri};
 use serde_json::Value;
-use tower_service::Service;
 
-use crate::Principal;
 use crate::discovery::{Viewer, conditional};
-use crate::execute::Shared;
-use crate::problem;
 use crate::registry::{Audience, Cached, Registry, Tool};
 
 /// The token budget of `/llms.txt` unless told otherwise.
@@ -580,58 +575,6 @@ impl Documents {
             views.insert(audience, view.clone());
         }
         view
-    }
-}
-
-/// Serves `document` to the caller `request` comes from, when an authenticator identifies
-/// callers: `401` for bad credentials (and for none, when discovery requires them), the
-/// caller's document, or the request passed to `inner` (which must be ready) when the
-/// document is not for this caller.
-pub(crate) async fn serve<S>(
-    documents: Arc<Documents>,
-    shared: Arc<Shared>,
-    mut inner: S,
-    request: Request<Body>,
-    document: Document,
-) -> Result<Response, S::Error>
-where
-    S: Service<Request<Body>, Response = Response> + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    let (parts, body) = request.into_parts();
-    let caller: Option<Principal> = match &shared.authenticator {
-        None => None,
-        Some(authenticator) => match authenticator.identify(&parts).await {
-            Err(rejected) => {
-                let mut response =
-                    problem::response(StatusCode::UNAUTHORIZED, rejected.to_string());
-                response
-                    .headers_mut()
-                    .insert(WWW_AUTHENTICATE, shared.challenges.invalid());
-                return Ok(response);
-            }
-            Ok(None) if shared.require_credentials => {
-                let mut response =
-                    problem::response(StatusCode::UNAUTHORIZED, "discovery needs credentials");
-                response
-                    .headers_mut()
-                    .insert(WWW_AUTHENTICATE, shared.challenges.missing());
-                return Ok(response);
-            }
-            Ok(caller) => caller,
-        },
-    };
-    let viewer = if shared.authenticator.is_some() {
-        Viewer::Caller(caller.as_ref())
-    } else {
-        Viewer::Everyone
-    };
-    let head = parts.method == Method::HEAD;
-    let registry = &shared.discovery.registry;
-    match documents.answer(document, registry, viewer, &parts.headers, head) {
-        Some(response) => Ok(response),
-        None => inner.call(Request::from_parts(parts, body)).await,
     }
 }
 

@@ -7,6 +7,7 @@ mod rate;
 #[cfg(feature = "redis")]
 mod redis;
 mod store;
+mod timeout;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,16 +17,17 @@ use axum::extract::ConnectInfo;
 use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
+pub(crate) use self::idempotency::Idempotency;
 pub use self::idempotency::IdempotencyLimits;
-pub(crate) use self::idempotency::{Claim, Full, Idempotency, Stored, check_key, fingerprint};
-pub(crate) use self::rate::{Decision, ToolRate, seconds_up};
+pub(crate) use self::rate::{RateHeaders, ToolRate};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};
 pub(crate) use self::store::{
     IdempotencyStore, KeptCall, LocalRates, Mirror, MirroredFrame, RateStore, ReplayStore, Ticket,
 };
+pub(crate) use self::timeout::{outcome, within};
 use crate::Principal;
-use crate::registry::Registry;
+use crate::registry::{Registry, Route};
 
 /// The rules of one tool.
 #[derive(Debug, Default)]
@@ -128,15 +130,15 @@ impl Governance {
         }
     }
 
-    /// The governed tool a request on `path` with `method` calls, if any.
+    /// The call of a governed tool a request on `uri` with `method` is, if it is one.
     #[inline] // On the pass-through path of `Halo::call` (see there).
-    pub(crate) fn tool(&self, registry: &Registry, uri: &Uri, method: &Method) -> Option<usize> {
+    pub(crate) fn route(&self, registry: &Registry, uri: &Uri, method: &Method) -> Option<Route> {
         if !self.governed.may_match(uri.path()) {
             return None;
         }
-        let (_, entry) = registry.path(uri.path())?;
-        let (tool, _) = registry.tool(entry, method, uri.query())?;
-        self.governs(tool).then_some(tool)
+        registry
+            .route(uri, method)
+            .filter(|route| self.governs(route.tool))
     }
 
     /// The rules of the tool at `index`.

@@ -9,7 +9,15 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use halo_protocol::Rate;
-use http::HeaderValue;
+use http::header::RETRY_AFTER;
+use http::request::Parts;
+use http::{HeaderName, HeaderValue, StatusCode};
+
+use super::{Governance, caller_key};
+use crate::Principal;
+use crate::audit::Outcome;
+use crate::problem;
+use crate::step::{Step, Stop};
 
 type Limiter =
     RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
@@ -115,6 +123,55 @@ impl ToolRate {
         };
         HeaderValue::try_from(format!("\"{}\";r={remaining};t={reset}", self.name))
             .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
+    }
+}
+
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// `RateLimit-Policy` and `RateLimit` (IETF draft) for a call its tool's rate let through:
+/// every answer to the call carries them.
+pub(crate) type RateHeaders = [(HeaderName, HeaderValue); 2];
+
+impl Governance {
+    /// The rate step: one call of the tool at `tool` by `caller` (or, when anonymous, by the
+    /// client's address) spends its budget. The headers to add to the answer when the tool
+    /// has a rate; `429` with `Retry-After` when the budget is used up, `503` when the
+    /// shared store of budgets cannot be reached.
+    pub(crate) async fn limit(
+        &self,
+        tool: usize,
+        caller: Option<&Principal>,
+        parts: &Parts,
+    ) -> Step<Option<RateHeaders>> {
+        let Some(rate) = &self.rules(tool).rate else {
+            return Ok(None);
+        };
+        let decision = self
+            .stores
+            .rates
+            .check(rate, &caller_key(caller, parts))
+            .await
+            .map_err(|unavailable| {
+                Stop::new(Outcome::Unavailable, unavailable.response("rate budgets"))
+            })?;
+        let headers = [
+            (RATELIMIT_POLICY, rate.policy()),
+            (RATELIMIT, rate.state(&decision)),
+        ];
+        let Decision::Limited { retry_after } = decision else {
+            return Ok(Some(headers));
+        };
+        let seconds = seconds_up(retry_after);
+        let mut response = problem::response(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("this operation's rate is used up; try again in {seconds} s"),
+        );
+        response.headers_mut().extend(headers);
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+        Err(Stop::new(Outcome::RateLimited, response))
     }
 }
 

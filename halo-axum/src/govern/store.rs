@@ -5,12 +5,13 @@ use std::fmt;
 use std::future::{Future, ready};
 use std::pin::Pin;
 
+use std::time::Duration;
+
 use axum::response::Response;
 use bytes::Bytes;
-use http::header::RETRY_AFTER;
-use http::{HeaderValue, StatusCode};
+use http::header::{CONTENT_LENGTH, RETRY_AFTER};
+use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::idempotency::{Claim, Fingerprint, Full, Idempotency, Stored};
 use super::rate::{Decision, ToolRate, seconds_up};
 
 /// The future a store answers with.
@@ -187,23 +188,70 @@ impl RateStore for LocalRates {
     }
 }
 
-impl IdempotencyStore for Idempotency {
-    fn claim<'a>(
-        &'a self,
-        key: String,
-        caller: &'a str,
-        fingerprint: Fingerprint,
-    ) -> StoreFuture<'a, Result<Claim, Unavailable>> {
-        Box::pin(ready(Ok(Self::claim(self, key, caller, fingerprint))))
+/// What a request is: a digest of its method, path and query, caller and body. A key reused
+/// for a different request is refused.
+pub(crate) type Fingerprint = [u8; 32];
+
+/// A response kept for replay.
+#[derive(Debug, Clone)]
+pub(crate) struct Stored {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+impl Stored {
+    /// What it counts against [`IdempotencyLimits::bytes`](super::IdempotencyLimits::bytes): header names and values, and body.
+    pub(crate) fn size(&self) -> usize {
+        let headers: usize = self
+            .headers
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len())
+            .sum();
+        headers + self.body.len()
     }
 
-    fn finish<'a>(&'a self, ticket: Ticket, stored: Stored) -> StoreFuture<'a, ()> {
-        Self::finish(self, &ticket, stored);
-        Box::pin(ready(()))
+    /// The response, or as much of it as fits in `room` bytes: without its body, else
+    /// without its headers either. The status is always kept.
+    pub(crate) fn fitted(mut self, room: usize) -> Self {
+        let size = self.size();
+        if size <= room {
+            return self;
+        }
+        self.body = Bytes::new();
+        self.headers.remove(CONTENT_LENGTH);
+        if self.size() > room {
+            self.headers.clear();
+        }
+        tracing::warn!(
+            target: "halo_axum::idempotency",
+            "a keyed response of {size} bytes does not fit in the idempotency records' byte limit; its status{} kept without the body",
+            if self.headers.is_empty() { " is" } else { " and headers are" }
+        );
+        self
     }
+}
 
-    fn abandon<'a>(&'a self, ticket: Ticket) -> StoreFuture<'a, ()> {
-        Self::abandon(self, &ticket);
-        Box::pin(ready(()))
-    }
+/// What the store says about a request with a key.
+#[derive(Debug)]
+pub(crate) enum Claim {
+    /// The first with this key: run it, then finish (or abandon) the ticket.
+    First(Ticket),
+    /// The same request ran already: here is its response.
+    Replay(Stored),
+    /// The same request is still running.
+    InFlight,
+    /// The key was used for a different request.
+    Mismatch,
+    /// A new key, with no room to keep it: the request must not run.
+    Full(Full),
+}
+
+/// Why a new key cannot be kept, and how long until the oldest record in the way expires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Full {
+    /// The caller keeps as many records as it may (`429`).
+    Caller(Duration),
+    /// The store keeps as many records, or bytes, as it may (`503`).
+    Store(Duration),
 }

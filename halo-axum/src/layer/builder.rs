@@ -6,13 +6,13 @@ use halo_protocol::Metadata;
 use serde_json::Value;
 use utoipa::openapi::OpenApi;
 
+use super::Shared;
 use super::{Describe, HaloLayer};
 use crate::audit::AuditSink;
 use crate::auth::{Authenticator, DynAuthenticator};
+use crate::auth::{Challenges, Gate};
 use crate::catalog::{Catalogs, Documents};
-use crate::challenge::Challenges;
 use crate::discovery::Discovery;
-use crate::execute::Shared;
 use crate::govern::{Governance, Stores};
 use crate::metrics::Metrics;
 use crate::registry::{Formats, Registry};
@@ -268,10 +268,11 @@ impl HaloBuilder {
         self
     }
 
-    /// The deadline of a described operation's handler, for operations whose schema declares
-    /// no `resilience.timeout_ms` (none by default). Past it the handler is dropped and the
-    /// caller gets `504` (a streamed call ends with a `504` `tool_error`).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
+    /// The timeout of described operations that declare none (none by default): the
+    /// deadline of their handler, as [`Describe::timeout`](crate::Describe::timeout) and
+    /// `resilience.timeout_ms` set it for one operation. Past it the handler is dropped and
+    /// the caller gets `504` (a streamed call ends with a `504` `tool_error`).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
@@ -288,7 +289,9 @@ impl HaloBuilder {
 
     /// Whether audit records carry the call's JSON body as `arguments` (off by default),
     /// with the values of `writeOnly` and `format: password` inputs replaced by
-    /// `"[redacted]"`. Needs validation, which parses the body.
+    /// `"[redacted]"`. Needs an [`audit`](Self::audit) sink and
+    /// [`validate`](Self::validate), which reads the body: without them
+    /// [`build`](Self::build) fails ([`BuildError::is_settings`]).
     pub fn audit_arguments(mut self, include: bool) -> Self {
         self.audit_arguments = include;
         self
@@ -447,6 +450,11 @@ impl HaloBuilder {
                 "require_credentials(true) needs an authenticator to check the credentials",
             ));
         }
+        if self.audit_arguments && (self.audit.is_none() || !self.validate) {
+            return Err(BuildError::settings(
+                "audit_arguments(true) needs an audit sink to write to and validation to read the body",
+            ));
+        }
         let document = self.document.map_err(BuildError::document)?;
         let mut described: HashMap<String, Metadata> = HashMap::new();
         for (operation_id, describe) in self.described {
@@ -487,12 +495,10 @@ impl HaloBuilder {
             catalogs,
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
-                authenticator: self.authenticator,
-                require_credentials: self.require_credentials,
+                gate: Gate::new(self.authenticator, challenges, self.require_credentials),
                 validate,
                 body_limit: self.body_limit,
                 calls: Calls::new(self.stream, replay),
-                challenges,
                 governance,
                 audit: self.audit,
                 audit_arguments: self.audit_arguments,

@@ -15,21 +15,24 @@ use crate::BuildError;
 ///
 /// ```
 /// use halo_axum::Describe;
+/// use halo_axum::protocol::Rate;
 /// use serde_json::json;
 ///
+/// # fn main() -> Result<(), halo_axum::protocol::RateParseError> {
 /// let charge = Describe::new()
 ///     .why("Use right after order confirmation")
 ///     .reversible(true)
 ///     .undo("/api/payments/{id}/refund")
-///     .rate("100/hour")
+///     .rate("100/hour".parse::<Rate>()?)
 ///     .example(json!({"order_id": 7, "amount": 1999}), Some(json!({"status": "captured"})));
 /// # let _ = charge;
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 pub struct Describe {
     meta: Metadata,
-    rate: Option<String>,
     bad_example: bool,
 }
 
@@ -57,10 +60,11 @@ impl Describe {
         self
     }
 
-    /// The declared rate limit, `N/second|minute|hour|day`; checked by
-    /// [`HaloBuilder::build`](crate::HaloBuilder::build).
-    pub fn rate(mut self, rate: impl Into<String>) -> Self {
-        self.rate = Some(rate.into());
+    /// The operation's rate limit (`limits.rate`), per caller: published in its schema and
+    /// enforced by the layer (`429` with `Retry-After` past it). A [`Rate`] is
+    /// `N/second|minute|hour|day` parsed, or [`Rate::new`].
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.limits().rate = Some(rate);
         self
     }
 
@@ -104,7 +108,10 @@ impl Describe {
         self
     }
 
-    /// The expected maximum response time.
+    /// The operation's timeout (`resilience.timeout_ms`): the deadline of its handler,
+    /// published in its schema and enforced by the layer, which drops the handler past it
+    /// and answers `504` (a streamed call ends with a `504` `tool_error`). Operations that
+    /// declare none have [`HaloBuilder::default_timeout`](crate::HaloBuilder::default_timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.resilience().timeout_ms = Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
         self
@@ -191,14 +198,8 @@ impl Describe {
     }
 
     /// The metadata, checked the way `x-halo-*` extensions are.
-    pub(super) fn into_metadata(mut self, operation_id: &str) -> Result<Metadata, BuildError> {
+    pub(super) fn into_metadata(self, operation_id: &str) -> Result<Metadata, BuildError> {
         let label = format!("operationId `{operation_id}`");
-        if let Some(rate) = self.rate.take() {
-            let rate: Rate = rate.parse().map_err(|e: halo_protocol::RateParseError| {
-                invalid(&label, "x-halo-limits", e.to_string())
-            })?;
-            self.limits().rate = Some(rate);
-        }
         if self.bad_example {
             return Err(invalid(
                 &label,

@@ -3,9 +3,9 @@ use std::sync::Arc;
 use tower_layer::Layer;
 use utoipa::openapi::OpenApi;
 
+use super::Shared;
 use super::{Halo, HaloBuilder};
 use crate::catalog::Documents;
-use crate::execute::Shared;
 
 /// A [`Layer`] that makes every operation of a utoipa [`OpenApi`] a HALO tool.
 ///

@@ -7,9 +7,11 @@ mod future;
 #[allow(clippy::module_inception)]
 mod layer;
 mod service;
+mod shared;
 
 pub use self::builder::HaloBuilder;
 pub use self::describe::Describe;
 pub use self::future::ResponseFuture;
 pub use self::layer::HaloLayer;
 pub use self::service::Halo;
+pub(crate) use self::shared::Shared;

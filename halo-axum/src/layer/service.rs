@@ -1,15 +1,35 @@
+//! The [`Halo`] service: a request's way through the layer, top to bottom.
+//!
+//! `call` sorts requests: discovery (`OPTIONS` with the HALO media type), the discovery
+//! documents the app opted in to, and calls of described operations, each matched to its
+//! tool once; everything else goes to the inner service untouched. A call then takes the
+//! design's chain of steps, each a function in the module of its idea that gives back the
+//! value to go on with or the answer to send ([`Stop`]): identify → (resume) → authorize →
+//! validate → rate → idempotency → timeout → inner service → stream envelope, with the
+//! audit trail and metrics around the whole.
+
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::response::Response;
+use halo_protocol::CALL_ID_HEADER;
+use http::request::Parts;
 use http::{Method, Request};
 use tower_service::Service;
 
 use super::ResponseFuture;
-use crate::catalog::{self, Document, Documents};
+use super::shared::Shared;
+use crate::audit::{AuditRecord, Outcome};
+use crate::catalog::{Document, Documents};
 use crate::discovery::{Discovery, Viewer};
-use crate::execute::{self, Shared};
+use crate::govern::{self, RateHeaders, Ticket};
+use crate::registry::Route;
+use crate::step::{Step, Stop};
+use crate::stream::{self, Progress};
+use crate::valid_json::ParsedBody;
+use crate::{body, problem, validate};
 
 /// The service [`HaloLayer`](super::HaloLayer) wraps an application in.
 ///
@@ -69,7 +89,7 @@ where
         request: Request<Body>,
     ) -> ResponseFuture<S::Future, S::Error> {
         let shared = &self.shared;
-        if shared.authenticator.is_none() || !document.is_personal() {
+        if !shared.gate.is_closed() || !document.is_personal() {
             let head = request.method() == Method::HEAD;
             let registry = &shared.discovery.registry;
             let answer = documents.answer(
@@ -84,15 +104,26 @@ where
                 None => ResponseFuture::inner(self.inner.call(request)),
             };
         }
+        // A document for the caller: `401` for credentials the gate refuses (or for none,
+        // when discovery requires them), the caller's document, or the request passed on
+        // when the document is not for this caller.
+        let shared = Arc::clone(shared);
         let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
-        ResponseFuture::boxed(Box::pin(catalog::serve(
-            documents,
-            Arc::clone(shared),
-            ready,
-            request,
-            document,
-        )))
+        let mut ready = std::mem::replace(&mut self.inner, clone);
+        ResponseFuture::boxed(Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let caller = match shared.gate.discoverer(&parts).await {
+                Ok(caller) => caller,
+                Err(refused) => return Ok(refused),
+            };
+            let viewer = Viewer::Caller(caller.as_ref());
+            let head = parts.method == Method::HEAD;
+            let registry = &shared.discovery.registry;
+            match documents.answer(document, registry, viewer, &parts.headers, head) {
+                Some(response) => Ok(response),
+                None => ready.call(Request::from_parts(parts, body)).await,
+            }
+        }))
     }
 }
 
@@ -115,31 +146,13 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         // This generic method is compiled in the application's crate, where this crate's
         // non-generic functions are not inlined unless marked `#[inline]` (without LTO). The
-        // ones every passed-through request runs are: `wants_stream`, `checks` and
-        // `Governance::tool` (measured: GET outermost / bare router 1.03-1.035 without,
+        // ones every passed-through request runs are: `stream::wanted`, `checks` and
+        // `Governance::route` (measured: GET outermost / bare router 1.03-1.035 without,
         // 1.012-1.028 with).
         let request = request.map(Body::new);
         let shared = &self.shared;
         if request.method() == Method::OPTIONS {
-            if !Discovery::is_discovery(&request) {
-                let authenticated = shared.authenticator.is_some();
-                let allow = shared.discovery.allow(request.uri().path(), authenticated);
-                return ResponseFuture::options(self.inner.call(request), allow);
-            }
-            if shared.authenticator.is_none() {
-                let (parts, _) = request.into_parts();
-                let response =
-                    shared
-                        .discovery
-                        .respond(&parts.uri, &parts.headers, Viewer::Everyone);
-                shared.discovered(&parts.uri, &response);
-                return ResponseFuture::ready(response);
-            }
-            let shared = Arc::clone(shared);
-            let (parts, _) = request.into_parts();
-            return ResponseFuture::boxed(Box::pin(
-                async move { Ok(shared.discover(parts).await) },
-            ));
+            return self.options(request);
         }
         // The discovery documents beside HALO, when the app opted in (`HaloBuilder::catalogs`).
         if let Some(documents) = &self.catalogs
@@ -148,39 +161,256 @@ where
             let documents = Arc::clone(documents);
             return self.catalog(documents, document, request);
         }
-        let mut streaming = execute::wants_stream(request.headers());
+        // Match: the described operation called, its path template matched once.
+        let mut streaming = stream::wanted(request.headers());
         let registry = &shared.discovery.registry;
         let (uri, method) = (request.uri(), request.method());
-        let tool = if shared.checks(streaming) {
+        let route = if shared.checks(streaming) {
             // Every described operation goes through the layer.
-            registry
-                .path(uri.path())
-                .and_then(|(_, entry)| registry.tool(entry, method, uri.query()))
-                .map(|(index, _)| index)
+            registry.route(uri, method)
         } else {
             // Only the tools with a rate, a key or a deadline do.
-            shared.governance.tool(registry, uri, method)
+            shared.governance.route(registry, uri, method)
         };
-        let Some(tool) = tool else {
+        let Some(route) = route else {
             return ResponseFuture::inner(self.inner.call(request));
         };
-        if streaming && registry.tool_at(tool).own_stream {
+        if streaming && registry.tool_at(route.tool).own_stream {
             // The application's own event stream: checked and governed like any call of the
             // operation, never wrapped in a tool stream.
             streaming = false;
-            if !shared.checks(false) && !shared.governance.governs(tool) {
+            if !shared.checks(false) && !shared.governance.governs(route.tool) {
                 return ResponseFuture::inner(self.inner.call(request));
             }
         }
         // The ready service serves this call; a clone takes its place for the next one.
         let clone = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, clone);
-        ResponseFuture::boxed(Box::pin(execute::execute(
+        ResponseFuture::boxed(Box::pin(execute(
             Arc::clone(shared),
             ready,
             request,
-            tool,
+            route,
             streaming,
         )))
     }
+}
+
+impl<S> Halo<S>
+where
+    S: Service<Request<Body>, Response = Response> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    /// `OPTIONS`: discovery with the HALO media type, scoped to the caller when an
+    /// authenticator is set; otherwise the app's own answer, with `Allow` where it has none
+    /// for a described path.
+    fn options(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
+        let shared = &self.shared;
+        if !Discovery::is_discovery(&request) {
+            let allow = shared
+                .discovery
+                .allow(request.uri().path(), shared.gate.is_closed());
+            return ResponseFuture::options(self.inner.call(request), allow);
+        }
+        let (parts, _) = request.into_parts();
+        if !shared.gate.is_closed() {
+            let response = shared
+                .discovery
+                .respond(&parts.uri, &parts.headers, Viewer::Everyone);
+            shared.discovered(&parts.uri, &response);
+            return ResponseFuture::ready(response);
+        }
+        let shared = Arc::clone(shared);
+        ResponseFuture::boxed(Box::pin(async move {
+            let response = shared.discovery.respond_to(&shared.gate, &parts).await;
+            shared.discovered(&parts.uri, &response);
+            Ok(response)
+        }))
+    }
+}
+
+/// Runs a call of a described operation (`route`) through the chain, then `inner` (which
+/// must be ready), and writes it to the audit trail and the metrics when they are on.
+/// `streaming`: the call runs as a tool stream.
+async fn execute<S>(
+    shared: Arc<Shared>,
+    inner: S,
+    request: Request<Body>,
+    route: Route,
+    streaming: bool,
+) -> Result<Response, S::Error>
+where
+    S: Service<Request<Body>, Response = Response> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    let started = Instant::now();
+    let tool = shared.discovery.registry.tool_at(route.tool);
+    let mut trail = shared.audit.as_ref().map(|_| {
+        AuditRecord::new(
+            request.headers(),
+            tool.name(),
+            request.method(),
+            request.uri().path(),
+        )
+    });
+    let (parts, body) = request.into_parts();
+    let admitted = admit(&shared, &route, parts, body, streaming, trail.as_mut()).await;
+    let (response, outcome) = match admitted {
+        Ok(call) => run(&shared, inner, &route, call, streaming).await?,
+        Err(stop) => stop.into_parts(),
+    };
+    if let Some(metrics) = &shared.metrics {
+        metrics.call(route.tool, outcome, response.status(), started.elapsed());
+    }
+    if let (Some(sink), Some(mut record)) = (&shared.audit, trail) {
+        record.finish(response.status(), outcome, started.elapsed());
+        sink.record(record);
+    }
+    Ok(response)
+}
+
+/// A call every check let through, on its way to the handler.
+struct Admitted {
+    parts: Parts,
+    body: Body,
+    /// The caller's id (the `Principal` itself is in the extensions).
+    caller: Option<String>,
+    /// The `RateLimit` headers every answer carries, when the tool has a rate.
+    rate: Option<RateHeaders>,
+    /// The claimed idempotency key, to keep the answer with.
+    ticket: Option<Ticket>,
+}
+
+/// The checks before the handler, in the design's order, noting the caller, the (redacted)
+/// arguments and the idempotency key in `trail`.
+async fn admit(
+    shared: &Shared,
+    route: &Route,
+    mut parts: Parts,
+    body: Body,
+    streaming: bool,
+    mut trail: Option<&mut AuditRecord>,
+) -> Step<Admitted> {
+    let registry = &shared.discovery.registry;
+    let tool = registry.tool_at(route.tool);
+    // Identify.
+    let caller = shared.gate.identify(&parts).await?;
+    if let Some(record) = trail.as_deref_mut() {
+        record.caller = caller.as_ref().map(|c| c.id().to_owned());
+    }
+    // Resume: a client reconnecting to a streamed call gets the events it missed.
+    if streaming && let Some(call_id) = parts.headers.get(CALL_ID_HEADER) {
+        let calls = &shared.calls;
+        let tool = (route.tool, tool.name());
+        let response = stream::resume(calls, &parts, call_id, tool, caller.as_ref()).await;
+        return Err(Stop::new(Outcome::Replayed, response));
+    }
+    // Authorize.
+    shared.gate.authorize(registry, tool, caller.as_ref())?;
+    // Validate.
+    let (body, read) = match tool.validator.as_ref().filter(|_| shared.validate) {
+        None => (body, None),
+        Some(validator) => {
+            let path = registry.path_params(route, parts.uri.path());
+            validate::request_params(validator, &path, &parts)?;
+            validate::request_body(validator, &mut parts, body, shared.body_limit).await?
+        }
+    };
+    if shared.audit_arguments
+        && let Some(record) = trail.as_deref_mut()
+    {
+        let parsed = parts.extensions.get::<ParsedBody>().map(|parsed| &parsed.0);
+        record.note_arguments(&tool.schema.input, parsed, read.as_deref());
+    }
+    // Rate.
+    let rate = shared
+        .governance
+        .limit(route.tool, caller.as_ref(), &parts)
+        .await?;
+    let with_rate = |stop: Stop| match &rate {
+        Some(headers) => stop.with_headers(headers),
+        None => stop,
+    };
+    // Approval and circuit breakers (issue 16) go here: after the rate, before a key is
+    // claimed.
+    // Idempotency.
+    let key = shared
+        .governance
+        .idempotency_key(route.tool, tool, &parts, streaming)
+        .map_err(with_rate)?;
+    let (body, ticket) = match key {
+        None => (body, None),
+        Some(key) => {
+            let (body, bytes) = body::buffered(&parts, body, read, shared.body_limit)
+                .await
+                .map_err(|problem| {
+                    with_rate(Stop::new(Outcome::Invalid, problem::from_problem(&problem)))
+                })?;
+            if let Some(record) = trail {
+                record.idempotency_key = Some(String::from_utf8_lossy(key.as_bytes()).into());
+            }
+            let claimed = shared
+                .governance
+                .claim(tool, &key, &parts, caller.as_ref(), &bytes)
+                .await;
+            (body, Some(claimed.map_err(with_rate)?))
+        }
+    };
+    let caller_id = caller.as_ref().map(|c| c.id().to_owned());
+    if let Some(caller) = caller {
+        parts.extensions.insert(caller);
+    }
+    Ok(Admitted {
+        parts,
+        body,
+        caller: caller_id,
+        rate,
+        ticket,
+    })
+}
+
+/// The handler within the tool's deadline, plainly (its answer kept for the idempotency
+/// key) or in a stream envelope.
+async fn run<S>(
+    shared: &Shared,
+    mut inner: S,
+    route: &Route,
+    call: Admitted,
+    streaming: bool,
+) -> Result<(Response, Outcome), S::Error>
+where
+    S: Service<Request<Body>, Response = Response> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    let Admitted {
+        mut parts,
+        body,
+        caller,
+        rate,
+        ticket,
+    } = call;
+    let rate = rate.as_ref().map_or(&[][..], |headers| &headers[..]);
+    let deadline = shared.governance.rules(route.tool).timeout;
+    if !streaming {
+        let answer = govern::within(deadline, inner.call(Request::from_parts(parts, body))).await;
+        let outcome = govern::outcome(&answer);
+        let mut response = shared.governance.settle(ticket, answer).await?;
+        response.headers_mut().extend(rate.iter().cloned());
+        return Ok((response, outcome));
+    }
+    let tool = (route.tool, shared.discovery.registry.tool_at(route.tool));
+    let call = match stream::open(&shared.calls, tool, caller) {
+        Ok(call) => call,
+        Err(stop) => return Ok(stop.with_headers(rate).into_parts()),
+    };
+    parts
+        .extensions
+        .insert(Progress::attached(Arc::clone(&call)));
+    let running = govern::within(deadline, inner.call(Request::from_parts(parts, body)));
+    let mut response = stream::spawn(call, running, shared.calls.config().keep_alive);
+    response.headers_mut().extend(rate.iter().cloned());
+    Ok((response, Outcome::Executed))
 }

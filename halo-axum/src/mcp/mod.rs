@@ -20,7 +20,7 @@ use tower_service::Service;
 
 use self::bridge::{Bridge, Listing};
 use crate::HaloLayer;
-use crate::execute::Shared;
+use crate::layer::Shared;
 use crate::local::{Local, forwarded};
 
 /// Tools per `tools/list` page, unless configured.
@@ -295,7 +295,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        if self.shared.authenticator.is_none() {
+        if !self.shared.gate.is_closed() {
             let answer = self.inner.call(request);
             return Box::pin(async move { Ok(answer.await?.map(Body::new)) });
         }
@@ -305,7 +305,7 @@ where
         let mut inner = self.inner.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
-            if let Err(refused) = shared.discoverer(&parts).await {
+            if let Err(refused) = shared.gate.discoverer(&parts).await {
                 return Ok(refused);
             }
             let answer = inner.call(Request::from_parts(parts, body)).await?;

@@ -5,8 +5,8 @@ use halo_protocol::{InputField, Location, is_json};
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::BodySpec;
 use super::bundle::{Bundler, Direction, Problem, Root};
+use crate::validate::BodySpec;
 
 /// The input map of an operation from its (path-level and own) parameters and request body,
 /// and what a request's body must be.

@@ -8,16 +8,16 @@ mod input;
 mod names;
 mod operation;
 mod rope;
+mod route;
 mod splice;
 mod templates;
+mod view;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use halo_protocol::{
-    LocalizedText, Metadata, SearchQuery, TagFilter, ToolEntry, ToolIndex, ToolSchema,
-};
+use halo_protocol::{LocalizedText, Metadata, ToolEntry, ToolIndex, ToolSchema};
 use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
@@ -27,7 +27,9 @@ use self::bundle::{Bundler, Direction};
 use self::names::Names;
 use self::operation::Source;
 pub(crate) use self::rope::Rope;
+pub(crate) use self::route::Route;
 use self::templates::{Templates, TemplatesBuilder};
+pub(crate) use self::view::View;
 use crate::validate::Validator;
 use crate::{BuildError, DocumentLimits, Principal};
 
@@ -69,23 +71,6 @@ impl From<Rope> for Cached {
             etag: HeaderValue::try_from(etag)
                 .expect("hex digits in quotes are a valid header value"),
         }
-    }
-}
-
-/// What a request body must be, for validation.
-#[derive(Debug, Clone)]
-pub(crate) struct BodySpec {
-    /// The body's whole schema (self-contained).
-    pub(crate) schema: Value,
-    pub(crate) media_type: String,
-    pub(crate) required: bool,
-    /// The input entry standing for the whole body, when its properties were not flattened.
-    pub(crate) entry: Option<String>,
-}
-
-impl BodySpec {
-    pub(crate) fn is_json(&self) -> bool {
-        halo_protocol::is_json(&self.media_type)
     }
 }
 
@@ -205,21 +190,6 @@ pub(crate) struct PathEntry {
     template: String,
     /// The described methods, and the index of each one's tool.
     methods: Vec<(&'static str, usize)>,
-}
-
-/// Every discovery response for one audience and language.
-#[derive(Debug)]
-pub(crate) struct View {
-    manifest: Cached,
-    /// The manifest filtered by each single tag, and with no tools (an unknown tag).
-    by_tag: HashMap<String, Cached>,
-    no_tools: Cached,
-    /// Each path's schema array; `None` when the audience may call nothing there.
-    paths: Vec<Option<Cached>>,
-    /// Each path's `Allow`: the methods the audience may call there, then `OPTIONS`.
-    allows: Vec<HeaderValue>,
-    /// Which tools it shows.
-    shown: Vec<bool>,
 }
 
 /// The callers an access class admits, per class: which classes a caller passes decides
@@ -479,94 +449,12 @@ impl Registry {
         &self.key_headers
     }
 
-    /// Renders every discovery response for an audience (`None`: everyone) in a language
-    /// (`None`: the base texts).
-    pub(crate) fn render(&self, audience: Option<&Audience>, language: Option<&str>) -> View {
-        let shown: Vec<bool> = self
-            .tools
-            .iter()
-            .map(|tool| {
-                tool.class
-                    .is_none_or(|class| audience.is_none_or(|a| a.0[class]))
-            })
-            .collect();
-        let localised: Vec<Option<(Bytes, Rope)>> = self
-            .tools
-            .iter()
-            .map(|tool| language.and_then(|language| localise(tool, language)))
-            .collect();
-        let entry = |index: usize| {
-            localised[index]
-                .as_ref()
-                .map_or(&self.tools[index].entry_bytes, |(entry, _)| entry)
-        };
-        let schema = |index: usize| {
-            localised[index]
-                .as_ref()
-                .map_or(&self.tools[index].schema_bytes, |(_, schema)| schema)
-        };
-        let manifest = |keep: &dyn Fn(&Tool) -> bool| {
-            self.render_manifest(
-                (0..self.tools.len())
-                    .filter(|&i| shown[i] && keep(&self.tools[i]))
-                    .map(entry),
-            )
-        };
-        let tags: BTreeSet<&String> = self
-            .tools
-            .iter()
-            .flat_map(|tool| &tool.entry.tags)
-            .collect();
-        let by_tag = tags
-            .into_iter()
-            .map(|tag| (tag.clone(), manifest(&|tool| tool.entry.tags.contains(tag))))
-            .collect();
-        let (paths, allows) = self
-            .paths
-            .iter()
-            .map(|path| {
-                let visible: Vec<(&str, usize)> = path
-                    .methods
-                    .iter()
-                    .copied()
-                    .filter(|&(_, index)| shown[index])
-                    .collect();
-                let schemas = (!visible.is_empty())
-                    .then(|| join_array(visible.iter().map(|&(_, index)| schema(index))));
-                (schemas, allow(visible.iter().map(|&(method, _)| method)))
-            })
-            .unzip();
-        View {
-            manifest: manifest(&|_| true),
-            by_tag,
-            no_tools: manifest(&|_| false),
-            paths,
-            allows,
-            shown,
-        }
-    }
-
     /// The index of a request path's entry, `/` without a lookup.
     pub(crate) fn path_index(&self, path: &str) -> Option<usize> {
         if path == "/" {
             return self.root;
         }
         self.templates.index(path)
-    }
-
-    /// The path entry of a request path (`/api/books/42` → `/api/books/{id}`).
-    #[inline] // On the pass-through path of `Halo::call`.
-    pub(crate) fn path(&self, path: &str) -> Option<(usize, &PathEntry)> {
-        let index = self.templates.index(path)?;
-        Some((index, &self.paths[index]))
-    }
-
-    /// The raw (percent-encoded) values of a request path's parameters, by name.
-    pub(crate) fn path_params<'r, 'p>(&'r self, path: &'p str) -> Vec<(&'r str, &'p str)> {
-        self.templates
-            .at(path)
-            .map(|(_, params)| params)
-            .unwrap_or_default()
     }
 
     /// The templates of the paths where some tool is kept by `keep` (given the tool's index).
@@ -576,60 +464,6 @@ impl Registry {
             .filter(|entry| entry.methods.iter().any(|&(_, tool)| keep(tool)))
             .map(|entry| entry.template.as_str())
             .collect()
-    }
-
-    /// The tool a request calls: its path and method (`HEAD` falls back to `GET`).
-    ///
-    /// Where path keys with `#fragments` describe several operations of one method on one
-    /// path, the query tells them apart: the tool whose required query parameters the
-    /// request gives, the one requiring the most of them; else the first described.
-    #[inline] // On the pass-through path of `Halo::call`.
-    pub(crate) fn tool(
-        &self,
-        entry: &PathEntry,
-        method: &http::Method,
-        query: Option<&str>,
-    ) -> Option<(usize, &Tool)> {
-        let find = |wanted: &str| {
-            let mut candidates = entry
-                .methods
-                .iter()
-                .filter(|(method, _)| *method == wanted)
-                .map(|&(_, index)| index);
-            let first = candidates.next()?;
-            let Some(second) = candidates.next() else {
-                return Some((first, &self.tools[first]));
-            };
-            let given: Vec<&str> = query
-                .unwrap_or_default()
-                .split('&')
-                .map(|pair| pair.split_once('=').map_or(pair, |(name, _)| name))
-                .collect();
-            let mut chosen: Option<(usize, usize)> = None;
-            for index in [first, second].into_iter().chain(candidates) {
-                let required = required_query(&self.tools[index]);
-                let given_all = required.iter().all(|name| given.contains(name));
-                if given_all && chosen.is_none_or(|(most, _)| required.len() > most) {
-                    chosen = Some((required.len(), index));
-                }
-            }
-            let index = chosen.map_or(first, |(_, index)| index);
-            Some((index, &self.tools[index]))
-        };
-        find(method.as_str()).or_else(|| {
-            (method == http::Method::HEAD)
-                .then(|| find("GET"))
-                .flatten()
-        })
-    }
-
-    /// Concatenates manifest entries after the head.
-    fn render_manifest<'e>(&self, entries: impl Iterator<Item = &'e Bytes>) -> Cached {
-        let mut body = Vec::with_capacity(self.manifest_head.len() + 64 * self.tools.len());
-        body.extend_from_slice(&self.manifest_head);
-        join(&mut body, entries);
-        body.extend_from_slice(b"]}");
-        Cached::new(body)
     }
 
     /// Every relative link a schema declares must name a described path, so that nothing
@@ -661,8 +495,9 @@ impl Registry {
             for (field, link) in links {
                 let Some(link) = link else { continue };
                 if let Some((method, path)) = halo_protocol::link_target(link)
-                    && !self.path(path).is_some_and(|(_, entry)| {
-                        method.is_none_or(|method| entry.methods.iter().any(|(m, _)| *m == method))
+                    && !self.templates.index(path).is_some_and(|index| {
+                        let methods = &self.paths[index].methods;
+                        method.is_none_or(|method| methods.iter().any(|(m, _)| *m == method))
                     })
                 {
                     let label = format!("{} {}", schema.call.method, schema.call.url);
@@ -671,101 +506,6 @@ impl Registry {
             }
         }
         Ok(())
-    }
-}
-
-impl View {
-    fn empty() -> Self {
-        Self {
-            manifest: Cached::new(Vec::new()),
-            by_tag: HashMap::new(),
-            no_tools: Cached::new(Vec::new()),
-            paths: Vec::new(),
-            allows: Vec::new(),
-            shown: Vec::new(),
-        }
-    }
-
-    /// The manifest for a tag filter.
-    ///
-    /// Unfiltered and single-tag manifests are rendered with the view; a filter with several
-    /// tags concatenates the entries of the tools it keeps.
-    pub(crate) fn manifest(
-        &self,
-        registry: &Registry,
-        filter: &TagFilter,
-        language: Option<&str>,
-    ) -> Cached {
-        match filter.tags() {
-            [] => self.manifest.clone(),
-            [tag] => self.by_tag.get(tag).unwrap_or(&self.no_tools).clone(),
-            _ => {
-                let localised: Vec<Bytes> = registry
-                    .tools
-                    .iter()
-                    .enumerate()
-                    .filter(|(index, tool)| {
-                        self.shown[*index]
-                            && filter.matches(tool.entry.tags.iter().map(String::as_str))
-                    })
-                    .map(|(_, tool)| {
-                        language
-                            .and_then(|language| localise(tool, language))
-                            .map_or_else(|| tool.entry_bytes.clone(), |(entry, _)| entry)
-                    })
-                    .collect();
-                registry.render_manifest(localised.iter())
-            }
-        }
-    }
-
-    /// The manifest of a search (`OPTIONS /?q=`): the best matches among the tools the view
-    /// shows and the filter keeps, best first, then `"search": {"q", "total"}` (how many
-    /// matched before the limit).
-    pub(crate) fn search(
-        &self,
-        registry: &Registry,
-        search: &SearchQuery,
-        filter: &TagFilter,
-        language: Option<&str>,
-    ) -> Cached {
-        let hits = registry.index().search(&search.q, usize::MAX, |index| {
-            self.shown[index]
-                && filter.matches(registry.tools[index].entry.tags.iter().map(String::as_str))
-        });
-        let entries: Vec<Bytes> = hits
-            .iter()
-            .take(search.limit)
-            .map(|hit| {
-                let tool = &registry.tools[hit.index];
-                language
-                    .and_then(|language| localise(tool, language))
-                    .map_or_else(|| tool.entry_bytes.clone(), |(entry, _)| entry)
-            })
-            .collect();
-        let mut body = Vec::with_capacity(registry.manifest_head.len() + 256 * entries.len());
-        body.extend_from_slice(&registry.manifest_head);
-        join(&mut body, entries.iter());
-        body.extend_from_slice(b"],\"search\":");
-        let about = serde_json::json!({"q": search.q, "total": hits.len()});
-        body.extend_from_slice(about.to_string().as_bytes());
-        body.push(b'}');
-        Cached::new(body)
-    }
-
-    /// The schemas of a path, `None` when the audience may call nothing there.
-    pub(crate) fn path(&self, index: usize) -> Option<&Cached> {
-        self.paths.get(index)?.as_ref()
-    }
-
-    /// The methods the audience may call at a path (given by index; `None` for a path with
-    /// no described operation), then `OPTIONS`: `OPTIONS` alone where it may call nothing,
-    /// as at any path the layer knows nothing of.
-    pub(crate) fn allow(&self, index: Option<usize>) -> HeaderValue {
-        index
-            .and_then(|index| self.allows.get(index))
-            .cloned()
-            .unwrap_or(OPTIONS_ONLY)
     }
 }
 
@@ -784,93 +524,6 @@ fn operations(path_item: &Value) -> impl Iterator<Item = (&'static str, &Value)>
 /// operations on one path as `/files/{file_id}#get_shared_link`).
 fn template_of(key: &str) -> &str {
     key.split_once('#').map_or(key, |(template, _)| template)
-}
-
-/// `Allow` for the described methods (`OPTIONS` too).
-/// `Allow` for nothing but discovery.
-const OPTIONS_ONLY: HeaderValue = HeaderValue::from_static("OPTIONS");
-
-/// `Allow` for `methods` (`HEAD` implied by `GET`), then `OPTIONS`.
-fn allow<'m>(methods: impl Iterator<Item = &'m str>) -> HeaderValue {
-    let mut listed: Vec<&str> = Vec::new();
-    for method in methods {
-        if !listed.contains(&method) {
-            listed.push(method);
-        }
-        if method == "GET" && !listed.contains(&"HEAD") {
-            listed.push("HEAD");
-        }
-    }
-    listed.push("OPTIONS");
-    HeaderValue::try_from(listed.join(", ")).expect("method names are header text")
-}
-
-/// The names of a tool's required query parameters.
-fn required_query(tool: &Tool) -> Vec<&str> {
-    tool.schema
-        .input
-        .iter()
-        .filter(|(_, field)| {
-            field.required && field.location == Some(halo_protocol::Location::Query)
-        })
-        .map(|(name, _)| name.as_str())
-        .collect()
-}
-
-/// `[a,b,c]` from serialised JSON values.
-fn join_array<'e>(items: impl Iterator<Item = &'e Rope>) -> Cached {
-    let mut parts = vec![Rope::from_static(b"[")];
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            parts.push(Rope::from_static(b","));
-        }
-        parts.push(item.clone());
-    }
-    parts.push(Rope::from_static(b"]"));
-    Cached::from(Rope::join(parts))
-}
-
-fn join<'e>(out: &mut Vec<u8>, items: impl Iterator<Item = &'e Bytes>) {
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(item);
-    }
-}
-
-/// The entry and schema of `tool` with its texts in `language`, falling back along the tag
-/// (`en-GB` to `en`); `None` when it has none in that language.
-fn localise(tool: &Tool, language: &str) -> Option<(Bytes, Rope)> {
-    let mut tag = language;
-    let text = loop {
-        if let Some(text) = tool.locales.get(tag) {
-            break text;
-        }
-        tag = &tag[..tag.rfind('-')?];
-    };
-    let mut entry = tool.entry.clone();
-    let mut schema = tool.schema.clone();
-    if let Some(name) = &text.name {
-        entry.title = Some(name.clone());
-        schema.title = Some(name.clone());
-    }
-    if let Some(description) = &text.description {
-        entry.description = description
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_owned();
-        schema.description.clone_from(description);
-    }
-    if let Some(why) = &text.why {
-        schema.why = Some(why.clone());
-    }
-    Some((
-        Bytes::from(serde_json::to_vec(&entry).ok()?),
-        tool.parts.render(&schema),
-    ))
 }
 
 /// The headers of the `apiKey` security schemes that travel in headers.

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::bundle::{Bundler, Direction, Problem, Root};
 use super::{auth, input};
 use crate::BuildError;
+use crate::validate::BodySpec;
 
 /// What the walk knows about one operation before it becomes a tool.
 #[derive(Debug)]
@@ -53,7 +54,7 @@ impl Source<'_> {
 pub(crate) struct Built {
     pub(crate) entry: ToolEntry,
     pub(crate) schema: ToolSchema,
-    pub(crate) body: Option<super::BodySpec>,
+    pub(crate) body: Option<BodySpec>,
     /// Whether a successful answer of the operation is the application's own event stream
     /// (`text/event-stream`): such a call is never run as a tool stream.
     pub(crate) own_stream: bool,

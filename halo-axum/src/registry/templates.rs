@@ -22,18 +22,27 @@ pub(crate) struct Templates {
     literal: Vec<usize>,
     patterns: Vec<Pattern>,
     set: RegexSet,
+    /// The parameters of each entry's template, in their order in it.
+    names: Vec<Vec<Box<str>>>,
 }
 
 #[derive(Debug)]
 struct Pattern {
     regex: Regex,
-    names: Vec<String>,
     index: usize,
     literal: usize,
 }
 
 /// The raw (still percent-encoded) values of a matched path's parameters, by name.
 pub(crate) type Params<'t, 'p> = Vec<(&'t str, &'p str)>;
+
+/// A request path matched to a template, owning nothing of either: the entry's index, and
+/// where each of the template's parameters is in the path, in the template's order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Matched {
+    pub(crate) index: usize,
+    values: Vec<std::ops::Range<usize>>,
+}
 
 /// What the templates are built from.
 #[derive(Debug, Default)]
@@ -43,6 +52,7 @@ pub(crate) struct TemplatesBuilder {
     patterns: Vec<(String, Pattern)>,
     /// The expressions so far, and the template each came from.
     expressions: std::collections::HashMap<String, String>,
+    names: Vec<Vec<Box<str>>>,
 }
 
 impl TemplatesBuilder {
@@ -64,8 +74,18 @@ impl TemplatesBuilder {
             + segments.len();
         if self.literal.len() <= index {
             self.literal.resize(index + 1, 0);
+            self.names.resize(index + 1, Vec::new());
         }
         self.literal[index] = literal;
+        self.names[index] = segments
+            .iter()
+            .flatten()
+            .filter_map(|piece| match piece {
+                // `{*rest}` is `rest` to `matchit`.
+                Piece::Param(name) => Some(name.trim_start_matches('*').into()),
+                Piece::Literal(_) => None,
+            })
+            .collect();
         if simple {
             return self
                 .router
@@ -104,7 +124,6 @@ impl TemplatesBuilder {
             expression,
             Pattern {
                 regex,
-                names,
                 index,
                 literal,
             },
@@ -124,6 +143,7 @@ impl TemplatesBuilder {
             literal: self.literal,
             patterns: self.patterns.into_iter().map(|(_, p)| p).collect(),
             set,
+            names: self.names,
         })
     }
 }
@@ -144,12 +164,36 @@ impl Templates {
         })
     }
 
-    /// The entry a request path is one of, and its parameters.
-    pub(crate) fn at<'t, 'p>(&'t self, path: &'p str) -> Option<(usize, Params<'t, 'p>)> {
+    /// The entry a request path is one of, and where its parameters are in it.
+    pub(crate) fn at(&self, path: &str) -> Option<Matched> {
+        let offset = |value: &str| {
+            let start = value.as_ptr() as usize - path.as_ptr() as usize;
+            start..start + value.len()
+        };
         Some(match self.find(path)? {
-            Found::Plain(matched) => (*matched.value, matched.params.iter().collect()),
-            Found::Pattern(pattern) => (pattern.index, capture(pattern, path)),
+            Found::Plain(matched) => {
+                let index = *matched.value;
+                let values = self.names[index]
+                    .iter()
+                    .filter_map(|name| matched.params.get(name).map(offset))
+                    .collect();
+                Matched { index, values }
+            }
+            Found::Pattern(pattern) => Matched {
+                index: pattern.index,
+                values: capture(pattern, path),
+            },
         })
+    }
+
+    /// The parameters of a path `matched` was matched from: each name with its raw value.
+    pub(crate) fn params<'t, 'p>(&'t self, matched: &Matched, path: &'p str) -> Params<'t, 'p> {
+        let names = self.names.get(matched.index).map_or(&[][..], Vec::as_slice);
+        names
+            .iter()
+            .zip(&matched.values)
+            .filter_map(|(name, range)| Some((&**name, path.get(range.clone())?)))
+            .collect()
     }
 
     #[inline]
@@ -174,16 +218,16 @@ impl Templates {
     }
 }
 
-fn capture<'t, 'p>(pattern: &'t Pattern, path: &'p str) -> Params<'t, 'p> {
+/// Where each parameter of `pattern` is in `path`, in the template's order.
+fn capture(pattern: &Pattern, path: &str) -> Vec<std::ops::Range<usize>> {
     pattern
         .regex
         .captures(path.as_bytes())
         .map(|captures| {
-            pattern
-                .names
+            captures
                 .iter()
-                .zip(captures.iter().skip(1))
-                .filter_map(|(name, value)| Some((name.as_str(), path.get(value?.range())?)))
+                .skip(1)
+                .map(|value| value.map_or(0..0, |value| value.range()))
                 .collect()
         })
         .unwrap_or_default()
@@ -251,7 +295,8 @@ mod tests {
         templates: &'t Templates,
         path: &'p str,
     ) -> Option<(usize, Vec<(&'t str, &'p str)>)> {
-        templates.at(path)
+        let matched = templates.at(path)?;
+        Some((matched.index, templates.params(&matched, path)))
     }
 
     #[test]

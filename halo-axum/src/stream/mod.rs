@@ -7,6 +7,8 @@
 //! `Last-Event-ID` and `Halo-Call-Id` and receives only what it missed.
 
 mod calls;
+mod envelope;
+mod resume;
 mod sse;
 
 use std::sync::Arc;
@@ -21,7 +23,18 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub(crate) use self::calls::{Call, Calls};
-pub(crate) use self::sse::{EVENTS_GONE, NOT_KEPT, finish, respond, resume_shared};
+pub(crate) use self::envelope::{open, spawn};
+pub(crate) use self::resume::resume;
+
+/// Whether a request asks for an event stream.
+#[inline] // On the pass-through path of `Halo::call` (see there).
+pub(crate) fn wanted(headers: &http::HeaderMap) -> bool {
+    headers.get_all(http::header::ACCEPT).iter().any(|value| {
+        value
+            .to_str()
+            .is_ok_and(|accept| halo_protocol::accepts(accept, halo_protocol::EVENT_STREAM))
+    })
+}
 
 /// What happens to a streamed call whose client goes away before it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -2,7 +2,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -10,26 +10,13 @@ use bytes::Bytes;
 use futures_util::stream;
 use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, Problem, ToolEnd, ToolEvent};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderName, HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::ResultMeta;
 use super::calls::{Call, Subscription};
-use crate::govern::{KeptCall, ReplayStore};
-use crate::problem;
 
-/// The `410` detail for a call that is not kept.
-pub(crate) const NOT_KEPT: &str = "the call is not kept (it ended too long ago, or never was)";
-/// The `410` detail for events that are no longer kept.
-pub(crate) const EVENTS_GONE: &str = "the events after that id are no longer kept";
-
-/// How often a stream of another instance's call looks for new events.
-const POLL: Duration = Duration::from_millis(100);
-/// How long a resume waits for events that the instance running the call may not have
-/// copied to the store yet.
-const GRACE: Duration = Duration::from_secs(1);
-
-const KEEP_ALIVE: Bytes = Bytes::from_static(b": keep-alive\n\n");
+pub(super) const KEEP_ALIVE: Bytes = Bytes::from_static(b": keep-alive\n\n");
 
 /// The most of a handler's response body read into `tool_end`.
 const MAX_RESULT: usize = 16 * 1024 * 1024;
@@ -82,7 +69,7 @@ pub(crate) fn respond(subscription: Subscription, after: u64, keep_alive: Durati
 }
 
 /// A `text/event-stream` response with `body`, for the call `call_id`.
-fn event_stream(body: Body, call_id: Option<HeaderValue>) -> Response {
+pub(super) fn event_stream(body: Body, call_id: Option<HeaderValue>) -> Response {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
@@ -95,101 +82,6 @@ fn event_stream(body: Body, call_id: Option<HeaderValue>) -> Response {
         headers.insert(HeaderName::from_static(CALL_ID_HEADER), call_id);
     }
     response
-}
-
-/// A client resuming, through this instance, a call that another instance runs or ran: the
-/// events after `after` that `store` keeps, then new ones as they arrive (looked for every
-/// 100 ms) until the terminal one. `410` when the store does not keep the call for this tool
-/// (`name`) and `caller`, or no longer keeps the events after `after`.
-pub(crate) async fn resume_shared(
-    store: &Arc<dyn ReplayStore>,
-    id: &str,
-    name: &str,
-    caller: Option<&str>,
-    after: u64,
-    keep_alive: Duration,
-) -> Response {
-    let gone = |detail: &str| problem::response(StatusCode::GONE, detail);
-    let deadline = Instant::now() + GRACE;
-    let kept = loop {
-        let late = Instant::now() >= deadline;
-        match store.read(id, after).await {
-            Err(unavailable) => return unavailable.response("stream events"),
-            Ok(Some(kept)) if kept.tool != name || kept.caller.as_deref() != caller => {
-                return gone(NOT_KEPT);
-            }
-            // The events the client saw may still be on their way to the store.
-            Ok(Some(kept)) if after <= kept.newest || late => break kept,
-            Ok(None) if late => return gone(NOT_KEPT),
-            Ok(_) => tokio::time::sleep(POLL).await,
-        }
-    };
-    let oldest = if kept.oldest == 0 {
-        kept.newest + 1
-    } else {
-        kept.oldest
-    };
-    if after + 1 < oldest || after > kept.newest {
-        return gone(EVENTS_GONE);
-    }
-    let state = Remote {
-        store: Arc::clone(store),
-        id: id.to_owned(),
-        after,
-        next: Some(kept),
-        quiet_since: Instant::now(),
-        done: false,
-    };
-    let events = stream::unfold(state, move |mut state| async move {
-        if state.done {
-            return None;
-        }
-        loop {
-            let kept = match state.next.take() {
-                Some(kept) => Ok(Some(kept)),
-                None => {
-                    tokio::time::sleep(POLL).await;
-                    state.store.read(&state.id, state.after).await
-                }
-            };
-            match kept {
-                // No longer kept (expired, or its instance stopped long ago): the stream ends.
-                Ok(None) => return None,
-                Ok(Some(kept)) if !kept.frames.is_empty() => {
-                    let last = kept.frames.last().map_or(state.after, |frame| frame.0);
-                    state.done = kept.finished && last >= kept.newest;
-                    state.after = last;
-                    state.quiet_since = Instant::now();
-                    let bytes: Vec<u8> = kept
-                        .frames
-                        .iter()
-                        .flat_map(|(_, bytes)| bytes.iter().copied())
-                        .collect();
-                    return Some((Ok::<_, Infallible>(Bytes::from(bytes)), state));
-                }
-                Ok(Some(kept)) if kept.finished => return None,
-                // Nothing new, or the store cannot be reached for now: keep the line alive.
-                Ok(Some(_)) | Err(_) => {
-                    if state.quiet_since.elapsed() >= keep_alive {
-                        state.quiet_since = Instant::now();
-                        return Some((Ok(KEEP_ALIVE), state));
-                    }
-                }
-            }
-        }
-    });
-    event_stream(Body::from_stream(events), HeaderValue::try_from(id).ok())
-}
-
-/// Where a stream of another instance's call is.
-struct Remote {
-    store: Arc<dyn ReplayStore>,
-    id: String,
-    after: u64,
-    /// Events read already, to send first.
-    next: Option<KeptCall>,
-    quiet_since: Instant,
-    done: bool,
 }
 
 /// Ends a call with its handler's response: `tool_end` for a success, `tool_error` (the

@@ -9,7 +9,7 @@
 use halo_protocol::Problem;
 use serde_json::{Map, Value};
 
-use super::params::{Types, parse_query};
+use super::text::{Types, parse_query};
 
 /// Deeper than this, brackets are not read: the key counts as one name.
 const MAX_BRACKETS: usize = 32;

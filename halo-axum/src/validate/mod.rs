@@ -16,6 +16,9 @@ mod fast;
 mod form;
 mod multipart;
 mod params;
+mod request;
+mod spec;
+mod text;
 
 use halo_protocol::{FieldError, InputField, Location, Problem, essence, is_json};
 use http::HeaderMap;
@@ -25,7 +28,8 @@ use serde_json::Value;
 
 pub(crate) use self::fast::Fast;
 use self::params::Param;
-use crate::registry::BodySpec;
+pub(crate) use self::request::{request_body, request_params};
+pub(crate) use self::spec::BodySpec;
 
 /// The longest message kept per validation error; a message quotes the offending value,
 /// which may be large.
@@ -161,7 +165,7 @@ impl Validator {
             return Ok(());
         }
         let query = match query {
-            Some(query) if !query.is_empty() => params::parse_query(query)?,
+            Some(query) if !query.is_empty() => text::parse_query(query)?,
             _ => Vec::new(),
         };
         for check in &self.params {
@@ -264,30 +268,6 @@ pub(crate) fn read_multipart(
         multipart::read_body(body, Some(content_type), schema)
             .map_err(|_| "the multipart body is malformed"),
     )
-}
-
-/// The problem for a list of validation errors: `400` for parameters (path, query and
-/// headers), `422` for the body's data, as axum's own extractors answer them.
-pub(crate) fn invalid(part: Part, errors: Vec<FieldError>) -> Problem {
-    let (status, detail) = match part {
-        Part::Params => (
-            400,
-            "the parameters do not match the operation's input schema",
-        ),
-        Part::Body => (422, "the body does not match the operation's input schema"),
-    };
-    let mut problem = Problem::new(status).with_detail(detail);
-    problem.errors = errors;
-    problem
-}
-
-/// Which part of a request a list of validation errors is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Part {
-    /// Path, query and header parameters.
-    Params,
-    /// The request body.
-    Body,
 }
 
 fn compile(schema: &Value, formats: bool) -> Result<jsonschema::Validator, String> {

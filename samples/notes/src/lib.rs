@@ -22,6 +22,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::sync::{Arc, RwLock};
 
 use aide::axum::routing::{get, get_with};
@@ -32,6 +33,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
+use halo_axum::protocol::{Period, Rate};
 use halo_axum::{Describe, HaloBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -293,7 +295,7 @@ pub fn halo(api: &OpenApi) -> HaloBuilder {
                 .reversible(true)
                 .undo("DELETE /notes/{id}")
                 .idempotent(true)
-                .rate("30/minute")
+                .rate(Rate::new(NonZeroU32::new(30).expect("not zero"), Period::Minute))
                 .example(
                     json!({"text": "Renew the passport", "tags": ["errands"]}),
                     Some(json!({"id": 4, "text": "Renew the passport", "tags": ["errands"]})),

@@ -1,226 +1,19 @@
-//! `Idempotency-Key`: the first request with a key runs, and its response is kept; a repeat
-//! gets that response again and never runs the handler a second time. What is kept is
-//! bounded ([`IdempotencyLimits`]): per caller and in all, in records and in bytes; a new key
-//! that does not fit is refused, and a live record is never dropped to make room.
+//! The idempotency records in this process's memory: the default store, and a shared
+//! store's fallback while it cannot be reached.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::ready;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::Bytes;
-use http::header::CONTENT_LENGTH;
-use http::{HeaderMap, StatusCode};
-use sha2::{Digest, Sha256};
+// Tokio's clock, which tests can pause and advance (it is the system's otherwise).
+use tokio::time::Instant;
 
-use super::store::Ticket;
-
-/// What a request is: a digest of its method, path and query, caller and body. A key reused
-/// for a different request is refused.
-pub(crate) type Fingerprint = [u8; 32];
-
-/// The fingerprint of a request.
-pub(crate) fn fingerprint(method: &str, target: &str, caller: &str, body: &[u8]) -> Fingerprint {
-    let mut digest = Sha256::new();
-    for part in [
-        method.as_bytes(),
-        target.as_bytes(),
-        caller.as_bytes(),
-        body,
-    ] {
-        digest.update((part.len() as u64).to_be_bytes());
-        digest.update(part);
-    }
-    digest.finalize().into()
-}
-
-/// The longest key kept: a key is a token the client makes up (a UUID is 36 characters),
-/// and every one kept takes memory for a day.
-pub(crate) const MAX_KEY: usize = 255;
-
-/// A key as the header gave it, if it is one: 1 to [`MAX_KEY`] visible ASCII characters.
-/// Anything else is refused before it is kept or looked up.
-pub(crate) fn check_key(
-    header: &str,
-    value: &http::HeaderValue,
-) -> Result<(), Box<halo_protocol::Problem>> {
-    let bytes = value.as_bytes();
-    if (1..=MAX_KEY).contains(&bytes.len()) && bytes.iter().all(|b| b.is_ascii_graphic()) {
-        return Ok(());
-    }
-    Err(Box::new(halo_protocol::Problem::new(400).with_detail(
-        format!("`{header}` must be 1 to {MAX_KEY} visible ASCII characters (a UUID will do)"),
-    )))
-}
-
-/// Bounds on the idempotency records kept in memory: how many each caller may have, how
-/// many in all, and how many bytes of keys and responses in all. Give them to
-/// [`HaloBuilder::idempotency_limits`](crate::HaloBuilder::idempotency_limits).
-///
-/// A record is kept from the request that claims its key until the
-/// [TTL](crate::HaloBuilder::idempotency_ttl) after that claim, while the request runs and
-/// after. It is never dropped early to make room: the handler must never run twice for one
-/// key. So when a new key does not fit, the request carrying it is refused before its
-/// handler runs, as `application/problem+json` with `Retry-After` (whole seconds, at least
-/// 1) and a detail that names no other caller:
-///
-/// - `429 Too Many Requests` when the caller keeps [`per_caller`](Self::per_caller) records
-///   already; `Retry-After` is when its oldest record expires.
-/// - `503 Service Unavailable` when the store keeps [`records`](Self::records) records, or
-///   the new key would pass [`bytes`](Self::bytes); `Retry-After` is when the oldest record
-///   of all expires.
-///
-/// Repeats of keys already kept are answered as ever (the kept response, `409`, `422`),
-/// however full the store. Expired records are forgotten before the store counts as full.
-///
-/// The caller is the one rate limits count: the principal, else the client's IP address
-/// (with `into_make_service_with_connect_info`; without it every anonymous caller shares one
-/// quota).
-///
-/// A record counts its key (with the tool's name and the caller's id it is kept under), and
-/// once its request has finished, the response's header names and values and its body. A response that does not fit in the bytes left is still sent to
-/// its caller, and its key still never runs again: the record keeps the status and headers
-/// without the body (or the status alone when the headers do not fit either), so a repeat
-/// gets that status with an empty body, as for a body over 4 MiB. The bookkeeping of a
-/// record (fingerprint, times, caller) takes a few hundred bytes more, bounded by
-/// [`records`](Self::records).
-///
-/// The defaults bound the store to 256 MiB of keys and responses plus the bookkeeping of
-/// 100,000 records (a few hundred bytes each: some 50 MiB), whatever callers send:
-///
-/// | limit | default | why |
-/// |---|---|---|
-/// | [`per_caller`](Self::per_caller) | 1,000 | a client makes one key per call it may retry: with the default 24-hour TTL, a new keyed call every 90 s around the clock; no caller holds more than 1% of the records |
-/// | [`records`](Self::records) | 100,000 | 100 callers at their quota, with bookkeeping of a few hundred bytes each |
-/// | [`bytes`](Self::bytes) | 256 MiB | 2.6 KiB per record at the record limit, more than most JSON answers take, and room for 64 bodies of the 4 MiB kept at most |
-///
-/// Raise them for busy callers (or lower the TTL): a caller that makes more keyed calls a
-/// TTL than its quota gets `429` until its oldest keys expire. The byte limit is not shared
-/// out per caller: a caller whose calls answer large bodies can take much of it, after which
-/// responses are kept without their bodies and new keys wait for room.
-///
-/// With [`RedisStore`](crate::RedisStore) (feature `redis`), the per-caller limit is kept in
-/// Redis (one sorted set per caller, checked and updated in the claim's Lua script, so every
-/// instance counts against one quota); the total limits are not, since Redis bounds its own
-/// memory: set its `maxmemory` with `maxmemory-policy noeviction` (a policy that evicts could
-/// evict a live record, and its key would run again). A Redis that refuses writes at its
-/// `maxmemory` is treated as unreachable: keyed requests get `503` (see
-/// [`Fallback`](crate::Fallback)). The records this instance keeps in memory while Redis
-/// cannot be reached ([`Fallback::Local`](crate::Fallback::Local)) have all three limits.
-///
-/// ```
-/// use std::time::Duration;
-/// use halo_axum::{HaloLayer, IdempotencyLimits};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
-///
-/// let layer = HaloLayer::builder(api)
-///     .idempotency_ttl(Duration::from_secs(6 * 60 * 60))
-///     .idempotency_limits(
-///         IdempotencyLimits::new()
-///             .per_caller(5_000)
-///             .records(200_000)
-///             .bytes(512 * 1024 * 1024),
-///     )
-///     .build()
-///     .expect("valid HALO metadata");
-/// # let _: axum::Router = router.layer(layer);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use]
-pub struct IdempotencyLimits {
-    per_caller: usize,
-    records: usize,
-    bytes: usize,
-}
-
-impl Default for IdempotencyLimits {
-    fn default() -> Self {
-        Self {
-            per_caller: 1_000,
-            records: 100_000,
-            bytes: 256 * 1024 * 1024,
-        }
-    }
-}
-
-impl IdempotencyLimits {
-    /// The defaults: 1,000 records per caller, 100,000 in all, 256 MiB in all.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The most records one caller may have kept at once (1,000 by default; at least 1).
-    /// Past it, the caller's new keys get `429` with `Retry-After`.
-    pub fn per_caller(mut self, records: usize) -> Self {
-        self.per_caller = records.max(1);
-        self
-    }
-
-    /// The most records kept at once, for every caller together (100,000 by default; at
-    /// least 1). Past it, new keys get `503` with `Retry-After`.
-    pub fn records(mut self, records: usize) -> Self {
-        self.records = records.max(1);
-        self
-    }
-
-    /// The most bytes of keys and responses kept at once, for every caller together
-    /// (256 MiB by default). A new key that would pass it gets `503` with `Retry-After`; a
-    /// response that would is kept without its body (see above).
-    pub fn bytes(mut self, bytes: usize) -> Self {
-        self.bytes = bytes;
-        self
-    }
-
-    /// The most records one caller may have kept at once.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn per_caller_limit(&self) -> usize {
-        self.per_caller
-    }
-}
-
-/// A response kept for replay.
-#[derive(Debug, Clone)]
-pub(crate) struct Stored {
-    pub(crate) status: StatusCode,
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
-}
-
-impl Stored {
-    /// What it counts against [`IdempotencyLimits::bytes`]: header names and values, and body.
-    fn size(&self) -> usize {
-        let headers: usize = self
-            .headers
-            .iter()
-            .map(|(name, value)| name.as_str().len() + value.len())
-            .sum();
-        headers + self.body.len()
-    }
-
-    /// The response, or as much of it as fits in `room` bytes: without its body, else
-    /// without its headers either. The status is always kept.
-    fn fitted(mut self, room: usize) -> Self {
-        let size = self.size();
-        if size <= room {
-            return self;
-        }
-        self.body = Bytes::new();
-        self.headers.remove(CONTENT_LENGTH);
-        if self.size() > room {
-            self.headers.clear();
-        }
-        tracing::warn!(
-            target: "halo_axum::idempotency",
-            "a keyed response of {size} bytes does not fit in the idempotency records' byte limit; its status{} kept without the body",
-            if self.headers.is_empty() { " is" } else { " and headers are" }
-        );
-        self
-    }
-}
+use super::IdempotencyLimits;
+use crate::govern::store::{
+    Claim, Fingerprint, Full, IdempotencyStore, StoreFuture, Stored, Ticket, Unavailable,
+};
 
 /// One kept record.
 #[derive(Debug)]
@@ -236,30 +29,6 @@ struct Record {
     fingerprint: Fingerprint,
     /// The response, once its request has finished.
     response: Option<Stored>,
-}
-
-/// What the store says about a request with a key.
-#[derive(Debug)]
-pub(crate) enum Claim {
-    /// The first with this key: run it, then finish (or abandon) the ticket.
-    First(Ticket),
-    /// The same request ran already: here is its response.
-    Replay(Stored),
-    /// The same request is still running.
-    InFlight,
-    /// The key was used for a different request.
-    Mismatch,
-    /// A new key, with no room to keep it: the request must not run.
-    Full(Full),
-}
-
-/// Why a new key cannot be kept, and how long until the oldest record in the way expires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Full {
-    /// The caller keeps as many records as it may (`429`).
-    Caller(Duration),
-    /// The store keeps as many records, or bytes, as it may (`503`).
-    Store(Duration),
 }
 
 /// The records, indexed three ways; every record is in each index exactly once.
@@ -447,8 +216,34 @@ impl Idempotency {
     }
 }
 
+impl IdempotencyStore for Idempotency {
+    fn claim<'a>(
+        &'a self,
+        key: String,
+        caller: &'a str,
+        fingerprint: Fingerprint,
+    ) -> StoreFuture<'a, Result<Claim, Unavailable>> {
+        Box::pin(ready(Ok(Self::claim(self, key, caller, fingerprint))))
+    }
+
+    fn finish<'a>(&'a self, ticket: Ticket, stored: Stored) -> StoreFuture<'a, ()> {
+        Self::finish(self, &ticket, stored);
+        Box::pin(ready(()))
+    }
+
+    fn abandon<'a>(&'a self, ticket: Ticket) -> StoreFuture<'a, ()> {
+        Self::abandon(self, &ticket);
+        Box::pin(ready(()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
+    use http::header::CONTENT_LENGTH;
+    use http::{HeaderMap, StatusCode};
+
+    use super::super::fingerprint;
     use super::*;
 
     fn stored(body: &'static str) -> Stored {
@@ -457,24 +252,6 @@ mod tests {
             headers: HeaderMap::new(),
             body: Bytes::from_static(body.as_bytes()),
         }
-    }
-
-    #[test]
-    fn keys_are_short_visible_tokens() {
-        let check = |text: &str| {
-            check_key(
-                "Idempotency-Key",
-                &http::HeaderValue::from_str(text).unwrap(),
-            )
-        };
-        assert!(check("8e0f0c1c-4d1a-4c8e-9b1e-2f1d1c0a9b7e").is_ok());
-        assert!(check(&"k".repeat(MAX_KEY)).is_ok());
-        for bad in ["", " ", "two words", "tab\there"] {
-            assert_eq!(check(bad).unwrap_err().status, 400, "{bad:?}");
-        }
-        assert!(check(&"k".repeat(MAX_KEY + 1)).is_err());
-        let refused = check("").unwrap_err();
-        assert!(refused.detail.unwrap().contains("`Idempotency-Key`"));
     }
 
     #[test]

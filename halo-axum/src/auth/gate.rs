@@ -1,0 +1,124 @@
+//! The first two steps of a call, and the check before discovery: who the caller is
+//! (`401` for credentials the authenticator refuses), and whether it may call the
+//! operation (`401` without credentials, `403` without the scopes).
+
+use axum::response::Response;
+use http::StatusCode;
+use http::header::WWW_AUTHENTICATE;
+use http::request::Parts;
+
+use super::challenge::Challenges;
+use super::{DynAuthenticator, Principal};
+use crate::audit::Outcome;
+use crate::problem;
+use crate::registry::{Registry, Tool};
+use crate::step::{Step, Stop};
+
+/// The authenticator a layer checks callers with (if any), and its challenges.
+pub(crate) struct Gate {
+    authenticator: Option<Box<dyn DynAuthenticator>>,
+    challenges: Challenges,
+    /// Discovery without credentials is refused (`401`) rather than shown the public tools.
+    require_credentials: bool,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("authenticator", &self.authenticator.is_some())
+            .field("require_credentials", &self.require_credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gate {
+    pub(crate) fn new(
+        authenticator: Option<Box<dyn DynAuthenticator>>,
+        challenges: Challenges,
+        require_credentials: bool,
+    ) -> Self {
+        Self {
+            authenticator,
+            challenges,
+            require_credentials,
+        }
+    }
+
+    /// Whether callers are identified at all (an authenticator is set).
+    #[inline] // On the pass-through path of `Halo::call` (see there).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.authenticator.is_some()
+    }
+
+    /// Who sent the request: `None` for anonymous (or when no authenticator is set), or the
+    /// `401` for credentials the authenticator refuses.
+    pub(crate) async fn identify(&self, parts: &Parts) -> Step<Option<Principal>> {
+        let Some(authenticator) = &self.authenticator else {
+            return Ok(None);
+        };
+        authenticator.identify(parts).await.map_err(|rejected| {
+            let mut response = problem::response(StatusCode::UNAUTHORIZED, rejected.to_string());
+            // RFC 6750 §3.1: say that the credentials, not their absence, are the problem.
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, self.challenges.invalid());
+            Stop::new(Outcome::Denied, response)
+        })
+    }
+
+    /// Who is discovering tools (over HALO, MCP or a discovery document): the caller, or
+    /// the `401` for credentials the authenticator refuses, or for none when credentials
+    /// are required.
+    pub(crate) async fn discoverer(&self, parts: &Parts) -> Result<Option<Principal>, Response> {
+        match self.identify(parts).await {
+            Ok(None) if self.require_credentials => {
+                Err(self.unauthorized("discovery needs credentials"))
+            }
+            Ok(caller) => Ok(caller),
+            Err(refused) => Err(refused.into_response()),
+        }
+    }
+
+    /// Whether `caller` may call `tool`: nothing to check without an authenticator, else
+    /// `401` for an anonymous caller and `403` for one without the scopes.
+    pub(crate) fn authorize(
+        &self,
+        registry: &Registry,
+        tool: &Tool,
+        caller: Option<&Principal>,
+    ) -> Step<()> {
+        if self.authenticator.is_none() || registry.admits(tool, caller) {
+            return Ok(());
+        }
+        let refused = match caller {
+            None => self.unauthorized("this operation needs credentials"),
+            Some(caller) => self.forbidden(&registry.missing_scopes(tool, caller)),
+        };
+        Err(Stop::new(Outcome::Denied, refused))
+    }
+
+    fn unauthorized(&self, detail: impl Into<String>) -> Response {
+        let mut response = problem::response(StatusCode::UNAUTHORIZED, detail);
+        response
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, self.challenges.missing());
+        response
+    }
+
+    /// `403` naming the scopes that are missing, in the body and (RFC 6750 §3.1) in
+    /// `WWW-Authenticate`.
+    fn forbidden(&self, missing: &[&str]) -> Response {
+        let mut response = problem::response(
+            StatusCode::FORBIDDEN,
+            format!(
+                "the credentials lack the scope{} this operation needs: {}",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", ")
+            ),
+        );
+        if let Some(value) = self.challenges.insufficient_scope(missing) {
+            response.headers_mut().insert(WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}

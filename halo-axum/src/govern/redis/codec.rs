@@ -1,0 +1,65 @@
+//! A kept response as Redis holds it: status, headers (`name:value` lines) and body.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+use crate::govern::store::Stored;
+
+/// Headers as `name:value` lines (a header value never holds a line break).
+pub(super) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.push(b':');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+fn decode_headers(bytes: &[u8]) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for line in bytes.split(|b| *b == b'\n') {
+        let Some(colon) = line.iter().position(|b| *b == b':') else {
+            continue;
+        };
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(&line[..colon]),
+            HeaderValue::from_bytes(&line[colon + 1..]),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    headers
+}
+
+/// A kept response read back, or `None` when the record is damaged.
+pub(super) fn decode_stored(status: &[u8], headers: &[u8], body: Vec<u8>) -> Option<Stored> {
+    let status = std::str::from_utf8(status).ok()?.parse::<u16>().ok()?;
+    Some(Stored {
+        status: StatusCode::from_u16(status).ok()?,
+        headers: decode_headers(headers),
+        body: Bytes::from(body),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_survive_the_round_trip() {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+        headers.append("set-cookie", HeaderValue::from_static("a=1; Path=/"));
+        headers.append("set-cookie", HeaderValue::from_static("b=2"));
+        headers.insert(
+            "x-odd",
+            HeaderValue::from_bytes(b"caf\xc3\xa9: yes").unwrap(),
+        );
+        assert_eq!(decode_headers(&encode_headers(&headers)), headers);
+        let stored = decode_stored(b"201", &encode_headers(&headers), b"{}".to_vec()).unwrap();
+        assert_eq!(stored.status, StatusCode::CREATED);
+        assert!(decode_stored(b"abc", b"", Vec::new()).is_none());
+    }
+}

@@ -1,0 +1,174 @@
+//! Idempotency records in Redis: a request claims its key atomically, beside its caller's
+//! count of records; its end is written by [`write`](super::write).
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use redis::Script;
+use sha2::{Digest, Sha256};
+
+use super::codec::decode_stored;
+use super::connection::script;
+use super::write::Held;
+use super::{Fallback, Inner};
+use crate::govern::store::{
+    Claim, Fingerprint, Full, IdempotencyStore, StoreFuture, Stored, Ticket, Unavailable,
+};
+
+/// Claims `KEYS[1]` for fingerprint `ARGV[1]` and token `ARGV[2]`, for `ARGV[3]` ms, unless
+/// the caller's records (the sorted set `KEYS[2]`: record keys by expiry, ms, Redis clock)
+/// number `ARGV[4]` already: then `{'full', ms until the oldest expires}`.
+const CLAIM: &str = r"
+local found = redis.call('HMGET', KEYS[1], 'fingerprint', 'status', 'headers', 'body')
+if not found[1] then
+  local clock = redis.call('TIME')
+  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+    return {'full', string.format('%d', math.max(0, tonumber(oldest[2]) - now))}
+  end
+  redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'token', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return {'first'}
+end
+if found[1] ~= ARGV[1] then return {'mismatch'} end
+if not found[2] then return {'running'} end
+return {'done', found[2], found[3], found[4]}
+";
+
+static CLAIM_SCRIPT: OnceLock<Script> = OnceLock::new();
+
+impl Inner {
+    /// The Redis key of a record: a digest, so that keys and callers are not stored as such.
+    pub(super) fn record_key(&self, key: &str) -> String {
+        self.digest_key("idem:", key)
+    }
+
+    /// The Redis key of a caller's records (a sorted set of record keys by expiry).
+    pub(super) fn caller_key(&self, caller: &str) -> String {
+        self.digest_key("idem-caller:", caller)
+    }
+
+    /// `<prefix><kind><SHA-256 of text, in hex>`.
+    fn digest_key(&self, kind: &str, text: &str) -> String {
+        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        let mut name = String::with_capacity(self.config.prefix.len() + kind.len() + 64);
+        name.push_str(&self.config.prefix);
+        name.push_str(kind);
+        for byte in digest {
+            name.push_str(&format!("{byte:02x}"));
+        }
+        name
+    }
+}
+
+/// The idempotency half of a [`RedisStore`](super::RedisStore).
+#[derive(Debug)]
+pub(super) struct RedisRecords(pub(super) Arc<Inner>);
+
+impl IdempotencyStore for RedisRecords {
+    fn claim<'a>(
+        &'a self,
+        key: String,
+        caller: &'a str,
+        fingerprint: Fingerprint,
+    ) -> StoreFuture<'a, Result<Claim, Unavailable>> {
+        Box::pin(async move {
+            let inner = &self.0;
+            if let Some(claim) = inner.held_claim(&key, &fingerprint) {
+                return Ok(claim);
+            }
+            let token = rand_token();
+            let ttl = u64::try_from(inner.ttl.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1)
+                .to_string();
+            let per_caller = inner.per_caller.to_string();
+            let answer: Option<Vec<Vec<u8>>> = inner
+                .run(
+                    script(&CLAIM_SCRIPT, CLAIM),
+                    &[&inner.record_key(&key), &inner.caller_key(caller)],
+                    &[
+                        &fingerprint,
+                        token.to_string().as_bytes(),
+                        ttl.as_bytes(),
+                        per_caller.as_bytes(),
+                    ],
+                )
+                .await;
+            let Some(mut answer) = answer else {
+                return match inner.config.idempotency_fallback {
+                    Fallback::Local => Ok(inner.local.claim(key, caller, fingerprint)),
+                    Fallback::Refuse => Err(Unavailable),
+                };
+            };
+            Ok(match answer.first().map(Vec::as_slice) {
+                Some(b"first") => Claim::First(Ticket {
+                    key,
+                    token,
+                    local: false,
+                    fingerprint,
+                    caller: caller.to_owned(),
+                }),
+                Some(b"mismatch") => Claim::Mismatch,
+                Some(b"full") => {
+                    let wait = answer
+                        .get(1)
+                        .and_then(|ms| std::str::from_utf8(ms).ok()?.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    Claim::Full(Full::Caller(Duration::from_millis(wait)))
+                }
+                Some(b"done") if answer.len() == 4 => {
+                    let body = answer.pop().unwrap_or_default();
+                    match decode_stored(&answer[1], &answer[2], body) {
+                        Some(stored) => Claim::Replay(stored),
+                        // A record this version cannot read: never run the request again.
+                        None => Claim::InFlight,
+                    }
+                }
+                _ => Claim::InFlight,
+            })
+        })
+    }
+
+    fn finish<'a>(&'a self, ticket: Ticket, stored: Stored) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let inner = &self.0;
+            if ticket.local {
+                inner.local.finish(&ticket, stored);
+                return;
+            }
+            let held = Held::Finish {
+                token: ticket.token,
+                fingerprint: ticket.fingerprint,
+                stored,
+                until: Instant::now() + inner.ttl,
+            };
+            inner.write_or_hold(ticket.key, held).await;
+        })
+    }
+
+    fn abandon<'a>(&'a self, ticket: Ticket) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let inner = &self.0;
+            if ticket.local {
+                inner.local.abandon(&ticket);
+                return;
+            }
+            let held = Held::Abandon {
+                token: ticket.token,
+                caller: ticket.caller,
+                until: Instant::now() + inner.ttl,
+            };
+            inner.write_or_hold(ticket.key, held).await;
+        })
+    }
+}
+
+/// A token no other claim holds.
+fn rand_token() -> u64 {
+    uuid::Uuid::new_v4().as_u64_pair().0
+}

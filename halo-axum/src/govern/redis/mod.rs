@@ -1,0 +1,272 @@
+//! Rate budgets and idempotency records in Redis, shared by every instance that uses the same
+//! server and key prefix.
+//!
+//! [`RedisStore`] is what an application configures. Its halves, one per kind of state, share
+//! one connection ([`connection`]): the rate budgets ([`rate`]), the idempotency records
+//! ([`idempotency`]; a call's end is written, or held until Redis takes it, by [`write`], in
+//! the form of [`codec`]) and the events of streamed calls ([`mirror`]).
+
+mod codec;
+mod connection;
+mod idempotency;
+mod mirror;
+mod rate;
+mod write;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use redis::Client;
+use redis::aio::ConnectionManager;
+
+use self::idempotency::RedisRecords;
+use self::mirror::RedisCalls;
+use self::rate::RedisRates;
+use self::write::Held;
+use super::idempotency::{Idempotency, IdempotencyLimits};
+use super::store::{IdempotencyStore, RateStore, ReplayStore};
+
+/// Keeps rate budgets and idempotency records in Redis, so that several instances of an API
+/// behind a load balancer enforce one budget per caller and replay each other's responses.
+///
+/// Give it to [`HaloBuilder::redis`](crate::HaloBuilder::redis). It connects on first use (one
+/// multiplexed connection, re-established when it drops), so building a layer never waits for
+/// Redis. Needs the `redis` feature.
+///
+/// - **Rate limits**: the same GCRA as in memory, in one Lua script per call, timed by the
+///   Redis server's clock (`TIME`) so that instances agree; the same `429`, `Retry-After`,
+///   `RateLimit-Policy` and `RateLimit` answers.
+/// - **Idempotency keys**: a request claims its key atomically (fingerprint and a marker that it
+///   runs), and its response (status, headers, body) is written to the same record when it
+///   ends. A repeat on any instance gets the kept response, `409` while the first runs, `422`
+///   for another request under the same key. Records expire
+///   [`idempotency_ttl`](crate::HaloBuilder::idempotency_ttl) after their claim. Each caller's
+///   records are counted in a sorted set beside them, in the same script, so the per-caller
+///   limit of [`IdempotencyLimits`](crate::IdempotencyLimits) holds across instances; the
+///   total limits are left to Redis's own `maxmemory` (with `noeviction`: see there).
+/// - **Streamed calls**: the events of each call are also copied, in order, to a Redis stream,
+///   so a client that lost its connection can resume the call (`Halo-Call-Id`,
+///   `Last-Event-ID`) through any instance: it gets what it missed, then the new events as
+///   they come. The instance running the call still streams from memory.
+///
+/// **When Redis cannot be reached** (refused, reset, or no answer within
+/// [`timeout`](Self::timeout)), each kind of state does what its [`Fallback`] says:
+/// by default rate limits go on with each instance's own budget in memory, and a request
+/// with an idempotency key is refused with `503` and `Retry-After` before its handler runs.
+/// After a failure Redis is not tried again for a second. A response whose request ran while
+/// its record could not be written is held in memory and written as soon as Redis answers;
+/// meanwhile this instance replays it, and other instances see its key as still running
+/// (`409`). If the instance stops before the record is written, the key stays claimed until
+/// it expires, so the handler never runs twice for one key.
+///
+/// ```
+/// use std::time::Duration;
+/// use halo_axum::{Fallback, HaloLayer, RedisStore};
+/// # use utoipa_axum::{router::OpenApiRouter, routes};
+/// # /// Ping.
+/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+/// # async fn ping() {}
+/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+///
+/// let store = RedisStore::open("redis://127.0.0.1:6379/")
+///     .expect("a Redis URL")
+///     .prefix("bookstore:")
+///     .rate_fallback(Fallback::Refuse);
+/// let layer = HaloLayer::builder(api)
+///     .redis(store)
+///     .idempotency_ttl(Duration::from_secs(3600))
+///     .build()
+///     .expect("valid HALO metadata");
+/// # let _: axum::Router = router.layer(layer);
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct RedisStore {
+    client: Client,
+    prefix: String,
+    rate_fallback: Fallback,
+    idempotency_fallback: Fallback,
+    timeout: Duration,
+}
+
+/// What a call does when the shared store cannot be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fallback {
+    /// Refuse the call with `503 Service Unavailable` (problem+json, `Retry-After`) before its
+    /// handler runs. The default for idempotency keys.
+    Refuse,
+    /// Go on with this instance's own memory. For rate limits (the default), each instance
+    /// keeps its own budget until Redis is back, so a caller may get up to one budget per
+    /// instance. For idempotency keys, a key is checked only against this instance's records
+    /// made during the outage: a request whose response Redis holds, sent again, runs again.
+    Local,
+}
+
+/// Why a [`RedisStore`] could not be made: the URL is not a usable Redis URL.
+#[derive(Debug)]
+pub struct RedisStoreError {
+    message: String,
+}
+
+impl RedisStoreError {
+    /// Whether the URL could not be read (the only cause today).
+    #[must_use]
+    pub fn is_invalid_url(&self) -> bool {
+        true
+    }
+}
+
+impl fmt::Display for RedisStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid Redis URL: {}", self.message)
+    }
+}
+
+impl std::error::Error for RedisStoreError {}
+
+impl fmt::Debug for RedisStore {
+    // The client's connection info holds the password: never show it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.prefix)
+            .field("rate_fallback", &self.rate_fallback)
+            .field("idempotency_fallback", &self.idempotency_fallback)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// A store on the Redis server at `url` (`redis://[user:password@]host[:port][/db]`),
+    /// with keys under the prefix `halo:`. Nothing is connected yet.
+    ///
+    /// # Errors
+    /// A URL that is not a Redis URL. The error never repeats the URL or its password.
+    pub fn open(url: &str) -> Result<Self, RedisStoreError> {
+        let client = Client::open(url).map_err(|error| RedisStoreError {
+            message: error.to_string(),
+        })?;
+        Ok(Self {
+            client,
+            prefix: "halo:".to_owned(),
+            rate_fallback: Fallback::Local,
+            idempotency_fallback: Fallback::Refuse,
+            timeout: Duration::from_secs(1),
+        })
+    }
+
+    /// The prefix of every key the store writes (`halo:` by default): instances that share
+    /// budgets and records use the same prefix, and APIs that must not share them use
+    /// different ones.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// What a rate-limited call does when Redis cannot be reached ([`Fallback::Local`] by
+    /// default: this instance's own budget).
+    pub fn rate_fallback(mut self, fallback: Fallback) -> Self {
+        self.rate_fallback = fallback;
+        self
+    }
+
+    /// What a call with an idempotency key does when Redis cannot be reached
+    /// ([`Fallback::Refuse`] by default: `503` before the handler runs).
+    pub fn idempotency_fallback(mut self, fallback: Fallback) -> Self {
+        self.idempotency_fallback = fallback;
+        self
+    }
+
+    /// How long one exchange with Redis (connecting included) may take before Redis counts as
+    /// unreachable (1 second by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The stores a layer uses, with records kept for `ttl` (each caller's at most as
+    /// `limits` says; all of `limits` for the records kept in memory during an outage), and
+    /// the events of streamed calls (at most `max_events` per call) kept for `retention`
+    /// after their end.
+    pub(crate) fn into_stores(
+        self,
+        ttl: Duration,
+        limits: IdempotencyLimits,
+        retention: Duration,
+        max_events: usize,
+    ) -> (
+        Box<dyn RateStore>,
+        Box<dyn IdempotencyStore>,
+        Arc<dyn ReplayStore>,
+    ) {
+        let inner = Arc::new(Inner {
+            config: self,
+            ttl,
+            per_caller: limits.per_caller_limit(),
+            retention,
+            max_events,
+            connection: OnceLock::new(),
+            down_until: Mutex::new(None),
+            local: Idempotency::new(ttl, limits),
+            held: Mutex::new(HashMap::new()),
+            writing: AtomicBool::new(false),
+        });
+        (
+            Box::new(RedisRates(Arc::clone(&inner))),
+            Box::new(RedisRecords(Arc::clone(&inner))),
+            Arc::new(RedisCalls(inner)),
+        )
+    }
+}
+
+/// What a store shares between its rate and idempotency halves.
+struct Inner {
+    config: RedisStore,
+    ttl: Duration,
+    /// The most records one caller may have kept.
+    per_caller: usize,
+    /// How long a finished call's events are kept.
+    retention: Duration,
+    /// The most events kept per call.
+    max_events: usize,
+    /// Made on first use, inside the runtime.
+    connection: OnceLock<Option<ConnectionManager>>,
+    /// Redis failed; it is not tried again before this instant.
+    down_until: Mutex<Option<Instant>>,
+    /// Claims made while Redis was unreachable, with [`Fallback::Local`].
+    local: Idempotency,
+    /// What could not be written yet, by record key.
+    held: Mutex<HashMap<String, Held>>,
+    /// Whether a task is writing the held records.
+    writing: AtomicBool,
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_and_errors_never_show_the_url() {
+        let store = RedisStore::open("redis://user:s3cret@127.0.0.1:6390/2").unwrap();
+        assert!(!format!("{store:?}").contains("s3cret"));
+        let error = RedisStore::open("http://user:s3cret@example.com/").unwrap_err();
+        assert!(error.is_invalid_url());
+        let text = error.to_string();
+        assert!(
+            text.starts_with("invalid Redis URL") && !text.contains("s3cret"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! What every service of one layer shares: the described operations and their discovery, the
+//! gate callers pass, and the state of checks, governance, streams, audit and metrics.
+
+use axum::response::Response;
+
+use crate::audit::AuditSink;
+use crate::auth::Gate;
+use crate::discovery::Discovery;
+use crate::govern::Governance;
+use crate::metrics::Metrics;
+use crate::stream::Calls;
+
+/// Everything a layer shares between its services.
+pub(crate) struct Shared {
+    pub(crate) discovery: Discovery,
+    pub(crate) gate: Gate,
+    /// Whether calls are checked against their input schemas.
+    pub(crate) validate: bool,
+    pub(crate) body_limit: usize,
+    pub(crate) calls: Calls,
+    pub(crate) governance: Governance,
+    pub(crate) audit: Option<Box<dyn AuditSink>>,
+    /// Whether audit records carry the (redacted) arguments.
+    pub(crate) audit_arguments: bool,
+    /// Counts and times calls and discovery, when on.
+    pub(crate) metrics: Option<Metrics>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("discovery", &self.discovery)
+            .field("gate", &self.gate)
+            .field("validate", &self.validate)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    /// Whether every call of a described operation needs the layer: checks are on, or the
+    /// caller asks for a stream. Otherwise only governed tools do.
+    #[inline] // On the pass-through path of `Halo::call` (see there).
+    pub(crate) fn checks(&self, streaming: bool) -> bool {
+        self.gate.is_closed()
+            || self.validate
+            || self.audit.is_some()
+            || self.metrics.is_some()
+            || streaming
+    }
+
+    /// Counts a discovery request, when metrics are on.
+    pub(crate) fn discovered(&self, uri: &http::Uri, response: &Response) {
+        if let Some(metrics) = &self.metrics {
+            metrics.discovery(uri.path(), response.status());
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The reference graph: every target a schema reaches, interned once with its uses counted,
+//! and bundled strongly connected component by component, which tells recursive definitions
+//! from those that may be copied to their uses.
+
+use serde_json::Value;
+
+use super::rewrite::rewrite_value;
+use super::{Bundler, Done, Id, Ids, Pass, Problem, State, Target};
+
+/// A definition whose bundled body serialises to at most this many bytes (and holds no
+/// reference) is copied to its uses: `{"$ref":"#/$defs/timestamp"}` is not shorter.
+const TINY: usize = 48;
+
+impl<'d> Bundler<'d> {
+    /// Interns the references in `found` and, transitively, everything their bodies
+    /// reference; `from` is the target whose body they were found in.
+    pub(super) fn intern_all(
+        &self,
+        state: &mut State<'d>,
+        found: Vec<&'d str>,
+        from: Option<Id>,
+    ) -> Result<(), Problem> {
+        let mut pending: Vec<(Option<Id>, Vec<&'d str>)> = vec![(from, found)];
+        while let Some((from, found)) = pending.pop() {
+            for reference in found {
+                let id = match state.by_reference.get(reference) {
+                    Some(&id) => id,
+                    None => {
+                        let body = self.lookup(reference)?;
+                        let id = Id::try_from(state.targets.len()).map_err(|_| Problem::Limit {
+                            at: reference.to_owned(),
+                            limit: "max_defs",
+                            value: self.limits.max_defs,
+                        })?;
+                        state.targets.push(Target {
+                            reference,
+                            body,
+                            uses: 0,
+                            edges: Vec::new(),
+                            done: [None, None],
+                            name: None,
+                            piece: [None, None],
+                        });
+                        state.by_reference.insert(reference, id);
+                        for unfinished in &mut state.unfinished {
+                            unfinished.push(id);
+                        }
+                        let mut inner = Vec::new();
+                        self.references(body, 0, &mut inner)
+                            .map_err(|e| e.at(reference))?;
+                        pending.push((Some(id), inner));
+                        id
+                    }
+                };
+                let target = &mut state.targets[id as usize];
+                target.uses = target.uses.saturating_add(1);
+                if let Some(from) = from {
+                    state.targets[from as usize].edges.push(id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bundles every target not bundled yet, strongly connected components first (Tarjan's
+    /// algorithm, without recursion: reference chains can be as long as the document).
+    pub(super) fn finish(&self, state: &mut State<'d>, pass: Pass) -> Result<(), Problem> {
+        let at = pass.at();
+        let starts = std::mem::take(&mut state.unfinished[at]);
+        if starts.is_empty() {
+            return Ok(());
+        }
+        let count = state.targets.len();
+        let mut index: Vec<Option<u32>> = vec![None; count];
+        let mut low = vec![0u32; count];
+        let mut on_stack = vec![false; count];
+        let mut stack: Vec<Id> = Vec::new();
+        let mut next = 0u32;
+        for start in starts {
+            let start = start as usize;
+            if state.targets[start].done[at].is_some() || index[start].is_some() {
+                continue;
+            }
+            // (node, next edge to look at)
+            let mut calls: Vec<(Id, usize)> = vec![(start as Id, 0)];
+            index[start] = Some(next);
+            low[start] = next;
+            next += 1;
+            stack.push(start as Id);
+            on_stack[start] = true;
+            while let Some(&mut (node, ref mut edge)) = calls.last_mut() {
+                let n = node as usize;
+                if let Some(&child) = state.targets[n].edges.get(*edge) {
+                    *edge += 1;
+                    let c = child as usize;
+                    if state.targets[c].done[at].is_some() {
+                        continue;
+                    }
+                    match index[c] {
+                        None => {
+                            index[c] = Some(next);
+                            low[c] = next;
+                            next += 1;
+                            stack.push(child);
+                            on_stack[c] = true;
+                            calls.push((child, 0));
+                        }
+                        Some(seen) if on_stack[c] => low[n] = low[n].min(seen),
+                        Some(_) => {}
+                    }
+                    continue;
+                }
+                calls.pop();
+                if let Some(&(parent, _)) = calls.last() {
+                    let p = parent as usize;
+                    low[p] = low[p].min(low[n]);
+                }
+                if Some(low[n]) == index[n] {
+                    let mut component = Vec::new();
+                    loop {
+                        let member = stack.pop().expect("on the stack");
+                        on_stack[member as usize] = false;
+                        component.push(member);
+                        if member == node {
+                            break;
+                        }
+                    }
+                    self.bundle_component(state, &component, pass)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bundles one strongly connected component, whose references out of it are bundled.
+    fn bundle_component(
+        &self,
+        state: &mut State<'d>,
+        component: &[Id],
+        pass: Pass,
+    ) -> Result<(), Problem> {
+        let at = pass.at();
+        let recursive = component.len() > 1 || {
+            let only = component[0];
+            state.targets[only as usize].edges.contains(&only)
+        };
+        if recursive
+            && component
+                .iter()
+                .all(|&id| is_bare_reference(state.targets[id as usize].body))
+        {
+            return Err(Problem::EmptyCycle(
+                state.targets[component[0] as usize].reference.to_owned(),
+            ));
+        }
+        // Members refer to each other through `$defs`; mark them before any body is written.
+        for &id in component {
+            state.targets[id as usize].done[at] = Some(Done {
+                body: Value::Null,
+                recursive,
+                inline: false,
+                depth: 0,
+                deps: Vec::new(),
+            });
+        }
+        for &id in component {
+            let source = state.targets[id as usize].body;
+            let mut deps = Ids::default();
+            let body = rewrite_value(state, source, 0, &mut deps, pass);
+            let depth = depth_of(&body);
+            let inline = !recursive
+                && (state.targets[id as usize].uses <= 1
+                    || (deps.list.is_empty() && is_tiny(&body)));
+            let done = state.targets[id as usize].done[at]
+                .as_mut()
+                .expect("marked");
+            *done = Done {
+                body,
+                recursive,
+                inline,
+                depth,
+                deps: deps.list,
+            };
+        }
+        Ok(())
+    }
+}
+
+/// How deeply a value nests (a scalar: 0).
+fn depth_of(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => 1 + map.values().map(depth_of).max().unwrap_or(0),
+        Value::Array(items) => 1 + items.iter().map(depth_of).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Whether a value serialises to at most [`TINY`] bytes.
+fn is_tiny(value: &Value) -> bool {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            if self.0 > TINY {
+                return Err(std::io::ErrorKind::FileTooLarge.into());
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(Counter(0), value).is_ok()
+}
+
+/// A schema that is only a reference (`{"$ref": …}`, perhaps with annotations).
+fn is_bare_reference(value: &Value) -> bool {
+    value.as_object().is_some_and(|map| {
+        map.contains_key("$ref")
+            && map.keys().all(|key| {
+                matches!(
+                    key.as_str(),
+                    "$ref" | "description" | "title" | "summary" | "$comment"
+                )
+            })
+    })
+}

@@ -1,0 +1,43 @@
+//! The stream envelope of a call that asks for `text/event-stream`: the call is opened (kept
+//! for resuming), its handler runs in a task of its own, and the client gets the call's
+//! events from the first.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::Response;
+
+use super::calls::{Call, Calls};
+use super::sse::{finish, respond};
+use crate::audit::Outcome;
+use crate::problem;
+use crate::registry::Tool;
+use crate::step::{Step, Stop};
+
+/// Opens a streamed call of `tool` (at `index`) by `caller`, and sends `tool_start`: `503`
+/// when as many calls as may be kept are all still running.
+pub(crate) fn open(
+    calls: &Calls,
+    (index, tool): (usize, &Tool),
+    caller: Option<String>,
+) -> Step<Arc<Call>> {
+    let call = calls
+        .start(index, tool.name(), caller)
+        .map_err(|problem| Stop::new(Outcome::Unavailable, problem::from_problem(&problem)))?;
+    call.begin(tool.name(), tool.is_agent());
+    Ok(call)
+}
+
+/// Runs `running` (the handler, within its deadline) in a task of its own that ends `call`
+/// with its answer, and answers with the call's event stream from the start.
+pub(crate) fn spawn<F, E>(call: Arc<Call>, running: F, keep_alive: Duration) -> Response
+where
+    F: Future<Output = Result<Response, E>> + Send + 'static,
+    E: Send + 'static,
+{
+    let finished = Arc::clone(&call);
+    let task = tokio::spawn(async move { finish(finished, running.await).await });
+    call.set_task(task.abort_handle());
+    respond(call.subscribe(), 0, keep_alive)
+}
