@@ -8,8 +8,8 @@ use halo_client::agent::{Agent, OpenAiProvider, RemoteTools, ToolSet as _, liste
 use halo_client::protocol::{AgentEvent, ToolCallEnd};
 use serde_json::Value;
 
-use crate::output;
-use crate::run::{Failure, print_err, print_out};
+use crate::failure::Failure;
+use crate::output::{self, print_err, print_out};
 
 /// What `halo agent` was asked.
 #[derive(Debug)]

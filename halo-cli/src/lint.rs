@@ -9,13 +9,14 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use halo_client::Client;
-use halo_client::protocol::lint::{Finding, Level, Linter, Report, Rule};
+use halo_client::protocol::lint::{Finding, Level, Linter, Report};
 use halo_client::protocol::{Manifest, TagFilter, ToolEntry};
 use serde_json::json;
 
 use crate::cli::{LintArgs, LintRule};
-use crate::output::{self, line};
-use crate::run::{Failure, describe_manifest, print_err, print_out};
+use crate::connect::describe_manifest;
+use crate::failure::Failure;
+use crate::output::{self, line, print_err, print_out};
 
 /// Lints the API `client` talks to and prints the report (JSON with `json`).
 pub(crate) async fn run(
@@ -26,11 +27,11 @@ pub(crate) async fn run(
 ) -> Result<ExitCode, Failure> {
     let linter = linter(&args)?.at(SystemTime::now());
     let cannot = |failure: Failure| {
-        let message = match failure {
-            Failure::Status(error) => error.to_string(),
-            Failure::NotDescribed(message) | Failure::Other(message) => message,
-        };
-        Failure::Other(format!("cannot lint {}: {message}", client.base_url()))
+        Failure::Other(format!(
+            "cannot lint {}: {}",
+            client.base_url(),
+            failure.message()
+        ))
     };
     // One discovery: the tag filter picks the tools checked, and links may name the others.
     let everything = client.discover(&[]).await.map_err(|e| cannot(e.into()))?;
@@ -162,54 +163,5 @@ fn notes(manifest: &Manifest, anonymous: bool) {
              checked; lint with credentials that see every tool (--bearer, --api-key or \
              --credentials)\n",
         );
-    }
-}
-
-/// `--allow`, `--warn` and `--deny` values: a rule id, or `warnings` for every rule at warn
-/// level.
-pub(crate) fn lint_rule(text: &str) -> Result<LintRule, String> {
-    if text == "warnings" {
-        return Ok(LintRule::Warnings);
-    }
-    text.parse::<Rule>()
-        .map(LintRule::Rule)
-        .map_err(|e| e.to_string())
-}
-
-/// The rules, for `halo lint --help`.
-pub(crate) fn rules_help() -> String {
-    let mut out = "Rules (default level, id: what it checks):\n".to_owned();
-    for rule in Rule::ALL {
-        let level = match rule.default_level() {
-            Level::Deny => "error",
-            Level::Warn => "warn",
-            _ => "allow",
-        };
-        let _ = writeln!(out, "  {level:<5}  {}: {}", rule.id(), rule.summary());
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rule_values() {
-        assert_eq!(lint_rule("warnings"), Ok(LintRule::Warnings));
-        assert_eq!(
-            lint_rule("missing-why"),
-            Ok(LintRule::Rule(Rule::MissingWhy))
-        );
-        let err = lint_rule("missing-wyh").unwrap_err();
-        assert!(err.contains("missing-why,"), "{err}");
-    }
-
-    #[test]
-    fn every_rule_is_in_the_help() {
-        let help = rules_help();
-        for rule in Rule::ALL {
-            assert!(help.contains(rule.id()), "{help}");
-        }
     }
 }

@@ -29,6 +29,8 @@
 
 mod agent;
 mod cli;
+mod connect;
+mod failure;
 mod lint;
 mod mcp;
 mod output;

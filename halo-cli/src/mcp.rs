@@ -38,7 +38,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
-use crate::run::{Failure, describe_manifest};
+use crate::connect::describe_manifest;
+use crate::failure::Failure;
 
 /// Tools per `tools/list` page.
 const PAGE_SIZE: usize = 100;
@@ -68,13 +69,9 @@ pub(crate) async fn serve(client: Client, options: Options) -> Result<ExitCode, 
         discovered.vary.as_deref(),
     );
     let manifest = discovered.manifest;
-    let tools =
-        describe_manifest(&client, manifest.clone())
-            .await
-            .map_err(|failure| match failure {
-                Failure::Status(error) => Failure::Other(error.to_string()),
-                other => other,
-            })?;
+    let tools = describe_manifest(&client, manifest.clone())
+        .await
+        .map_err(quiet)?;
     let toolset = Toolset::new(tools, options.listing, hints);
     log(&format!(
         "serving {} tools of {} {} ({}) over stdio{}",
@@ -384,7 +381,7 @@ async fn watch(
             Err(failure) => {
                 log(&format!(
                     "cannot describe the API's tools: {}",
-                    failure_text(&failure)
+                    failure.message()
                 ));
                 continue;
             }
@@ -402,18 +399,11 @@ async fn watch(
     }
 }
 
-/// A failure of the client as one for stderr only.
-fn quiet(error: halo_client::Error) -> Failure {
-    match Failure::from(error) {
+/// A failure (or an error of the client) as one for stderr only.
+fn quiet(failure: impl Into<Failure>) -> Failure {
+    match failure.into() {
         Failure::Status(error) => Failure::Other(error.to_string()),
         other => other,
-    }
-}
-
-fn failure_text(failure: &Failure) -> String {
-    match failure {
-        Failure::Status(error) => error.to_string(),
-        Failure::NotDescribed(message) | Failure::Other(message) => message.clone(),
     }
 }
 

@@ -1,93 +1,21 @@
 //! The commands: build the client, talk to the API, print.
 
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use halo_client::protocol::lint::thousands;
-use halo_client::protocol::{
-    DEFAULT_TOOL_BUDGET, Manifest, ToolEntry, ToolEvent, ToolListing, ToolSchema,
-};
-use halo_client::{
-    Client, ClientCredentials, Credential, Credentials, Defer, ExportError, ExportOptions, Method,
-    Pin, ToolFormat, ToolResponse,
-};
+use halo_client::protocol::{DEFAULT_TOOL_BUDGET, ToolEvent, ToolListing, ToolSchema};
+use halo_client::{Client, Defer, ExportError, ExportOptions, Method, Pin, ToolFormat};
 use serde_json::Value;
 
 use crate::cli::{CallArgs, Cli, Command, DeferWhen, ExportArgs, Format, Global};
-use crate::{mcp, output};
-
-/// Why a command failed.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// The server answered 4xx or 5xx (exit 1).
-    Status(halo_client::Error),
-    /// The API does not describe the operation asked for (exit 1).
-    NotDescribed(String),
-    /// A usage, network or other error (exit 2).
-    Other(String),
-}
-
-impl From<halo_client::Error> for Failure {
-    fn from(error: halo_client::Error) -> Self {
-        if error.is_status() {
-            return Self::Status(error);
-        }
-        if error.is_not_described() {
-            return Self::NotDescribed(error.to_string());
-        }
-        // The client's messages never carry a secret; add the causes behind them.
-        let mut message = error.to_string();
-        let mut cause = std::error::Error::source(&error).and_then(std::error::Error::source);
-        while let Some(inner) = cause {
-            let text = inner.to_string();
-            if !message.contains(&text) {
-                message.push_str(": ");
-                message.push_str(&text);
-            }
-            cause = inner.source();
-        }
-        Self::Other(message)
-    }
-}
-
-impl Failure {
-    fn other(message: impl Into<String>) -> Self {
-        Self::Other(message.into())
-    }
-
-    /// Prints the failure (to stderr; with `--json`, a server's error body to stdout too)
-    /// and gives the exit status.
-    pub(crate) fn report(&self, json: bool) -> ExitCode {
-        match self {
-            Self::Status(error) => {
-                let response = error.response();
-                if json {
-                    let body = response.map_or(Value::Null, ToolResponse::to_value);
-                    print_out(&output::json(&body));
-                    print_err(&format!("halo: {error}\n"));
-                } else {
-                    let text = match response {
-                        Some(response) => format!("halo: {}", output::error_response(response)),
-                        None => format!("halo: {error}\n"),
-                    };
-                    print_err(&text);
-                }
-                ExitCode::from(1)
-            }
-            Self::NotDescribed(message) => {
-                print_err(&format!("halo: {message}\n"));
-                ExitCode::from(1)
-            }
-            Self::Other(message) => {
-                print_err(&format!("halo: {message}\n"));
-                ExitCode::from(2)
-            }
-        }
-    }
-}
+use crate::connect::{anonymous, client, describe_manifest};
+use crate::failure::Failure;
+use crate::mcp;
+use crate::output::{self, print_err, print_out};
 
 /// Runs a parsed command line on a small single-threaded runtime.
 pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
@@ -363,59 +291,6 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
     ))
 }
 
-/// Whether the command line gives no credentials.
-fn anonymous(global: &Global) -> bool {
-    global.bearer.is_none()
-        && global.api_key.is_none()
-        && global.oauth_token_url.is_none()
-        && global.credentials.is_none()
-}
-
-/// A client for `url` with the command line's credentials and timeout.
-fn client(global: &Global, url: &str) -> Result<Client, Failure> {
-    let mut builder = Client::builder(url);
-    if let Some(path) = &global.credentials {
-        builder = builder.credentials(Credentials::from_file(path)?);
-    }
-    if let Some(token) = &global.bearer {
-        builder = builder.credential(Credential::bearer(token.as_str()));
-    }
-    if let Some(key) = &global.api_key {
-        builder = builder.credential(match &global.api_key_header {
-            // The header name was checked when the command line was parsed.
-            Some(header) => Credential::api_key(header.clone(), key.as_str()),
-            None => Credential::api_key_in_scheme_header(key.as_str()),
-        });
-    }
-    // (clap cannot require one global argument from another given before the subcommand.)
-    match (
-        &global.oauth_token_url,
-        &global.oauth_client_id,
-        &global.oauth_client_secret,
-    ) {
-        (None, None, None) if global.oauth_scopes.is_empty() => {}
-        (Some(token_url), Some(id), Some(secret)) => {
-            let token_url = token_url.parse().map_err(|_| {
-                Failure::Other(format!("--oauth-token-url: `{token_url}` is not a URL"))
-            })?;
-            let oauth = ClientCredentials::new(token_url, id.as_str(), secret.as_str())?
-                .scopes(global.oauth_scopes.iter().cloned());
-            builder = builder.credential(Credential::from(oauth));
-        }
-        _ => {
-            return Err(Failure::Other(
-                "--oauth-token-url, --oauth-client-id and --oauth-client-secret (or \
-                 HALO_OAUTH_CLIENT_SECRET) go together"
-                    .to_owned(),
-            ));
-        }
-    }
-    if let Some(seconds) = global.timeout {
-        builder = builder.timeout(Some(Duration::from_secs_f64(seconds)));
-    }
-    Ok(builder.build()?)
-}
-
 /// Prints a call's events as they arrive; exit 1 unless it ends with a 2xx `tool_end`.
 async fn stream(
     client: &Client,
@@ -497,15 +372,6 @@ async fn only_method(client: &Client, path: &str) -> Result<Method, Failure> {
     )))
 }
 
-/// Each tool of the manifest with its schema.
-pub(crate) async fn describe_manifest(
-    client: &Client,
-    manifest: Manifest,
-) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {
-    let schemas = client.describe_all(&manifest.tools).await?;
-    Ok(manifest.tools.into_iter().zip(schemas).collect())
-}
-
 /// `--data`: JSON, `@FILE` or `@-` (stdin).
 fn read_data(data: &str) -> Result<Value, Failure> {
     let (text, source) = match data.strip_prefix('@') {
@@ -532,18 +398,6 @@ fn read_pin(path: &Path) -> Result<Pin, Failure> {
         .map_err(|e| Failure::other(format!("cannot read {}: {e}", path.display())))?;
     serde_json::from_str(&text)
         .map_err(|e| Failure::other(format!("{} is not a pin: {e}", path.display())))
-}
-
-/// Writes to stdout; a closed pipe (`halo ... | head`) is not an error worth a panic.
-pub(crate) fn print_out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-}
-
-/// Writes to stderr, ignoring a closed stream.
-pub(crate) fn print_err(text: &str) {
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 #[cfg(test)]

@@ -1,0 +1,72 @@
+//! Reaching the API: the client the command line's credentials and timeout configure, and
+//! the tools it describes, for every command that talks to an API.
+
+use std::time::Duration;
+
+use halo_client::protocol::{Manifest, ToolEntry, ToolSchema};
+use halo_client::{Client, ClientCredentials, Credential, Credentials};
+
+use crate::cli::Global;
+use crate::failure::Failure;
+
+/// Whether the command line gives no credentials.
+pub(crate) fn anonymous(global: &Global) -> bool {
+    global.bearer.is_none()
+        && global.api_key.is_none()
+        && global.oauth_token_url.is_none()
+        && global.credentials.is_none()
+}
+
+/// A client for `url` with the command line's credentials and timeout.
+pub(crate) fn client(global: &Global, url: &str) -> Result<Client, Failure> {
+    let mut builder = Client::builder(url);
+    if let Some(path) = &global.credentials {
+        builder = builder.credentials(Credentials::from_file(path)?);
+    }
+    if let Some(token) = &global.bearer {
+        builder = builder.credential(Credential::bearer(token.as_str()));
+    }
+    if let Some(key) = &global.api_key {
+        builder = builder.credential(match &global.api_key_header {
+            // The header name was checked when the command line was parsed.
+            Some(header) => Credential::api_key(header.clone(), key.as_str()),
+            None => Credential::api_key_in_scheme_header(key.as_str()),
+        });
+    }
+    // (clap cannot require one global argument from another given before the subcommand.)
+    match (
+        &global.oauth_token_url,
+        &global.oauth_client_id,
+        &global.oauth_client_secret,
+    ) {
+        (None, None, None) if global.oauth_scopes.is_empty() => {}
+        (Some(token_url), Some(id), Some(secret)) => {
+            let token_url = token_url.parse().map_err(|_| {
+                Failure::Other(format!("--oauth-token-url: `{token_url}` is not a URL"))
+            })?;
+            let oauth = ClientCredentials::new(token_url, id.as_str(), secret.as_str())?
+                .scopes(global.oauth_scopes.iter().cloned());
+            builder = builder.credential(Credential::from(oauth));
+        }
+        _ => {
+            return Err(Failure::Other(
+                "--oauth-token-url, --oauth-client-id and --oauth-client-secret (or \
+                 HALO_OAUTH_CLIENT_SECRET) go together"
+                    .to_owned(),
+            ));
+        }
+    }
+    if let Some(seconds) = global.timeout {
+        builder = builder.timeout(Some(Duration::from_secs_f64(seconds)));
+    }
+    Ok(builder.build()?)
+}
+
+/// Each tool of the manifest with its schema.
+pub(crate) async fn describe_manifest(
+    client: &Client,
+    manifest: Manifest,
+) -> Result<Vec<(ToolEntry, ToolSchema)>, Failure> {
+    let schemas = client.describe_all(&manifest.tools).await?;
+    Ok(manifest.tools.into_iter().zip(schemas).collect())
+}

@@ -1,0 +1,86 @@
+//! Why a command failed: what `halo` prints then, and its exit status.
+
+use std::process::ExitCode;
+
+use halo_client::ToolResponse;
+use serde_json::Value;
+
+use crate::output::{self, print_err, print_out};
+
+/// Why a command failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The server answered 4xx or 5xx (exit 1).
+    Status(halo_client::Error),
+    /// The API does not describe the operation asked for (exit 1).
+    NotDescribed(String),
+    /// A usage, network or other error (exit 2).
+    Other(String),
+}
+
+impl From<halo_client::Error> for Failure {
+    fn from(error: halo_client::Error) -> Self {
+        if error.is_status() {
+            return Self::Status(error);
+        }
+        if error.is_not_described() {
+            return Self::NotDescribed(error.to_string());
+        }
+        // The client's messages never carry a secret; add the causes behind them.
+        let mut message = error.to_string();
+        let mut cause = std::error::Error::source(&error).and_then(std::error::Error::source);
+        while let Some(inner) = cause {
+            let text = inner.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            cause = inner.source();
+        }
+        Self::Other(message)
+    }
+}
+
+impl Failure {
+    pub(crate) fn other(message: impl Into<String>) -> Self {
+        Self::Other(message.into())
+    }
+
+    /// What went wrong, as one message.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Self::Status(error) => error.to_string(),
+            Self::NotDescribed(message) | Self::Other(message) => message.clone(),
+        }
+    }
+
+    /// Prints the failure (to stderr; with `--json`, a server's error body to stdout too)
+    /// and gives the exit status.
+    pub(crate) fn report(&self, json: bool) -> ExitCode {
+        match self {
+            Self::Status(error) => {
+                let response = error.response();
+                if json {
+                    let body = response.map_or(Value::Null, ToolResponse::to_value);
+                    print_out(&output::json(&body));
+                    print_err(&format!("halo: {error}\n"));
+                } else {
+                    let text = match response {
+                        Some(response) => format!("halo: {}", output::error_response(response)),
+                        None => format!("halo: {error}\n"),
+                    };
+                    print_err(&text);
+                }
+                ExitCode::from(1)
+            }
+            Self::NotDescribed(message) => {
+                print_err(&format!("halo: {message}\n"));
+                ExitCode::from(1)
+            }
+            Self::Other(message) => {
+                print_err(&format!("halo: {message}\n"));
+                ExitCode::from(2)
+            }
+        }
+    }
+}
