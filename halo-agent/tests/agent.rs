@@ -1,6 +1,8 @@
 //! The agent loop against a scripted OpenAI-compatible server (real HTTP) and tools in
 //! memory: concurrent tool calls, results in order, corrective turns, limits, events.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -11,7 +13,7 @@ use halo_agent::protocol::{
     AgentEvent, Call, FailureCode, InputField, Location, Message, ToolDefinition, ToolEntry,
     ToolOutput, ToolSchema, Usage, tool_definitions,
 };
-use halo_agent::{Agent, OpenAiProvider, ToolSet};
+use halo_agent::{Agent, ToolSet};
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use serde_json::{Map, Value, json};
 use tokio::sync::Barrier;
@@ -87,9 +89,7 @@ impl ToolSet for Shelf {
 }
 
 fn agent(llm: &ScriptedLlm) -> Agent {
-    let provider = OpenAiProvider::builder()
-        .base_url(llm.base_url())
-        .model("scripted")
+    let provider = common::scripted(llm)
         .min_retry_delay(Duration::from_millis(10))
         .build()
         .unwrap();
@@ -319,11 +319,7 @@ async fn run_stream_sends_the_documented_events_in_order() {
 #[tokio::test]
 async fn a_deadline_and_a_failing_model_end_the_run_clearly() {
     let llm = ScriptedLlm::start([Turn::hang()]).await;
-    let provider = OpenAiProvider::builder()
-        .base_url(llm.base_url())
-        .model("scripted")
-        .build()
-        .unwrap();
+    let provider = common::scripted(&llm).build().unwrap();
     let agent = Agent::builder(provider)
         .timeout(Duration::from_millis(300))
         .build();
@@ -405,11 +401,7 @@ async fn a_turn_runs_at_most_max_concurrent_tools_calls_at_once_and_answers_in_o
         running: AtomicUsize::new(0),
         most: AtomicUsize::new(0),
     };
-    let provider = OpenAiProvider::builder()
-        .base_url(llm.base_url())
-        .model("scripted")
-        .build()
-        .unwrap();
+    let provider = common::scripted(&llm).build().unwrap();
     let answer = Agent::builder(provider)
         .max_concurrent_tools(3)
         .build()

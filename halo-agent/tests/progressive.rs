@@ -3,6 +3,8 @@
 //! model searches, calls what it found, and the tools found join its list; a small set is
 //! listed as it is.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use halo_agent::protocol::{
     AgentEvent, Call, DEFAULT_TOOL_BUDGET, InputField, Location, ToolDefinition, ToolEntry,
     ToolOutput, ToolSchema, tool_definitions,
 };
-use halo_agent::{Agent, OpenAiProvider, ToolSet};
+use halo_agent::{Agent, ToolSet};
 use halo_tests::generated::RESOURCES as THINGS;
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use serde_json::{Map, Value, json};
@@ -106,9 +108,7 @@ impl ToolSet for Operations {
 }
 
 fn agent(llm: &ScriptedLlm) -> Agent {
-    let provider = OpenAiProvider::builder()
-        .base_url(llm.base_url())
-        .model("scripted")
+    let provider = common::scripted(llm)
         .min_retry_delay(Duration::from_millis(10))
         .build()
         .unwrap();
@@ -294,11 +294,7 @@ async fn below_the_budget_or_with_all_tools_the_list_is_unchanged() {
     // all_tools lists every one of the 400, whatever they cost.
     let many = Operations::new(&THINGS);
     llm.push([Turn::text("Done.")]);
-    let provider = OpenAiProvider::builder()
-        .base_url(llm.base_url())
-        .model("scripted")
-        .build()
-        .unwrap();
+    let provider = common::scripted(&llm).build().unwrap();
     Agent::builder(provider)
         .all_tools()
         .build()

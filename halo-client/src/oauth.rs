@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -13,6 +13,7 @@ use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use tokio::sync::Mutex;
+use tokio::time::Instant;
 
 use crate::credentials::Secret;
 use crate::{Error, Result};

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use backon::{BackoffBuilder as _, ExponentialBackoff, ExponentialBuilder};
+use halo_protocol::{RetryDelays, RetrySchedule};
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 
@@ -18,7 +18,8 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 /// Delays grow exponentially with full jitter (a uniformly random share of the current
 /// step), never shorter than a server's `Retry-After`, and stop after
 /// [`max_attempts`](Self::max_attempts) or when the delays would exceed
-/// [`max_elapsed`](Self::max_elapsed).
+/// [`max_elapsed`](Self::max_elapsed): halo-protocol's [`RetrySchedule`], which
+/// halo-agent's model requests follow too.
 ///
 /// ```
 /// use std::time::Duration;
@@ -30,24 +31,11 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 ///     .max_elapsed(Duration::from_secs(20));
 /// # let _ = policy;
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 #[must_use]
 pub struct RetryPolicy {
-    max_attempts: u32,
-    min_delay: Duration,
-    max_delay: Duration,
-    max_elapsed: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            max_attempts: 4,
-            min_delay: Duration::from_millis(100),
-            max_delay: Duration::from_secs(10),
-            max_elapsed: Duration::from_secs(30),
-        }
-    }
+    /// The delays: halo-protocol's, shared with halo-agent's model requests.
+    schedule: RetrySchedule,
 }
 
 impl RetryPolicy {
@@ -63,43 +51,39 @@ impl RetryPolicy {
 
     /// How many attempts in all, the first included (at least one).
     pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.max_attempts = attempts.max(1);
+        self.schedule = self.schedule.with_max_attempts(attempts);
         self
     }
 
     /// The first delay's upper bound.
     pub fn min_delay(mut self, delay: Duration) -> Self {
-        self.min_delay = delay;
+        self.schedule = self.schedule.with_min_delay(delay);
         self
     }
 
     /// The largest delay between two attempts (a `Retry-After` may ask for more, within
     /// [`max_elapsed`](Self::max_elapsed)).
     pub fn max_delay(mut self, delay: Duration) -> Self {
-        self.max_delay = delay;
+        self.schedule = self.schedule.with_max_delay(delay);
         self
     }
 
     /// The most time spent waiting between attempts, all delays together.
     pub fn max_elapsed(mut self, elapsed: Duration) -> Self {
-        self.max_elapsed = elapsed;
+        self.schedule = self.schedule.with_max_elapsed(elapsed);
         self
     }
 
-    /// The delays of this policy, one per retry, computed only when the first is needed.
-    pub(crate) fn schedule(self) -> Schedule {
-        Schedule {
-            policy: self,
-            steps: None,
-            waited: Duration::ZERO,
-        }
+    /// The delays of this policy, one per retry.
+    pub(crate) fn schedule(self) -> RetryDelays {
+        self.schedule.delays()
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or the policy is spent; `what`
     /// names the request in retry events (only formatted when one happens).
     ///
-    /// The schedule is backon's; the loop is written out so that the first attempt, the one
-    /// that almost always succeeds, costs nothing beyond itself.
+    /// The loop is written out so that the first attempt, the one that almost always
+    /// succeeds, costs nothing beyond itself.
     pub(crate) async fn run<T, F, Fut>(
         self,
         safe: bool,
@@ -131,33 +115,14 @@ impl RetryPolicy {
     }
 }
 
-/// The delays between the attempts of one [`RetryPolicy`]: exponential with full jitter (a
-/// uniformly random share of the current step), never shorter than a server's `Retry-After`,
-/// until the attempts or the total time allowed are spent.
-#[derive(Debug)]
-pub(crate) struct Schedule {
-    policy: RetryPolicy,
-    /// backon's steps, built at the first retry: most calls never need them.
-    steps: Option<ExponentialBackoff>,
-    waited: Duration,
-}
-
-impl Schedule {
-    /// The delay before the next attempt, or `None` when the policy is spent.
-    pub(crate) fn next_delay(&mut self, retry_after: Option<Duration>) -> Option<Duration> {
-        let policy = self.policy;
-        let steps = self.steps.get_or_insert_with(|| {
-            ExponentialBuilder::default()
-                .with_min_delay(policy.min_delay)
-                .with_max_delay(policy.max_delay)
-                .with_max_times(policy.max_attempts as usize - 1)
-                .with_total_delay(Some(policy.max_elapsed))
-                .build()
-        });
-        let jittered = steps.next()?.mul_f64(fastrand::f64());
-        let delay = retry_after.map_or(jittered, |hint| hint.max(jittered));
-        self.waited += delay;
-        (self.waited <= policy.max_elapsed).then_some(delay)
+impl std::fmt::Debug for RetryPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("max_attempts", &self.schedule.max_attempts())
+            .field("min_delay", &self.schedule.min_delay())
+            .field("max_delay", &self.schedule.max_delay())
+            .field("max_elapsed", &self.schedule.max_elapsed())
+            .finish()
     }
 }
 

@@ -1,4 +1,5 @@
-//! [`ToolStream`]: the events of a streamed call, resumed across dropped connections.
+//! [`ToolStream`]: a streamed call opened, and its events read, resumed across dropped
+//! connections.
 
 use std::fmt;
 use std::pin::Pin;
@@ -8,13 +9,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt as _;
-use halo_protocol::{CALL_ID_HEADER, Problem, ToolEnd, ToolEvent};
+use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, Problem, RetryDelays, ToolEnd, ToolEvent};
 use reqwest::StatusCode;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, Sleep};
 
-use crate::client::{Opened, Prepared};
-use crate::retry::{Failure, Schedule};
+use crate::client::{Prepared, checked, read};
+use crate::retry::Failure;
 use crate::sse::{self, Broken, MAX_EVENT};
 use crate::{Client, Error, Result, RetryPolicy, ToolResponse};
 
@@ -93,7 +94,7 @@ pub struct ToolStream {
 }
 
 impl ToolStream {
-    pub(crate) fn new(client: Client, request: Prepared, opened: Opened) -> Self {
+    fn new(client: Client, request: Prepared, opened: Opened) -> Self {
         let what = request.label().to_string();
         let events: Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>> = match opened {
             // A server that does not stream: its answer is the result.
@@ -190,6 +191,55 @@ impl fmt::Debug for ToolStream {
     }
 }
 
+/// What one attempt at a streamed call got.
+enum Opened {
+    /// A `2xx` event stream, its body still to be read.
+    Events(reqwest::Response),
+    /// Any other answer, read whole.
+    Complete(ToolResponse),
+}
+
+impl Client {
+    /// Opens a streamed call: the request under its retry policy until the answer's head
+    /// arrives; an event stream is read by the [`ToolStream`], any other answer whole.
+    pub(crate) async fn stream(&self, mut request: Prepared) -> Result<ToolStream> {
+        request
+            .headers
+            .insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+        let opened = {
+            let what = request.label();
+            let opened = request
+                .policy
+                .run(request.safe, &what, || self.timed(self.open(&request)))
+                .await
+                .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
+            match opened {
+                Opened::Complete(response) => Opened::Complete(checked(response, &what)?),
+                events => events,
+            }
+        };
+        Ok(ToolStream::new(self.clone(), request, opened))
+    }
+
+    /// One attempt at a streamed call: send, follow redirects, then keep an event stream
+    /// open or read any other answer whole.
+    async fn open(&self, request: &Prepared) -> Result<Opened, Failure> {
+        let response = self.send(request).await?;
+        if response.status().is_success() && is_event_stream(response.headers()) {
+            return Ok(Opened::Events(response));
+        }
+        read(response).await.map(Opened::Complete)
+    }
+}
+
+/// Whether a response's `Content-Type` is `text/event-stream` (parameters aside).
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| halo_protocol::essence(v).eq_ignore_ascii_case(EVENT_STREAM))
+}
+
 /// The events of one connection.
 type Events = Pin<Box<dyn Stream<Item = Result<StreamEvent, Broken<Dropped>>> + Send>>;
 
@@ -206,7 +256,7 @@ struct Call {
     /// The id of the last event yielded.
     last_id: u64,
     /// The delays of the reconnections since the last new event.
-    schedule: Schedule,
+    schedule: RetryDelays,
     /// Whether an event was yielded since the last reconnection.
     progressed: bool,
 }

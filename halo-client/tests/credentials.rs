@@ -134,20 +134,12 @@ async fn an_absolute_call_url_on_another_origin_gets_no_credentials() {
 /// A fault server describing `GET /go`, and a client of it holding `credential` for it
 /// (by `host:port`), schema already read.
 async fn origin(credential: Credential) -> (fault::Server, Client) {
-    let server = fault::Server::start().await;
-    server.describe("/go", &json!([fault::schema("GET", "/go", &json!({}))]));
-    let client = Client::builder(&server.base)
-        .credentials(Credentials::new().with(authority(&server.base), credential))
-        .build()
-        .unwrap();
-    client.describe("/go", Method::GET).await.unwrap();
-    (server, client)
+    support::go_with(&json!({}), credential).await
 }
 
-#[tokio::test]
-async fn a_redirect_to_another_origin_drops_every_credential() {
-    let other = fault::Server::start().await;
-    for (credential, header, value) in [
+/// A credential of each kind, with the header it travels in and its value there.
+fn each_kind() -> [(Credential, &'static str, &'static str); 3] {
+    [
         (
             Credential::bearer(TOKEN),
             "authorization",
@@ -163,7 +155,13 @@ async fn a_redirect_to_another_origin_drops_every_credential() {
             "authorization",
             "Basic YWRhOnB3",
         ),
-    ] {
+    ]
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_drops_every_credential() {
+    let other = fault::Server::start().await;
+    for (credential, header, value) in each_kind() {
         let (home, client) = origin(credential).await;
         for status in [301, 302, 303, 307, 308] {
             for target in [
@@ -215,18 +213,8 @@ async fn a_redirect_to_another_origin_carries_that_origins_own_credential() {
 
 #[tokio::test]
 async fn a_redirect_within_the_origin_keeps_the_credential() {
-    for (credential, header, value) in [
-        (
-            Credential::bearer(TOKEN),
-            "authorization",
-            "Bearer tok-a1b2c3",
-        ),
-        (
-            Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
-            "x-custom-key",
-            KEY,
-        ),
-    ] {
+    // The bearer token and the API key.
+    for (credential, header, value) in each_kind().into_iter().take(2) {
         let (home, client) = origin(credential).await;
         home.script([
             Action::redirect(302, "/moved"),

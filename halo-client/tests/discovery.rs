@@ -114,7 +114,7 @@ async fn describe_revalidates_after_max_age_and_a_304_costs_no_body() {
     assert!(seen[0].header("if-none-match").is_none());
     assert!(seen[0].body_len.unwrap_or(1) > 0);
 
-    tokio::time::sleep(Duration::from_millis(1300)).await;
+    support::fast_forward(Duration::from_millis(1300)).await;
     let revalidated = client.describe("/orders", Method::POST).await.unwrap();
     assert_eq!(revalidated, first);
     let seen = server.discoveries();

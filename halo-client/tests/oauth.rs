@@ -2,9 +2,11 @@
 //! for many calls, renewal on expiry and after a `401`, refusals that say why without a
 //! secret, and token URLs that keep the secret off the network in clear text.
 
+mod support;
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -13,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use halo_client::protocol::{Call, ToolSchema};
-use halo_client::{Client, ClientCredentials, Credential, Credentials, RetryPolicy};
+use halo_client::{Client, ClientCredentials, Credential, Credentials};
 use serde_json::{Value, json};
 
 /// The token endpoint and the API, sharing what they know.
@@ -46,10 +48,7 @@ async fn token(State(auth): State<Arc<Auth>>, headers: HeaderMap, form: String) 
         base64::engine::general_purpose::STANDARD
             .encode(format!("{CLIENT}:s3cret%3A%20with%20%26%20symbols"))
     );
-    auth.forms
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(form.clone());
+    support::lock(&auth.forms).push(form.clone());
     let busy = auth
         .busy
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
@@ -85,10 +84,7 @@ async fn token(State(auth): State<Arc<Auth>>, headers: HeaderMap, form: String) 
     }
     let n = auth.issued.fetch_add(1, Ordering::SeqCst) + 1;
     let access = format!("tok-{n}");
-    auth.valid
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(access.clone());
+    support::lock(&auth.valid).insert(access.clone());
     let mut granted = json!({"access_token": access, "token_type": "bearer"});
     if let Some(lifetime) = auth.lifetime {
         granted["expires_in"] = json!(lifetime);
@@ -104,11 +100,7 @@ async fn whoami(State(auth): State<Arc<Auth>>, headers: HeaderMap) -> Response {
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default()
         .to_owned();
-    let valid = auth
-        .valid
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .contains(&sent);
+    let valid = support::lock(&auth.valid).contains(&sent);
     if !valid || auth.refuse_all.load(Ordering::SeqCst) {
         return (
             StatusCode::UNAUTHORIZED,
@@ -135,23 +127,15 @@ async fn setup(lifetime: Option<u64>, secret: &str) -> Setup {
         .route("/oauth/token", post(token))
         .route("/whoami", get(whoami).post(whoami))
         .with_state(Arc::clone(&auth));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
+    let (addr, server) = support::sse::serve(app).await;
+    let base = format!("http://{addr}");
     let token_url = format!("{base}/oauth/token").parse().unwrap();
     let oauth = ClientCredentials::new(token_url, CLIENT, secret)
         .unwrap()
         .scopes(["orders:read", "orders:export"]);
     let client = Client::builder(base)
         .credential(Credential::from(oauth))
-        .retry(
-            RetryPolicy::new()
-                .max_attempts(3)
-                .min_delay(Duration::from_millis(5))
-                .max_delay(Duration::from_millis(20)),
-        )
+        .retry(support::fast_retry().max_attempts(3))
         .build()
         .unwrap();
     Setup {
@@ -206,7 +190,7 @@ async fn a_token_is_renewed_before_it_expires() {
     // One second of life, renewed a tenth early.
     let setup = setup(Some(1), SECRET).await;
     assert_eq!(token_of(&setup).await, "tok-1");
-    tokio::time::sleep(Duration::from_millis(950)).await;
+    support::fast_forward(Duration::from_millis(950)).await;
     assert_eq!(token_of(&setup).await, "tok-2");
     assert_eq!(setup.auth.issued.load(Ordering::SeqCst), 2);
 }

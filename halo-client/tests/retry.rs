@@ -5,12 +5,13 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use halo_client::{Client, Method, RetryPolicy, StatusCode};
 use serde_json::{Value, json};
 use support::fault::{self, Action};
 use support::halo::{self, count};
+use tokio::time::Instant;
 
 /// A fault server describing one tool, and a client (fast retries) that already read its
 /// schema, so the script applies to the calls only.
@@ -76,7 +77,9 @@ async fn an_idempotent_put_succeeds_after_503_and_429() {
     }
 }
 
-#[tokio::test]
+// On tokio's paused clock (the client's delays, the server's request times): the second
+// of waiting passes at once.
+#[tokio::test(start_paused = true)]
 async fn retry_after_in_seconds_is_a_floor() {
     let (server, client) = setup("GET", "/busy", json!({})).await;
     server.script([Action::retry_after(503, 1)]);
@@ -94,7 +97,7 @@ async fn retry_after_in_seconds_is_a_floor() {
     assert!(gap >= Duration::from_secs(1), "{gap:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn retry_after_as_an_http_date_is_a_floor() {
     let (server, client) = setup("GET", "/busy", json!({})).await;
     // The date has one-second resolution: two seconds from now is at least one second away.
@@ -240,7 +243,7 @@ async fn a_post_without_key_reset_before_reading_is_retried() {
     assert_eq!(server.requests().len(), 1, "ran exactly once");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_refused_connection_is_retried_even_for_a_post_without_key() {
     let addr = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -451,7 +454,9 @@ async fn a_4xx_is_never_retried() {
     assert_eq!(server.requests().len(), 1);
 }
 
-#[tokio::test]
+// On tokio's paused clock: the client's timeouts pass at once, the server's slow answers
+// never come.
+#[tokio::test(start_paused = true)]
 async fn timeouts_are_timeouts_and_retried_only_when_safe() {
     let server = fault::Server::start().await;
     server.describe("/slow", &json!([fault::schema("GET", "/slow", &json!({}))]));

@@ -176,15 +176,7 @@ async fn a_key_without_a_header_goes_where_the_scheme_says() {
 /// A fault server describing `GET /go` with `auth`, and a client holding `credential` for
 /// it, schema already read.
 async fn described(auth: Value, credential: Credential) -> (fault::Server, Client) {
-    let server = fault::Server::start().await;
-    let schema = fault::schema("GET", "/go", &json!({"auth": auth}));
-    server.describe("/go", &json!([schema]));
-    let client = Client::builder(&server.base)
-        .credentials(Credentials::new().with(authority(&server.base), credential))
-        .build()
-        .unwrap();
-    client.describe("/go", Method::GET).await.unwrap();
-    (server, client)
+    support::go_with(&json!({"auth": auth}), credential).await
 }
 
 #[tokio::test]

@@ -28,6 +28,8 @@
 //!   [`ToolCatalog`] with the `search_tools` / `call_tool` definitions: progressive
 //!   disclosure for every channel when an API's tools cost more than a token budget
 //!   ([`estimate_tokens`]).
+//! - [`RetrySchedule`]: the delays between a request's attempts (exponential backoff with
+//!   full jitter, `Retry-After` as a floor), shared by halo-client and halo-agent.
 //! - [`lint`]: rules on the quality of an API's descriptions (`why`, tags, input
 //!   descriptions, examples, `undo`, `sunset`), checked over discovered tools.
 //!
@@ -63,6 +65,7 @@ mod problem;
 mod query;
 mod rate;
 mod refs;
+mod retry;
 mod schema;
 mod search;
 mod style;
@@ -99,6 +102,7 @@ pub use problem::{FieldError, Problem};
 pub use query::{InvalidLimit, SearchQuery};
 pub use rate::{Period, Rate, RateParseError};
 pub use refs::{is_data_keyword, is_self_contained};
+pub use retry::{RetryDelays, RetrySchedule};
 pub use schema::{
     Auth, AuthType, Backoff, Call, Effects, Example, InputField, Lifecycle, Limits, Location, Next,
     Observe, Resilience, Status, Stream, ToolSchema, Trust,

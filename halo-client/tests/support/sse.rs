@@ -1,7 +1,16 @@
 //! Streamed calls on real sockets: an event-stream server with a replay buffer per call, and
-//! a TCP proxy that cuts connections part-way through an event stream.
+//! a TCP proxy that cuts connections part-way through an event stream (`proxy.rs`, beside
+//! this file: halo-cli's tests and the workspace's include this file alone, by path).
 
-use std::collections::{HashMap, VecDeque};
+// Relative to this file's folder however this file is included.
+#[path = "proxy.rs"]
+mod proxy;
+
+// Not every test uses the proxy.
+#[allow(unused_imports)]
+pub use self::proxy::{Cut, Proxy};
+
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,13 +25,26 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Serves `app` on `127.0.0.1:<free port>`: its address, and the task to abort to stop it.
+/// The `halo` server of halo-client's test support uses it too (it is here because this
+/// file is also included alone, by halo-cli's tests and the workspace's).
+pub async fn serve(app: Router) -> (SocketAddr, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local address");
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    (addr, task)
 }
 
 /// What every call of the server does.
@@ -117,11 +139,7 @@ impl Builder {
             .route("/jobs", post(run).options(describe))
             .route("/reports", get(run).options(describe))
             .with_state(Arc::clone(&state));
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("local address");
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.expect("serve");
-        });
+        let (addr, task) = serve(app).await;
         Server {
             base: format!("http://{addr}"),
             addr,
@@ -373,176 +391,5 @@ fn stream(settings: &Builder, log: &Log, after: u64, stall: Option<(u64, Duratio
             .keep_alive(KeepAlive::new().interval(every).text("keep-alive"))
             .into_response(),
         None => Sse::new(events).into_response(),
-    }
-}
-
-/// Where the proxy cuts an event stream: after `events` events (each ending with an empty
-/// line, comments included) and then `bytes` more bytes.
-#[derive(Debug, Clone, Copy)]
-pub struct Cut {
-    pub events: usize,
-    pub bytes: usize,
-}
-
-impl Cut {
-    /// After `events` whole events.
-    pub fn after(events: usize) -> Self {
-        Self { events, bytes: 0 }
-    }
-}
-
-/// A TCP proxy in front of a server. Each event-stream answer that passes through it (known
-/// by its `text/event-stream` head) takes the next [`Cut`] of the list, if any, and its
-/// connection is closed there, both ways.
-#[derive(Debug)]
-pub struct Proxy {
-    /// `http://127.0.0.1:<port>`.
-    pub base: String,
-    cuts: Arc<Mutex<VecDeque<Cut>>>,
-    connections: Arc<AtomicUsize>,
-    task: JoinHandle<()>,
-}
-
-impl Proxy {
-    /// A proxy to `upstream` on a free port.
-    pub async fn start(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("local address");
-        let cuts: Arc<Mutex<VecDeque<Cut>>> = Arc::default();
-        let connections: Arc<AtomicUsize> = Arc::default();
-        let task = tokio::spawn({
-            let cuts = Arc::clone(&cuts);
-            let connections = Arc::clone(&connections);
-            async move {
-                loop {
-                    let Ok((client, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    connections.fetch_add(1, Ordering::SeqCst);
-                    tokio::spawn(relay(client, upstream, Arc::clone(&cuts)));
-                }
-            }
-        });
-        Self {
-            base: format!("http://{addr}"),
-            cuts,
-            connections,
-            task,
-        }
-    }
-
-    /// Cuts the next event streams, one cut each, in order.
-    pub fn cut(&self, cuts: impl IntoIterator<Item = Cut>) {
-        lock(&self.cuts).extend(cuts);
-    }
-
-    /// Connections accepted so far.
-    pub fn connections(&self) -> usize {
-        self.connections.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Where the answer being relayed is.
-#[derive(Clone, Copy)]
-enum Relay {
-    /// Looking for an event stream's head.
-    Scanning,
-    /// In an event stream's head, to be cut in its body.
-    Head(Cut),
-    /// In an event stream's body: events and then bytes passed so far.
-    Body {
-        cut: Cut,
-        events: usize,
-        bytes: usize,
-    },
-}
-
-async fn relay(mut client: TcpStream, upstream: SocketAddr, cuts: Arc<Mutex<VecDeque<Cut>>>) {
-    let Ok(mut server) = TcpStream::connect(upstream).await else {
-        return;
-    };
-    let (mut from_client, mut to_client) = client.split();
-    let (mut from_server, mut to_server) = server.split();
-    let requests = async {
-        let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
-        let _ = to_server.shutdown().await;
-        // Keep the answers flowing after the client is done sending.
-        std::future::pending::<()>().await;
-    };
-    let answers = async {
-        let mut state = Relay::Scanning;
-        let mut recent: Vec<u8> = Vec::new();
-        let mut buffer = [0u8; 4096];
-        loop {
-            let n = match from_server.read(&mut buffer).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => n,
-            };
-            let mut end = n;
-            let mut cut_here = false;
-            for (at, &byte) in buffer[..n].iter().enumerate() {
-                recent.push(byte);
-                if recent.len() > 64 {
-                    recent.drain(..32);
-                }
-                state = match state {
-                    // The header line, not the words: a script or page passing through
-                    // may well say `text/event-stream`.
-                    Relay::Scanning
-                        if recent
-                            .to_ascii_lowercase()
-                            .ends_with(b"\r\ncontent-type: text/event-stream") =>
-                    {
-                        match lock(&cuts).pop_front() {
-                            Some(cut) => Relay::Head(cut),
-                            None => Relay::Scanning,
-                        }
-                    }
-                    Relay::Head(cut) if recent.ends_with(b"\r\n\r\n") => {
-                        recent.clear();
-                        Relay::Body {
-                            cut,
-                            events: 0,
-                            bytes: 0,
-                        }
-                    }
-                    Relay::Body {
-                        cut,
-                        mut events,
-                        mut bytes,
-                    } => {
-                        if events == cut.events {
-                            bytes += 1;
-                        } else if recent.ends_with(b"\n\n") {
-                            recent.clear();
-                            events += 1;
-                        }
-                        Relay::Body { cut, events, bytes }
-                    }
-                    other => other,
-                };
-                if let Relay::Body { cut, events, bytes } = state
-                    && events == cut.events
-                    && bytes == cut.bytes
-                {
-                    end = at + 1;
-                    cut_here = true;
-                    break;
-                }
-            }
-            if to_client.write_all(&buffer[..end]).await.is_err() || cut_here {
-                return;
-            }
-        }
-    };
-    tokio::select! {
-        () = requests => {}
-        () = answers => {}
     }
 }

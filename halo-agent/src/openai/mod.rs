@@ -1,28 +1,24 @@
 //! [`OpenAiProvider`]: any OpenAI-compatible chat-completions endpoint, streamed, on
 //! async-openai.
 
+mod chunk;
+mod transport;
+
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
-use async_openai::middleware::HttpRequestFactory;
-use backon::{BackoffBuilder as _, ExponentialBuilder};
+use futures_util::StreamExt as _;
 use futures_util::stream;
-use futures_util::{FutureExt as _, StreamExt as _};
-use halo_protocol::{Message, ToolCall, ToolDefinition, Usage};
-use http::StatusCode;
-use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
-use serde::Deserialize;
+use halo_protocol::{Message, RetrySchedule, ToolDefinition};
+use reqwest::header::HeaderValue;
 use serde_json::{Map, Value, json};
 
-use crate::{
-    ChatEvent, ChatRequest, ChatStream, Completion, Error, LlmProvider, ModelSettings, Result,
-};
+use self::chunk::{Assembly, Chunk};
+use self::transport::{TimedOut, Transport};
+use crate::{ChatEvent, ChatRequest, ChatStream, Error, LlmProvider, ModelSettings, Result};
 
 /// The base URL used when none is set: OpenAI's.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -78,16 +74,8 @@ pub struct OpenAiProviderBuilder {
     timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     connect_timeout: Duration,
-    retry: Retry,
-}
-
-/// When and how often to try again.
-#[derive(Debug, Clone, Copy)]
-struct Retry {
-    max_attempts: u32,
-    min_delay: Duration,
-    max_delay: Duration,
-    max_elapsed: Duration,
+    /// When and how often to try again: halo-protocol's schedule, as halo-client's retries.
+    retry: RetrySchedule,
 }
 
 impl OpenAiProvider {
@@ -101,12 +89,11 @@ impl OpenAiProvider {
             timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(60)),
             connect_timeout: Duration::from_secs(10),
-            retry: Retry {
-                max_attempts: 4,
-                min_delay: Duration::from_millis(200),
-                max_delay: Duration::from_secs(10),
-                max_elapsed: Duration::from_secs(30),
-            },
+            retry: RetrySchedule::new()
+                .with_max_attempts(4)
+                .with_min_delay(Duration::from_millis(200))
+                .with_max_delay(Duration::from_secs(10))
+                .with_max_elapsed(Duration::from_secs(30)),
         }
     }
 
@@ -177,20 +164,20 @@ impl OpenAiProviderBuilder {
     /// How many attempts a request gets in all, the first included (4 by default, at least
     /// 1). Only `429`, `5xx`, timeouts and failed connections are tried again.
     pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.retry.max_attempts = attempts.max(1);
+        self.retry = self.retry.with_max_attempts(attempts);
         self
     }
 
     /// The first retry's delay bound (200 ms by default); later ones double, up to 10 s.
     pub fn min_retry_delay(mut self, delay: Duration) -> Self {
-        self.retry.min_delay = delay;
+        self.retry = self.retry.with_min_delay(delay);
         self
     }
 
     /// The most time spent waiting between attempts, all delays together (30 s by
     /// default).
     pub fn max_retry_elapsed(mut self, elapsed: Duration) -> Self {
-        self.retry.max_elapsed = elapsed;
+        self.retry = self.retry.with_max_elapsed(elapsed);
         self
     }
 
@@ -232,12 +219,12 @@ impl OpenAiProviderBuilder {
             .with_api_key(self.api_key.clone().unwrap_or_default())
             .with_org_id("")
             .with_project_id("");
-        let transport = Transport {
-            http: http.clone(),
-            retry: self.retry,
-            timeout: self.timeout,
-            authorized: self.api_key.is_some(),
-        };
+        let transport = Transport::new(
+            http.clone(),
+            self.retry,
+            self.timeout,
+            self.api_key.is_some(),
+        );
         let client = async_openai::Client::build(http, config).with_http_service(transport);
         Ok(OpenAiProvider {
             inner: Arc::new(Inner {
@@ -418,305 +405,6 @@ fn shorten(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-/// One `chat.completion.chunk`, read leniently: servers differ in what they leave out.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Chunk {
-    choices: Vec<Choice>,
-    usage: Option<WireUsage>,
-    /// An error reported inside the stream.
-    error: Option<Value>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Choice {
-    index: u32,
-    delta: Option<Delta>,
-    finish_reason: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Delta {
-    content: Option<String>,
-    tool_calls: Option<Vec<CallDelta>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct CallDelta {
-    index: Option<u32>,
-    id: Option<String>,
-    function: Option<FunctionDelta>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct FunctionDelta {
-    name: Option<String>,
-    arguments: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct WireUsage {
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    total_tokens: Option<u64>,
-}
-
-/// A turn put together from its chunks.
-#[derive(Debug, Default)]
-struct Assembly {
-    content: Option<String>,
-    /// The calls by the index the model gave them.
-    calls: Vec<(Option<u32>, ToolCall)>,
-    usage: Option<Usage>,
-    finish_reason: Option<String>,
-}
-
-impl Assembly {
-    /// Adds a chunk; gives back its text, if it has some.
-    fn add(&mut self, chunk: Chunk) -> Result<Option<String>> {
-        if let Some(error) = chunk.error {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(Error::request(format!(
-                "the model reported an error mid-answer: {}",
-                shorten(&message)
-            )));
-        }
-        if let Some(usage) = chunk.usage {
-            let mut counted = Usage::new(usage.prompt_tokens, usage.completion_tokens);
-            if let Some(total) = usage.total_tokens {
-                counted.total_tokens = total;
-            }
-            self.usage = Some(counted);
-        }
-        let mut text: Option<String> = None;
-        // Only the first choice: nothing here asks for more.
-        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
-            if let Some(reason) = choice.finish_reason {
-                self.finish_reason = Some(reason);
-            }
-            let Some(delta) = choice.delta else { continue };
-            if let Some(piece) = delta.content.filter(|piece| !piece.is_empty()) {
-                self.content
-                    .get_or_insert_with(String::new)
-                    .push_str(&piece);
-                text.get_or_insert_with(String::new).push_str(&piece);
-            }
-            for call in delta.tool_calls.into_iter().flatten() {
-                self.add_call(call);
-            }
-        }
-        Ok(text)
-    }
-
-    /// Adds a piece of a tool call: to the call with its index, or (from a server that
-    /// gives none) a new call when it has an id, else the last one.
-    fn add_call(&mut self, delta: CallDelta) {
-        let id = delta.id.filter(|id| !id.is_empty());
-        let position = match delta.index {
-            Some(index) => self.calls.iter().position(|(i, _)| *i == Some(index)),
-            None => match &id {
-                Some(id) => self.calls.iter().position(|(_, call)| call.id == *id),
-                None => self.calls.len().checked_sub(1),
-            },
-        };
-        let position = position.unwrap_or_else(|| {
-            self.calls.push((delta.index, ToolCall::new("", "", "")));
-            self.calls.len() - 1
-        });
-        let call = &mut self.calls[position].1;
-        if let Some(id) = id {
-            call.id = id;
-        }
-        if let Some(function) = delta.function {
-            if let Some(name) = function.name.filter(|name| !name.is_empty()) {
-                // Some servers repeat the whole name in every piece; others stream it.
-                if call.name != name {
-                    call.name.push_str(&name);
-                }
-            }
-            if let Some(arguments) = function.arguments {
-                call.arguments.push_str(&arguments);
-            }
-        }
-    }
-
-    fn finish(self) -> Completion {
-        let mut completion = Completion {
-            content: self.content,
-            tool_calls: self.calls.into_iter().map(|(_, call)| call).collect(),
-            usage: self.usage,
-            finish_reason: self.finish_reason,
-        };
-        completion.tool_calls.retain(|call| {
-            !(call.name.is_empty() && call.arguments.is_empty() && call.id.is_empty())
-        });
-        completion
-    }
-}
-
-/// The HTTP transport under async-openai: sends each request, and tries again after `429`,
-/// `5xx`, a timeout or a failed connection, with exponential backoff and full jitter,
-/// never sooner than `Retry-After`.
-#[derive(Clone)]
-struct Transport {
-    http: reqwest::Client,
-    retry: Retry,
-    /// The bound on one attempt, up to the answer's head.
-    timeout: Option<Duration>,
-    /// Whether an API key was given (else the empty `Authorization` is removed).
-    authorized: bool,
-}
-
-/// An attempt that got no answer in time.
-#[derive(Debug)]
-struct TimedOut(Duration);
-
-impl fmt::Display for TimedOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the model did not answer within {} ms",
-            self.0.as_millis()
-        )
-    }
-}
-
-impl std::error::Error for TimedOut {}
-
-/// How one attempt ended, before the decision to try again.
-enum Attempt {
-    /// An answer to hand on as it is.
-    Answered(reqwest::Response),
-    /// An answer worth another attempt (`429`, `5xx`), with its `Retry-After`.
-    Status(reqwest::Response, Option<Duration>),
-    /// No answer (a timeout, a failed connection); worth another attempt.
-    Failed(OpenAIError),
-}
-
-impl Transport {
-    async fn send(self, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
-        let mut delays = ExponentialBuilder::default()
-            .with_min_delay(self.retry.min_delay)
-            .with_max_delay(self.retry.max_delay)
-            .with_max_times(self.retry.max_attempts as usize - 1)
-            .with_total_delay(Some(self.retry.max_elapsed))
-            .build();
-        let mut waited = Duration::ZERO;
-        loop {
-            let attempt = self.attempt(&factory).await?;
-            let (retry_after, reason) = match &attempt {
-                Attempt::Answered(_) => (None, String::new()),
-                Attempt::Status(response, retry_after) => {
-                    (*retry_after, response.status().to_string())
-                }
-                Attempt::Failed(error) => (None, error.to_string()),
-            };
-            let delay = match attempt {
-                Attempt::Answered(_) => None,
-                _ => delays
-                    .next()
-                    .map(|step| step.mul_f64(fastrand::f64()))
-                    .map(|jittered| retry_after.map_or(jittered, |hint| hint.max(jittered)))
-                    .filter(|delay| waited + *delay <= self.retry.max_elapsed),
-            };
-            let Some(delay) = delay else {
-                return match attempt {
-                    Attempt::Answered(response) | Attempt::Status(response, _) => Ok(response),
-                    Attempt::Failed(error) => Err(error),
-                };
-            };
-            tracing::warn!(
-                target: "halo_agent::openai",
-                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                %reason,
-                "retrying the model request"
-            );
-            waited += delay;
-            tokio::time::sleep(delay).await;
-        }
-    }
-
-    /// One attempt: an answer, or a failure that may be worth another attempt.
-    async fn attempt(&self, factory: &HttpRequestFactory) -> Result<Attempt, OpenAIError> {
-        let mut request = factory.build().await?;
-        if !self.authorized {
-            request.headers_mut().remove(AUTHORIZATION);
-        }
-        let sent = self.http.execute(request);
-        let outcome = match self.timeout {
-            Some(limit) => match tokio::time::timeout(limit, sent).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    return Ok(Attempt::Failed(OpenAIError::Boxed(Box::new(TimedOut(
-                        limit,
-                    )))));
-                }
-            },
-            None => sent.await,
-        };
-        let response = match outcome {
-            Ok(response) => response,
-            Err(error) if error.is_connect() || error.is_timeout() => {
-                return Ok(Attempt::Failed(OpenAIError::Reqwest(error)));
-            }
-            Err(error) => return Err(OpenAIError::Reqwest(error)),
-        };
-        let status = response.status();
-        if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
-            return Ok(Attempt::Answered(response));
-        }
-        let retry_after = retry_after(response.headers());
-        if status != StatusCode::TOO_MANY_REQUESTS {
-            return Ok(Attempt::Status(response, retry_after));
-        }
-        // A spent quota is a 429 too, and waiting does not help it: read the body to tell,
-        // and hand on a response rebuilt from it.
-        let headers = response.headers().clone();
-        let bytes = response.bytes().await.map_err(OpenAIError::Reqwest)?;
-        let quota = String::from_utf8_lossy(&bytes).contains("insufficient_quota");
-        let mut rebuilt = http::Response::new(bytes);
-        *rebuilt.status_mut() = status;
-        *rebuilt.headers_mut() = headers;
-        let rebuilt = reqwest::Response::from(rebuilt);
-        Ok(if quota {
-            Attempt::Answered(rebuilt)
-        } else {
-            Attempt::Status(rebuilt, retry_after)
-        })
-    }
-}
-
-/// `Retry-After` in seconds, or OpenAI's `retry-after-ms`.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let read = |name| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
-    let delay = read("retry-after-ms")
-        .map(|ms| ms / 1000.0)
-        .or_else(|| read(RETRY_AFTER.as_str()))?;
-    (delay.is_finite() && delay >= 0.0).then(|| Duration::from_secs_f64(delay.min(3600.0)))
-}
-
-impl tower_service::Service<HttpRequestFactory> for Transport {
-    type Response = reqwest::Response;
-    type Error = OpenAIError;
-    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
-        self.clone().send(factory).boxed()
-    }
-}
-
 impl fmt::Debug for OpenAiProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiProvider")
@@ -742,72 +430,9 @@ impl fmt::Debug for OpenAiProviderBuilder {
 
 #[cfg(test)]
 mod tests {
+    use halo_protocol::ToolCall;
+
     use super::*;
-
-    fn chunk(value: Value) -> Chunk {
-        serde_json::from_value(value).unwrap()
-    }
-
-    #[test]
-    fn tool_calls_are_assembled_from_pieces() {
-        let mut assembly = Assembly::default();
-        let pieces = [
-            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": null,
-                "tool_calls": [{"index": 0, "id": "call_a", "type": "function",
-                                "function": {"name": "search_books", "arguments": ""}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": 0, "function": {"arguments": "{\"q\":"}},
-                {"index": 1, "id": "call_b", "function": {"name": "get_stock", "arguments": "{\"sku\""}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": 1, "function": {"arguments": ":\"978\"}"}},
-                {"index": 0, "function": {"arguments": "\"dune\"}"}}]}}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-            json!({"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}}),
-        ];
-        for piece in pieces {
-            assert_eq!(assembly.add(chunk(piece)).unwrap(), None);
-        }
-        let done = assembly.finish();
-        assert_eq!(
-            done.tool_calls,
-            [
-                ToolCall::new("call_a", "search_books", r#"{"q":"dune"}"#),
-                ToolCall::new("call_b", "get_stock", r#"{"sku":"978"}"#),
-            ]
-        );
-        assert_eq!(done.usage, Some(Usage::new(30, 12)));
-        assert_eq!(done.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(done.content, None);
-    }
-
-    #[test]
-    fn text_and_lenient_chunks() {
-        let mut assembly = Assembly::default();
-        let text = assembly
-            .add(chunk(json!({"choices": [{"delta": {"content": "Du"}}]})))
-            .unwrap();
-        assert_eq!(text.as_deref(), Some("Du"));
-        assembly
-            .add(chunk(json!({"id": "x", "choices": [{"index": 0, "delta": {"content": "ne"}, "finish_reason": "weird_new_reason"}]})))
-            .unwrap();
-        // A server without indexes: a new id starts a new call, pieces without one continue it.
-        assembly
-            .add(chunk(json!({"choices": [{"delta": {"tool_calls": [{"id": "c1", "function": {"name": "a", "arguments": "{"}}]}}]})))
-            .unwrap();
-        assembly
-            .add(chunk(
-                json!({"choices": [{"delta": {"tool_calls": [{"function": {"arguments": "}"}}]}}]}),
-            ))
-            .unwrap();
-        let done = assembly.finish();
-        assert_eq!(done.content.as_deref(), Some("Dune"));
-        assert_eq!(done.tool_calls, [ToolCall::new("c1", "a", "{}")]);
-        let mut failing = Assembly::default();
-        let error = failing
-            .add(chunk(json!({"error": {"message": "overloaded"}})))
-            .unwrap_err();
-        assert!(error.to_string().contains("overloaded"));
-    }
 
     #[test]
     fn messages_on_the_wire() {
@@ -848,16 +473,5 @@ mod tests {
             .unwrap();
         assert_eq!(provider.base_url(), "http://h:1/v1");
         assert_eq!(provider.model(), "m");
-    }
-
-    #[test]
-    fn retry_after_headers() {
-        let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        headers.insert("retry-after-ms", HeaderValue::from_static("150"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
-        headers.insert("retry-after-ms", HeaderValue::from_static("soon"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
     }
 }
