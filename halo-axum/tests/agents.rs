@@ -1,21 +1,24 @@
-//! Hosted agents over real HTTP on loopback, with a scripted OpenAI-compatible model: listed
+//! Hosted agents, the app called in process, with a scripted OpenAI-compatible model (on a
+//! loopback port): listed
 //! with `"kind": "agent"` and described like any tool; runs streamed with the documented
 //! events (resumable, cancelled when the client leaves) or answered as JSON; the agent's tools
 //! called in process as the caller, so a reader's agent never reaches a write tool; the
 //! system prompt never shown to a caller.
 
-use std::sync::{Arc, Mutex};
+mod common;
+
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, Query};
 use axum::http::StatusCode;
+use common::audit::Records;
+use common::client::{self, App, Event, read_until};
 use halo_agent::{Agent, OpenAiProvider};
 use halo_axum::agents::{Agents, HostedAgent};
-use halo_axum::{AuditRecord, AuditSink, HaloLayer, OnDisconnect, Principal, StaticAuthenticator};
+use halo_axum::{HaloLayer, OnDisconnect, Principal, StaticAuthenticator};
 use halo_tests::BearerScheme;
 use halo_tests::llm::{Call, ScriptedLlm, Turn};
-use halo_tests::{TestServer, spawn};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, OpenApi, ToSchema};
@@ -84,37 +87,25 @@ async fn create_note(Json(note): Json<NewNote>) -> (StatusCode, Json<Note>) {
 #[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&BearerScheme))]
 struct Doc;
 
-/// Keeps audit records in memory.
-#[derive(Clone, Default)]
-struct Audit(Arc<Mutex<Vec<AuditRecord>>>);
-
-impl AuditSink for Audit {
-    fn record(&self, record: AuditRecord) {
-        self.0.lock().unwrap().push(record);
-    }
-}
-
-impl Audit {
-    /// `(tool, caller, status)` of every call so far.
-    fn calls(&self) -> Vec<(String, String, u16)> {
-        let records = self.0.lock().unwrap();
-        records
-            .iter()
-            .map(|r| {
-                let r = serde_json::to_value(r).unwrap();
-                (
-                    r["tool"].as_str().unwrap_or_default().to_owned(),
-                    r["caller"].as_str().unwrap_or_default().to_owned(),
-                    u16::try_from(r["status"].as_u64().unwrap_or_default()).unwrap(),
-                )
-            })
-            .collect()
-    }
+/// `(tool, caller, status)` of every call so far.
+fn audited(audit: &Records) -> Vec<(String, String, u16)> {
+    audit
+        .all()
+        .iter()
+        .map(|r| {
+            let r = serde_json::to_value(r).unwrap();
+            (
+                r["tool"].as_str().unwrap_or_default().to_owned(),
+                r["caller"].as_str().unwrap_or_default().to_owned(),
+                u16::try_from(r["status"].as_u64().unwrap_or_default()).unwrap(),
+            )
+        })
+        .collect()
 }
 
 /// The notes app hosting two agents on the scripted model: `note_taker` (every tool the
 /// caller may see) and `searcher` (only `search_notes`, for callers with `notes:read`).
-async fn serve(llm: &ScriptedLlm, on_disconnect: OnDisconnect) -> (TestServer, Audit) {
+fn serve(llm: &ScriptedLlm, on_disconnect: OnDisconnect) -> (App, Records) {
     let provider = OpenAiProvider::builder()
         .base_url(llm.base_url())
         .model("scripted")
@@ -143,7 +134,7 @@ async fn serve(llm: &ScriptedLlm, on_disconnect: OnDisconnect) -> (TestServer, A
         .routes(routes!(search_notes, create_note))
         .split_for_parts();
     let api = agents.document(api).unwrap();
-    let audit = Audit::default();
+    let audit = Records::default();
     let halo = HaloLayer::builder(api)
         .authenticator(
             StaticAuthenticator::new()
@@ -163,69 +154,32 @@ async fn serve(llm: &ScriptedLlm, on_disconnect: OnDisconnect) -> (TestServer, A
         .clone()
         .merge(agents.router(&halo, router))
         .layer(halo);
-    (spawn(app).await, audit)
-}
-
-/// One parsed SSE event.
-#[derive(Debug, Clone)]
-struct Sse {
-    name: String,
-    id: u64,
-    data: Value,
-}
-
-/// The events of an SSE body.
-fn parse(body: &str) -> Vec<Sse> {
-    body.split("\n\n")
-        .filter(|frame| frame.contains("data:"))
-        .map(|frame| {
-            let field = |name: &str| {
-                frame
-                    .lines()
-                    .find_map(|line| line.strip_prefix(name))
-                    .map(str::trim)
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            Sse {
-                name: field("event:"),
-                id: field("id:").parse().unwrap(),
-                data: serde_json::from_str(&field("data:")).unwrap(),
-            }
-        })
-        .collect()
+    (App::new(app), audit)
 }
 
 /// A streamed run, read to its end: the response's call id and the events.
-async fn stream(server: &TestServer, token: &str, agent: &str, body: Value) -> (String, String) {
-    let response = reqwest::Client::new()
-        .post(server.url(&format!("/agents/{agent}/run")))
+async fn stream(app: &App, token: &str, agent: &str, body: Value) -> (String, String) {
+    let answer = app
+        .post(&format!("/agents/{agent}/run"))
         .bearer_auth(token)
-        .header("accept", "text/event-stream")
+        .streamed()
         .json(&body)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert!(
-        response.headers()["content-type"]
-            .to_str()
-            .unwrap()
+        answer
+            .header("content-type")
             .starts_with("text/event-stream")
     );
-    let call_id = response.headers()["halo-call-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    (call_id, response.text().await.unwrap())
+    (answer.header("halo-call-id").to_owned(), answer.body)
 }
 
 #[tokio::test]
 async fn agents_are_listed_and_described_like_tools() {
     let llm = ScriptedLlm::start([]).await;
-    let (server, _) = serve(&llm, OnDisconnect::Cancel).await;
-    let client = reqwest::Client::new();
-    let manifest: Value = halo_tests::discover(&server.url("/"), Some("reader-token")).await;
+    let (app, _) = serve(&llm, OnDisconnect::Cancel);
+    let manifest = discover(&app, "/", Some("reader-token")).await;
     let tools = manifest["tools"].as_array().unwrap();
     let note_taker = tools.iter().find(|t| t["name"] == "note_taker").unwrap();
     assert_eq!(note_taker["kind"], "agent");
@@ -240,17 +194,7 @@ async fn agents_are_listed_and_described_like_tools() {
             || t.get("kind").is_none())
     );
 
-    let described = client
-        .request(
-            reqwest::Method::OPTIONS,
-            server.url("/agents/note_taker/run"),
-        )
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(described.status(), 200);
-    let schemas: Value = described.json().await.unwrap();
+    let schemas = discover(&app, "/agents/note_taker/run", None).await;
     let schema = &schemas[0];
     assert_eq!(
         schema["call"],
@@ -279,26 +223,19 @@ async fn agents_are_listed_and_described_like_tools() {
     );
 
     // Discovery in Chinese uses the localised texts; no discovery ever shows a prompt.
-    let zh = client
-        .request(
-            reqwest::Method::OPTIONS,
-            server.url("/agents/note_taker/run"),
-        )
-        .header("accept", "application/llm+json")
+    let zh = app
+        .discover("/agents/note_taker/run")
         .header("accept-language", "zh")
         .send()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .body;
     assert!(zh.contains("用自然语言问笔记时使用"), "{zh}");
     let manifest = manifest.to_string();
     for text in [&manifest, &zh, &schemas.to_string()] {
         assert!(!text.contains("PROMPT-MARKER"), "{text}");
     }
     // The searcher needs credentials: anonymous discovery does not list it.
-    let anonymous: Value = halo_tests::discover(&server.url("/"), None).await;
+    let anonymous = discover(&app, "/", None).await;
     let names: Vec<&str> = anonymous["tools"]
         .as_array()
         .unwrap()
@@ -321,15 +258,15 @@ async fn a_streamed_run_sends_the_documented_events_and_calls_tools_as_the_calle
         Turn::text("Your note says: buy milk."),
     ])
     .await;
-    let (server, audit) = serve(&llm, OnDisconnect::Cancel).await;
+    let (app, audit) = serve(&llm, OnDisconnect::Cancel);
     let (call_id, body) = stream(
-        &server,
+        &app,
         "reader-token",
         "note_taker",
         json!({"input": "What does my note about milk say?", "context": {"user": "ada"}}),
     )
     .await;
-    let events = parse(&body);
+    let events = client::events(&body);
     let ids: Vec<u64> = events.iter().map(|e| e.id).collect();
     assert_eq!(
         ids,
@@ -380,7 +317,7 @@ async fn a_streamed_run_sends_the_documented_events_and_calls_tools_as_the_calle
         && r["content"]["text"] == "buy milk"
         && r["is_error"] == false));
     // The tools ran in process, as the reader; the run itself is audited too.
-    let mut calls = audit.calls();
+    let mut calls = audited(&audit);
     calls.sort();
     assert_eq!(
         calls,
@@ -411,20 +348,17 @@ async fn a_streamed_run_sends_the_documented_events_and_calls_tools_as_the_calle
     assert!(!llm.transcript().contains("reader-token"));
 
     // Resumable like a tool stream: the events after id 2, up to the end.
-    let resumed = reqwest::Client::new()
-        .post(server.url("/agents/note_taker/run"))
+    let resumed = app
+        .post("/agents/note_taker/run")
         .bearer_auth("reader-token")
-        .header("accept", "text/event-stream")
+        .streamed()
         .header("halo-call-id", &call_id)
         .header("last-event-id", "2")
         .json(&json!({"input": "ignored on resume"}))
         .send()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let again = parse(&resumed);
+        .body;
+    let again = client::events(&resumed);
     assert_eq!(again.first().unwrap().id, 3);
     assert_eq!(again.last().unwrap().name, "agent_end");
     assert_eq!(again.len(), events.len() - 2);
@@ -444,15 +378,15 @@ async fn a_readers_agent_cannot_reach_write_tools() {
         Turn::text("Noted."),
     ])
     .await;
-    let (server, audit) = serve(&llm, OnDisconnect::Cancel).await;
+    let (app, audit) = serve(&llm, OnDisconnect::Cancel);
     let (_, body) = stream(
-        &server,
+        &app,
         "reader-token",
         "note_taker",
         json!({"input": "Write 'hacked'"}),
     )
     .await;
-    let events = parse(&body);
+    let events = client::events(&body);
     let refused = events.iter().find(|e| e.name == "tool_end").unwrap();
     assert_eq!(refused.data["data"]["is_error"], true);
     assert_eq!(refused.data["data"]["content"]["status"], 404, "{body}");
@@ -463,45 +397,35 @@ async fn a_readers_agent_cannot_reach_write_tools() {
         "a reader's agent is offered read tools only"
     );
     assert!(
-        audit
-            .calls()
+        audited(&audit)
             .iter()
             .all(|(tool, _, _)| tool != "create_note")
     );
 
     // A writer's agent is offered the write tool.
-    let (_, _) = stream(
-        &server,
-        "writer-token",
-        "note_taker",
-        json!({"input": "hi"}),
-    )
-    .await;
+    let (_, _) = stream(&app, "writer-token", "note_taker", json!({"input": "hi"})).await;
     let offered = llm.requests()[2].tool_names();
     assert_eq!(offered, ["search_notes", "create_note", "get_note"]);
     // The agent limited to search_notes is offered it alone, whoever calls.
     let llm_requests = llm.requests().len();
     llm.push([Turn::text("ok")]);
-    let (_, _) = stream(&server, "writer-token", "searcher", json!({"input": "hi"})).await;
+    let (_, _) = stream(&app, "writer-token", "searcher", json!({"input": "hi"})).await;
     assert_eq!(llm.requests()[llm_requests].tool_names(), ["search_notes"]);
 }
 
 #[tokio::test]
 async fn an_unstreamed_run_answers_json_and_bad_input_is_refused_before_the_model() {
     let llm = ScriptedLlm::start([Turn::text("Hello.").usage(7, 2)]).await;
-    let (server, _) = serve(&llm, OnDisconnect::Cancel).await;
-    let client = reqwest::Client::new();
-    let answer = client
-        .post(server.url("/agents/note_taker/run"))
+    let (app, _) = serve(&llm, OnDisconnect::Cancel);
+    let run = |agent: &str| app.post(&format!("/agents/{agent}/run"));
+    let answer = run("note_taker")
         .header("accept-language", "zh-CN")
         .json(&json!({"input": [{"role": "user", "content": "hi"}]}))
         .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
-    let answer: Value = answer.json().await.unwrap();
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(
-        answer,
+        answer.json(),
         json!({"content": "Hello.", "turns": 1,
                "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}})
     );
@@ -514,17 +438,9 @@ async fn an_unstreamed_run_answers_json_and_bad_input_is_refused_before_the_mode
         json!({"input": 7}),
         json!({"task": "hi"}),
     ] {
-        let refused = client
-            .post(server.url("/agents/note_taker/run"))
-            .json(&bad)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(refused.status(), 422, "{bad}");
-        assert_eq!(
-            refused.headers()["content-type"],
-            "application/problem+json"
-        );
+        let refused = run("note_taker").json(&bad).send().await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+        assert_eq!(refused.header("content-type"), "application/problem+json");
     }
     assert_eq!(
         llm.requests().len(),
@@ -533,81 +449,60 @@ async fn an_unstreamed_run_answers_json_and_bad_input_is_refused_before_the_mode
     );
 
     // Who may run an agent is checked like any operation.
-    let anonymous = client
-        .post(server.url("/agents/searcher/run"))
-        .json(&json!({"input": "hi"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(anonymous.status(), 401);
+    let anonymous = run("searcher").json(&json!({"input": "hi"})).send().await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
 
     // A model that fails answers 502, with the model's message.
     llm.push([Turn::status_with(
         400,
         json!({"error": {"message": "unknown model", "type": "invalid_request_error", "param": null, "code": null}}),
     )]);
-    let failed = client
-        .post(server.url("/agents/note_taker/run"))
-        .json(&json!({"input": "hi"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(failed.status(), 502);
-    let problem: Value = failed.json().await.unwrap();
-    assert!(
-        problem["detail"]
-            .as_str()
-            .unwrap()
-            .contains("unknown model"),
-        "{problem}"
-    );
+    let failed = run("note_taker").json(&json!({"input": "hi"})).send().await;
+    assert_eq!(failed.status, StatusCode::BAD_GATEWAY);
+    assert!(failed.detail().contains("unknown model"), "{}", failed.body);
 }
 
-/// Starts a streamed run of `note_taker`, leaves after its first `llm_chunk`, waits `pause`,
-/// then resumes the run after event 1: the body of the resumed stream and its events.
-async fn leave_then_resume(
-    server: &TestServer,
-    input: &str,
-    pause: Duration,
-) -> (String, Vec<Sse>) {
+/// Starts a streamed run of `note_taker`, leaves after its first `llm_chunk` (the body
+/// dropped: the run has no client), then resumes it at once after event 1: the body of the
+/// resumed stream and its events.
+async fn leave_then_resume(app: &App, input: &str) -> (String, Vec<Event>) {
     let run = || {
-        reqwest::Client::new()
-            .post(server.url("/agents/note_taker/run"))
-            .header("accept", "text/event-stream")
+        app.post("/agents/note_taker/run")
+            .streamed()
             .json(&json!({"input": input}))
     };
-    let mut response = run().send().await.unwrap();
+    let response = run().response().await;
     let call_id = response.headers()["halo-call-id"]
         .to_str()
         .unwrap()
         .to_owned();
-    let mut seen = String::new();
-    while !seen.contains("event: llm_chunk") {
-        let chunk = response.chunk().await.unwrap().expect("more events");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    drop(response);
-    tokio::time::sleep(pause).await;
+    let mut body = response.into_body();
+    let seen = read_until(&mut body, |seen| seen.contains("event: llm_chunk")).await;
+    assert!(seen.contains("event: llm_chunk"), "more events: {seen}");
+    drop(body);
     let rest = run()
         .header("halo-call-id", &call_id)
         .header("last-event-id", "1")
         .send()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let events = parse(&rest);
+        .body;
+    let events = client::events(&rest);
     (rest, events)
+}
+
+/// The manifest or schemas at `path`, answered `200`.
+async fn discover(app: &App, path: &str, token: Option<&str>) -> Value {
+    let answer = app.discover(path).caller(token).send().await;
+    assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.body);
+    answer.json()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_leaves_cancels_the_run() {
     let slow = "a long answer that takes a while to write, one piece at a time";
     let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(100))]).await;
-    let (server, _) = serve(&llm, OnDisconnect::Cancel).await;
-    let (rest, events) =
-        leave_then_resume(&server, "Tell me a story", Duration::from_millis(300)).await;
+    let (app, _) = serve(&llm, OnDisconnect::Cancel);
+    let (rest, events) = leave_then_resume(&app, "Tell me a story").await;
     let last = events.last().unwrap();
     assert_eq!(last.name, "agent_error", "{rest}");
     assert_eq!(last.data["data"]["code"], "cancelled");
@@ -627,8 +522,8 @@ async fn a_client_that_leaves_cancels_the_run() {
 async fn configured_to_continue_a_run_outlives_its_client() {
     let slow = "an answer written slowly, piece by piece";
     let llm = ScriptedLlm::start([Turn::text(slow).every(Duration::from_millis(30))]).await;
-    let (server, _) = serve(&llm, OnDisconnect::Continue).await;
-    let (rest, events) = leave_then_resume(&server, "Tell me", Duration::from_millis(800)).await;
+    let (app, _) = serve(&llm, OnDisconnect::Continue);
+    let (rest, events) = leave_then_resume(&app, "Tell me").await;
     let last = events.last().unwrap();
     assert_eq!(last.name, "agent_end", "{rest}");
     assert_eq!(last.data["data"]["content"], slow);

@@ -1,4 +1,4 @@
-//! The discovery documents beside HALO (`HaloBuilder::catalogs`), over real HTTP on loopback:
+//! The discovery documents beside HALO (`HaloBuilder::catalogs`), the app called in process:
 //! the RFC 9727 API catalog, `/llms.txt` and the A2A agent card. Their status, media type and
 //! shape; `HEAD` and `304`; `/llms.txt` scoped to the caller (a hidden tool, its path and its
 //! tag never appear) and within its token budget on a generated API of hundreds of
@@ -8,15 +8,14 @@
 mod common;
 
 use axum::Router;
-use axum::routing::get;
-use halo_axum::protocol::estimate_tokens;
-use halo_axum::{Catalogs, HaloBuilder, HaloLayer, Principal, StaticAuthenticator};
-use halo_tests::{TestServer, spawn};
-use http::Uri;
-use reqwest::header::{
+use axum::http::header::{
     CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ETAG, IF_NONE_MATCH, LINK, VARY, WWW_AUTHENTICATE,
 };
-use reqwest::{Client, Method, StatusCode};
+use axum::http::{Method, StatusCode, Uri};
+use axum::routing::get;
+use common::client::{Answer, App};
+use halo_axum::protocol::estimate_tokens;
+use halo_axum::{Catalogs, HaloBuilder, HaloLayer, Principal, StaticAuthenticator};
 use serde_json::{Map, Value, json};
 
 const LINKSET: &str =
@@ -25,56 +24,47 @@ const MARKDOWN: &str = "text/markdown; charset=utf-8";
 
 /// The pet shop of `common`, with its own `GET /openapi.json`, wrapped by a layer that
 /// serves `catalogs`.
-async fn petshop(catalogs: Catalogs) -> TestServer {
+fn petshop(catalogs: Catalogs) -> App {
     let (router, api) = common::petshop();
     let layer = HaloLayer::builder(api)
         .catalogs(catalogs)
         .build()
         .expect("valid HALO metadata");
-    spawn(
+    App::new(
         router
             .route("/openapi.json", get(|| async { "{}" }))
             .layer(layer),
     )
-    .await
 }
 
-async fn request(server: &TestServer, method: Method, path: &str) -> reqwest::Response {
-    Client::new()
-        .request(method, server.url(path))
-        .send()
-        .await
-        .expect("request")
+async fn request(app: &App, method: Method, path: &str) -> Answer {
+    app.request(method, path).send().await
 }
 
-fn header<'r>(response: &'r reqwest::Response, name: &reqwest::header::HeaderName) -> &'r str {
-    response
-        .headers()
-        .get(name)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
+/// The text of `GET path`.
+async fn get_text(app: &App, path: &str) -> String {
+    app.get(path).send().await.body
 }
 
 #[tokio::test]
 async fn the_api_catalog_is_a_linkset_to_the_manifest_and_the_openapi_document() {
-    let server = petshop(
+    let app = petshop(
         Catalogs::new()
             .api_catalog(true)
             .llms_txt(true)
             .openapi_url(Uri::from_static("/openapi.json"))
             .docs_url(Uri::from_static("/docs")),
-    )
-    .await;
-    let response = request(&server, Method::GET, "/.well-known/api-catalog").await;
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(header(&response, &CONTENT_TYPE), LINKSET);
+    );
+    let response = request(&app, Method::GET, "/.well-known/api-catalog").await;
+    assert_eq!(response.status, StatusCode::OK);
+    assert_eq!(response.header(&CONTENT_TYPE), LINKSET);
     assert_eq!(
-        header(&response, &LINK),
+        response.header(&LINK),
         "</.well-known/api-catalog>; rel=\"api-catalog\""
     );
-    assert!(header(&response, &CACHE_CONTROL).starts_with("public"));
-    let etag = header(&response, &ETAG).to_owned();
-    let catalog: Value = response.json().await.unwrap();
+    assert!(response.header(&CACHE_CONTROL).starts_with("public"));
+    let etag = response.header(&ETAG).to_owned();
+    let catalog = response.json();
 
     // RFC 9264 §4.2.1: `linkset` is the only member, an array of link context objects.
     let object = catalog.as_object().unwrap();
@@ -119,46 +109,44 @@ async fn the_api_catalog_is_a_linkset_to_the_manifest_and_the_openapi_document()
     }
 
     // HEAD: the same head, the Link header RFC 9727 asks for, no body.
-    let head = request(&server, Method::HEAD, "/.well-known/api-catalog").await;
-    assert_eq!(head.status(), StatusCode::OK);
-    assert_eq!(header(&head, &CONTENT_TYPE), LINKSET);
-    assert!(header(&head, &LINK).contains("rel=\"api-catalog\""));
-    assert_eq!(header(&head, &ETAG), etag);
-    let length: usize = header(&head, &CONTENT_LENGTH).parse().unwrap();
+    let head = request(&app, Method::HEAD, "/.well-known/api-catalog").await;
+    assert_eq!(head.status, StatusCode::OK);
+    assert_eq!(head.header(&CONTENT_TYPE), LINKSET);
+    assert!(head.header(&LINK).contains("rel=\"api-catalog\""));
+    assert_eq!(head.header(&ETAG), etag);
+    let length: usize = head.header(&CONTENT_LENGTH).parse().unwrap();
     assert_eq!(length, serde_json::to_vec(&catalog).unwrap().len());
-    assert!(head.bytes().await.unwrap().is_empty());
+    assert!(head.body.is_empty());
 
     // Revalidation.
-    let revalidated = Client::new()
-        .get(server.url("/.well-known/api-catalog"))
+    let revalidated = app
+        .get("/.well-known/api-catalog")
         .header(IF_NONE_MATCH, &etag)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(revalidated.status(), StatusCode::NOT_MODIFIED);
+        .await;
+    assert_eq!(revalidated.status, StatusCode::NOT_MODIFIED);
 
     // Another method is the app's: this one has no route there.
-    let post = request(&server, Method::POST, "/.well-known/api-catalog").await;
-    assert_eq!(post.status(), StatusCode::NOT_FOUND);
+    let post = request(&app, Method::POST, "/.well-known/api-catalog").await;
+    assert_eq!(post.status, StatusCode::NOT_FOUND);
     // The agent card was not chosen (and the pet shop hosts no agent).
-    let card = request(&server, Method::GET, "/.well-known/agent-card.json").await;
-    assert_eq!(card.status(), StatusCode::NOT_FOUND);
+    let card = request(&app, Method::GET, "/.well-known/agent-card.json").await;
+    assert_eq!(card.status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
 async fn with_a_base_url_every_link_is_absolute() {
-    let server = petshop(
+    let app = petshop(
         Catalogs::all()
             .openapi_url(Uri::from_static("/openapi.yaml"))
             .base_url(Uri::from_static("https://api.example.com/shop/")),
-    )
-    .await;
-    let response = request(&server, Method::GET, "/.well-known/api-catalog").await;
+    );
+    let response = request(&app, Method::GET, "/.well-known/api-catalog").await;
     assert_eq!(
-        header(&response, &LINK),
+        response.header(&LINK),
         "<https://api.example.com/shop/.well-known/api-catalog>; rel=\"api-catalog\""
     );
-    let catalog: Value = response.json().await.unwrap();
+    let catalog = response.json();
     let text = catalog.to_string();
     for context in catalog["linkset"].as_array().unwrap() {
         let anchor = context["anchor"].as_str().unwrap();
@@ -183,11 +171,7 @@ async fn with_a_base_url_every_link_is_absolute() {
         "{text}"
     );
 
-    let digest = request(&server, Method::GET, "/llms.txt")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let digest = get_text(&app, "/llms.txt").await;
     assert!(
         digest.contains("- [list_pets](https://api.example.com/shop/pets): GET."),
         "{digest}"
@@ -200,15 +184,15 @@ async fn with_a_base_url_every_link_is_absolute() {
 
 #[tokio::test]
 async fn llms_txt_lists_the_tools_by_tag_in_markdown() {
-    let server = petshop(Catalogs::new().llms_txt(true)).await;
-    let response = request(&server, Method::GET, "/llms.txt").await;
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(header(&response, &CONTENT_TYPE), MARKDOWN);
+    let app = petshop(Catalogs::new().llms_txt(true));
+    let response = request(&app, Method::GET, "/llms.txt").await;
+    assert_eq!(response.status, StatusCode::OK);
+    assert_eq!(response.header(&CONTENT_TYPE), MARKDOWN);
     // No authenticator: the same for everyone, so public.
-    assert!(header(&response, &CACHE_CONTROL).starts_with("public"));
-    assert!(!header(&response, &VARY).contains("authorization"));
-    let etag = header(&response, &ETAG).to_owned();
-    let digest = response.text().await.unwrap();
+    assert!(response.header(&CACHE_CONTROL).starts_with("public"));
+    assert!(!response.header(&VARY).contains("authorization"));
+    let etag = response.header(&ETAG).to_owned();
+    let digest = response.body;
     let mut lines = digest.lines();
     assert_eq!(lines.next(), Some("# Pet Shop"));
     assert_eq!(lines.next(), Some(""));
@@ -234,18 +218,17 @@ async fn llms_txt_lists_the_tools_by_tag_in_markdown() {
     // Each tool once.
     assert_eq!(digest.matches("[list_pets]").count(), 1);
 
-    let head = request(&server, Method::HEAD, "/llms.txt").await;
-    assert_eq!(head.status(), StatusCode::OK);
-    assert_eq!(header(&head, &CONTENT_TYPE), MARKDOWN);
-    assert_eq!(header(&head, &CONTENT_LENGTH), digest.len().to_string());
-    assert!(head.bytes().await.unwrap().is_empty());
-    let revalidated = Client::new()
-        .get(server.url("/llms.txt"))
+    let head = request(&app, Method::HEAD, "/llms.txt").await;
+    assert_eq!(head.status, StatusCode::OK);
+    assert_eq!(head.header(&CONTENT_TYPE), MARKDOWN);
+    assert_eq!(head.header(&CONTENT_LENGTH), digest.len().to_string());
+    assert!(head.body.is_empty());
+    let revalidated = app
+        .get("/llms.txt")
         .header(IF_NONE_MATCH, &etag)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(revalidated.status(), StatusCode::NOT_MODIFIED);
+        .await;
+    assert_eq!(revalidated.status, StatusCode::NOT_MODIFIED);
 }
 
 /// An API with a public tool, a tool for readers and a tool for admins only, whose tag and
@@ -274,19 +257,15 @@ fn guarded() -> HaloBuilder {
     )
 }
 
-async fn digest_as(server: &TestServer, token: Option<&str>) -> (StatusCode, String) {
-    let mut request = Client::new().get(server.url("/llms.txt"));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status();
+async fn digest_as(app: &App, token: Option<&str>) -> (StatusCode, String) {
+    let response = app.get("/llms.txt").caller(token).send().await;
+    let status = response.status;
     if status == StatusCode::OK {
-        assert_eq!(header(&response, &CONTENT_TYPE), MARKDOWN);
-        assert!(header(&response, &CACHE_CONTROL).starts_with("private"));
-        assert!(header(&response, &VARY).contains("authorization"));
+        assert_eq!(response.header(&CONTENT_TYPE), MARKDOWN);
+        assert!(response.header(&CACHE_CONTROL).starts_with("private"));
+        assert!(response.header(&VARY).contains("authorization"));
     }
-    (status, response.text().await.unwrap())
+    (status, response.body)
 }
 
 #[tokio::test]
@@ -295,9 +274,9 @@ async fn llms_txt_shows_each_caller_only_its_tools() {
         .catalogs(Catalogs::new().llms_txt(true))
         .build()
         .unwrap();
-    let server = spawn(Router::new().layer(layer)).await;
+    let app = App::new(Router::new().layer(layer));
 
-    let (status, anonymous) = digest_as(&server, None).await;
+    let (status, anonymous) = digest_as(&app, None).await;
     assert_eq!(status, StatusCode::OK);
     assert!(anonymous.starts_with("# Guarded\n\n> Public and private tools.\n"));
     assert!(anonymous.contains("[status](/status)"), "{anonymous}");
@@ -315,7 +294,7 @@ async fn llms_txt_shows_each_caller_only_its_tools() {
         );
     }
 
-    let (_, reader) = digest_as(&server, Some("reader")).await;
+    let (_, reader) = digest_as(&app, Some("reader")).await;
     assert!(
         reader.contains("- [list_books](/books): GET. List books\n"),
         "{reader}"
@@ -325,23 +304,18 @@ async fn llms_txt_shows_each_caller_only_its_tools() {
         "{reader}"
     );
 
-    let (_, admin) = digest_as(&server, Some("admin")).await;
+    let (_, admin) = digest_as(&app, Some("admin")).await;
     assert!(
         admin.contains("\n## vault\n\n- [read_secrets](/vault/secrets): GET."),
         "{admin}"
     );
     // Rendered once per audience, the same again.
-    assert_eq!(digest_as(&server, Some("admin")).await.1, admin);
+    assert_eq!(digest_as(&app, Some("admin")).await.1, admin);
 
     // Credentials that are not valid are refused, as discovery refuses them.
-    let response = Client::new()
-        .get(server.url("/llms.txt"))
-        .bearer_auth("forged")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert!(header(&response, &WWW_AUTHENTICATE).contains("invalid_token"));
+    let response = app.get("/llms.txt").bearer_auth("forged").send().await;
+    assert_eq!(response.status, StatusCode::UNAUTHORIZED);
+    assert!(response.header(&WWW_AUTHENTICATE).contains("invalid_token"));
 }
 
 #[tokio::test]
@@ -351,16 +325,16 @@ async fn when_discovery_needs_credentials_so_does_llms_txt() {
         .catalogs(Catalogs::new().llms_txt(true).api_catalog(true))
         .build()
         .unwrap();
-    let server = spawn(Router::new().layer(layer)).await;
-    let (status, _) = digest_as(&server, None).await;
+    let app = App::new(Router::new().layer(layer));
+    let (status, _) = digest_as(&app, None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let (status, reader) = digest_as(&server, Some("reader")).await;
+    let (status, reader) = digest_as(&app, Some("reader")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(reader.contains("list_books"));
     // The catalog names no tool: it stays public.
-    let catalog = request(&server, Method::GET, "/.well-known/api-catalog").await;
-    assert_eq!(catalog.status(), StatusCode::OK);
-    assert!(header(&catalog, &CACHE_CONTROL).starts_with("public"));
+    let catalog = request(&app, Method::GET, "/.well-known/api-catalog").await;
+    assert_eq!(catalog.status, StatusCode::OK);
+    assert!(catalog.header(&CACHE_CONTROL).starts_with("public"));
 }
 
 /// An OpenAPI document of `count` operations over tags of very different sizes, with
@@ -411,12 +385,8 @@ async fn a_large_api_stays_within_the_budget_and_says_how_to_search() {
         .catalogs(Catalogs::new().llms_txt(true))
         .build()
         .unwrap();
-    let server = spawn(Router::new().layer(layer)).await;
-    let digest = request(&server, Method::GET, "/llms.txt")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let app = App::new(Router::new().layer(layer));
+    let digest = get_text(&app, "/llms.txt").await;
     let tokens = estimate_tokens(&digest);
     assert!(tokens <= 4_000, "{tokens} tokens");
     assert!(tokens > 3_000, "the budget is used: {tokens} tokens");
@@ -437,12 +407,8 @@ async fn a_large_api_stays_within_the_budget_and_says_how_to_search() {
         .catalogs(Catalogs::new().llms_txt(true).llms_txt_budget(600))
         .build()
         .unwrap();
-    let server = spawn(Router::new().layer(layer)).await;
-    let digest = request(&server, Method::GET, "/llms.txt")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let app = App::new(Router::new().layer(layer));
+    let digest = get_text(&app, "/llms.txt").await;
     assert!(estimate_tokens(&digest) <= 600, "{digest}");
     assert!(digest.contains("`OPTIONS /?q=words`"), "{digest}");
 
@@ -451,12 +417,8 @@ async fn a_large_api_stays_within_the_budget_and_says_how_to_search() {
         .catalogs(Catalogs::new().llms_txt(true).llms_txt_budget(10))
         .build()
         .unwrap();
-    let server = spawn(Router::new().layer(layer)).await;
-    let digest = request(&server, Method::GET, "/llms.txt")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let app = App::new(Router::new().layer(layer));
+    let digest = get_text(&app, "/llms.txt").await;
     assert!(digest.starts_with("# Big API\n"), "{digest}");
     assert!(
         digest.contains("This digest lists 0 of the 600 tools"),
@@ -469,12 +431,8 @@ async fn a_large_api_stays_within_the_budget_and_says_how_to_search() {
         .catalogs(Catalogs::new().llms_txt(true).llms_txt_budget(1_000_000))
         .build()
         .unwrap();
-    let server = spawn(Router::new().layer(layer)).await;
-    let digest = request(&server, Method::GET, "/llms.txt")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let app = App::new(Router::new().layer(layer));
+    let digest = get_text(&app, "/llms.txt").await;
     assert_eq!(digest.matches("\n- [").count(), 600);
     assert!(!digest.contains("Finding the rest"));
 }
@@ -491,26 +449,17 @@ fn own_routes() -> Router {
 }
 
 /// Status, content type and body of `GET path`.
-async fn snapshot(
-    server: &TestServer,
-    method: Method,
-    path: &str,
-) -> (StatusCode, String, Vec<u8>) {
-    let response = request(server, method, path).await;
-    let status = response.status();
-    let content_type = header(&response, &CONTENT_TYPE).to_owned();
-    (
-        status,
-        content_type,
-        response.bytes().await.unwrap().to_vec(),
-    )
+async fn snapshot(app: &App, method: Method, path: &str) -> (StatusCode, String, Vec<u8>) {
+    let response = request(app, method, path).await;
+    let content_type = response.header(&CONTENT_TYPE).to_owned();
+    (response.status, content_type, response.body.into_bytes())
 }
 
 #[tokio::test]
 async fn without_opting_in_the_app_answers_as_without_the_layer() {
     let (_, api) = common::petshop();
-    let bare = spawn(own_routes()).await;
-    let layered = spawn(own_routes().layer(HaloLayer::from_openapi(api))).await;
+    let bare = App::new(own_routes());
+    let layered = App::new(own_routes().layer(HaloLayer::from_openapi(api)));
     for path in [
         "/llms.txt",
         "/.well-known/api-catalog",
@@ -533,17 +482,17 @@ async fn opted_in_the_layer_answers_get_and_head_first_and_leaves_the_rest_to_th
         .catalogs(Catalogs::new().llms_txt(true))
         .build()
         .unwrap();
-    let server = spawn(own_routes().layer(layer)).await;
-    let (status, content_type, body) = snapshot(&server, Method::GET, "/llms.txt").await;
+    let app = App::new(own_routes().layer(layer));
+    let (status, content_type, body) = snapshot(&app, Method::GET, "/llms.txt").await;
     assert_eq!((status, content_type.as_str()), (StatusCode::OK, MARKDOWN));
     assert!(String::from_utf8(body).unwrap().starts_with("# Pet Shop"));
-    let (status, _, body) = snapshot(&server, Method::POST, "/llms.txt").await;
+    let (status, _, body) = snapshot(&app, Method::POST, "/llms.txt").await;
     assert_eq!(
         (status, body.as_slice()),
         (StatusCode::OK, &b"posted to the app"[..])
     );
     // Documents not chosen are the app's.
-    let (status, _, body) = snapshot(&server, Method::GET, "/.well-known/api-catalog").await;
+    let (status, _, body) = snapshot(&app, Method::GET, "/.well-known/api-catalog").await;
     assert_eq!(
         (status, body.as_slice()),
         (StatusCode::NOT_FOUND, &b"the app's own 404"[..])
@@ -590,21 +539,16 @@ fn with_agents(catalogs: Catalogs) -> HaloLayer {
         .unwrap()
 }
 
-async fn card_as(server: &TestServer, token: Option<&str>) -> (StatusCode, Value) {
-    let mut request = Client::new().get(server.url("/.well-known/agent-card.json"));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
+async fn card_as(app: &App, token: Option<&str>) -> (StatusCode, Value) {
+    let response = app
+        .get("/.well-known/agent-card.json")
+        .caller(token)
+        .send()
+        .await;
+    if response.status == StatusCode::OK {
+        assert_eq!(response.header(&CONTENT_TYPE), "application/json");
     }
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    if status == StatusCode::OK {
-        assert_eq!(header(&response, &CONTENT_TYPE), "application/json");
-    }
-    let bytes = response.bytes().await.unwrap();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    (response.status, response.json())
 }
 
 fn skill_ids(card: &Value) -> Vec<&str> {
@@ -619,9 +563,9 @@ fn skill_ids(card: &Value) -> Vec<&str> {
 #[tokio::test]
 async fn the_agent_card_lists_the_hosted_agents_the_caller_may_run() {
     let layer = with_agents(Catalogs::new().agent_card(true).llms_txt(true));
-    let server = spawn(Router::new().layer(layer)).await;
+    let app = App::new(Router::new().layer(layer));
 
-    let (status, card) = card_as(&server, None).await;
+    let (status, card) = card_as(&app, None).await;
     assert_eq!(status, StatusCode::OK);
     for field in [
         "protocolVersion",
@@ -663,24 +607,24 @@ async fn the_agent_card_lists_the_hosted_agents_the_caller_may_run() {
     assert_eq!(skill["examples"], json!(["Find me a book about whales"]));
     assert!(!card.to_string().contains("auditor"), "{card}");
 
-    let (_, admin) = card_as(&server, Some("admin")).await;
+    let (_, admin) = card_as(&app, Some("admin")).await;
     let mut ids = skill_ids(&admin);
     ids.sort_unstable();
     assert_eq!(ids, ["auditor", "librarian"]);
 
-    let head = request(&server, Method::HEAD, "/.well-known/agent-card.json").await;
-    assert_eq!(head.status(), StatusCode::OK);
+    let head = request(&app, Method::HEAD, "/.well-known/agent-card.json").await;
+    assert_eq!(head.status, StatusCode::OK);
     // Scoped to the caller, like discovery.
-    assert!(header(&head, &VARY).contains("authorization"));
-    assert!(header(&head, &CACHE_CONTROL).starts_with("private"));
-    assert!(head.bytes().await.unwrap().is_empty());
+    assert!(head.header(&VARY).contains("authorization"));
+    assert!(head.header(&CACHE_CONTROL).starts_with("private"));
+    assert!(head.body.is_empty());
 }
 
 #[tokio::test]
 async fn no_card_without_a_hosted_agent_the_caller_may_run() {
     // An API without agents: the card path stays the app's.
-    let server = petshop(Catalogs::new().agent_card(true)).await;
-    let (status, _) = card_as(&server, None).await;
+    let app = petshop(Catalogs::new().agent_card(true));
+    let (status, _) = card_as(&app, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // Agents that only admins may run: an anonymous caller gets the app's answer.
@@ -701,8 +645,8 @@ async fn no_card_without_a_hosted_agent_the_caller_may_run() {
         .catalogs(Catalogs::new().agent_card(true))
         .build()
         .unwrap();
-    let server = spawn(own_routes().layer(layer)).await;
-    let anonymous = snapshot(&server, Method::GET, "/.well-known/agent-card.json").await;
+    let app = App::new(own_routes().layer(layer));
+    let anonymous = snapshot(&app, Method::GET, "/.well-known/agent-card.json").await;
     assert_eq!(
         anonymous,
         (
@@ -711,7 +655,7 @@ async fn no_card_without_a_hosted_agent_the_caller_may_run() {
             b"the app's own 404".to_vec()
         )
     );
-    let (status, admin) = card_as(&server, Some("admin")).await;
+    let (status, admin) = card_as(&app, Some("admin")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(skill_ids(&admin), ["auditor"]);
 }
@@ -746,8 +690,8 @@ async fn the_card_of_agents_hosted_with_agents() {
         .clone()
         .merge(agents.router(&layer, router))
         .layer(layer);
-    let server = spawn(app).await;
-    let (status, card) = card_as(&server, None).await;
+    let app = App::new(app);
+    let (status, card) = card_as(&app, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(skill_ids(&card), ["pet_helper"]);
     assert_eq!(
@@ -755,11 +699,7 @@ async fn the_card_of_agents_hosted_with_agents() {
         "/agents/pet_helper/run"
     );
     assert!(!card.to_string().contains("SECRET-PROMPT"));
-    let digest = request(&server, Method::GET, "/llms.txt")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let digest = get_text(&app, "/llms.txt").await;
     assert!(
         digest.contains("- [pet_helper](/agents/pet_helper/run): POST. Helps choose a pet."),
         "{digest}"

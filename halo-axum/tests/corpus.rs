@@ -1,7 +1,11 @@
 //! Real OpenAPI documents nobody here wrote (GitHub's, Stripe's): each builds, and every
-//! described path answers discovery over real HTTP with self-contained schemas.
+//! described path answers discovery (the app called in process) with self-contained schemas.
+
+mod common;
 
 use axum::Router;
+use axum::http::StatusCode;
+use common::client::App;
 use halo_axum::{DocumentLimits, HaloBuilder};
 use halo_tests::corpus::Document;
 use serde_json::{Value, json};
@@ -30,21 +34,21 @@ fn schemas(tool: &Value) -> Vec<&Value> {
         .collect()
 }
 
+/// The manifest or schemas at `path`, answered `200`.
+async fn discover(app: &App, path: &str) -> Value {
+    let answer = app.discover(path).send().await;
+    assert_eq!(answer.status, StatusCode::OK, "{path}: {}", answer.body);
+    answer.json()
+}
+
 async fn serves_every_path(document: Document) {
     let json = document.json();
     let layer = HaloBuilder::from_openapi_json(json.clone())
         .build()
         .unwrap_or_else(|e| panic!("{}: {e}", document.name()));
-    let server = halo_tests::spawn(Router::new().layer(layer)).await;
-    let client = reqwest::Client::new();
-    let discover = |path: String| {
-        client
-            .request(reqwest::Method::OPTIONS, server.url(&path))
-            .header("accept", "application/llm+json")
-            .send()
-    };
+    let app = App::new(Router::new().layer(layer));
 
-    let manifest: Value = discover("/".into()).await.unwrap().json().await.unwrap();
+    let manifest = discover(&app, "/").await;
     let operations: usize = json["paths"]
         .as_object()
         .unwrap()
@@ -74,14 +78,13 @@ async fn serves_every_path(document: Document) {
         if template == "/" {
             continue;
         }
-        let response = discover(concrete(template)).await.unwrap();
-        assert_eq!(response.status(), 200, "{template}");
-        let text = response.text().await.unwrap();
+        let answer = app.discover(&concrete(template)).send().await;
+        assert_eq!(answer.status, StatusCode::OK, "{template}");
         assert!(
-            !text.contains("#/components/"),
+            !answer.body.contains("#/components/"),
             "{template}: a reference into the document was served"
         );
-        let served: Value = serde_json::from_str(&text).unwrap();
+        let served = answer.json();
         for tool in served.as_array().unwrap() {
             assert_eq!(tool["call"]["url"], json!(template));
             for schema in schemas(tool) {
@@ -113,8 +116,7 @@ async fn a_definition_appears_once_per_schema() {
     let layer = HaloBuilder::from_openapi_json(Document::Stripe.json())
         .build()
         .unwrap();
-    let server = halo_tests::spawn(Router::new().layer(layer)).await;
-    let served = halo_tests::discover(&server.url("/v1/charges/ch_1"), None).await;
+    let served = discover(&App::new(Router::new().layer(layer)), "/v1/charges/ch_1").await;
     let get = served
         .as_array()
         .unwrap()
@@ -164,8 +166,7 @@ fn explosive(n: usize) -> Value {
 
 async fn served_size(document: Value) -> usize {
     let layer = HaloBuilder::from_openapi_json(document).build().unwrap();
-    let server = halo_tests::spawn(Router::new().layer(layer)).await;
-    let served = halo_tests::discover(&server.url("/s"), None).await;
+    let served = discover(&App::new(Router::new().layer(layer)), "/s").await;
     assert!(halo_protocol::is_self_contained(&served[0]["output"]));
     // As served: minified, in the same order.
     serde_json::to_vec(&served).unwrap().len()

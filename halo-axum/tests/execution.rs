@@ -1,37 +1,63 @@
-//! Execution on the described routes, over real HTTP: who sees what, who may call what,
-//! what input reaches a handler, streamed calls and their resumption, localised discovery.
+//! Execution on the described routes: who sees what, who may call what, what input reaches a
+//! handler, localised discovery (the app called in process); streamed calls and their
+//! resumption over real HTTP, where the client that leaves is a closed connection.
 #![allow(missing_docs, unreachable_pub)]
 
-use std::net::SocketAddr;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
+use common::client::{Answer, App, Call, Event, events};
+use common::gate::{Drops, Gate};
 use halo_axum::{
     HaloBuilder, HaloLayer, OnDisconnect, Principal, Progress, StaticAuthenticator, ToolResult,
     ValidJson, halo,
 };
-use reqwest::Method;
+use halo_tests::{BearerScheme, TestServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa::{IntoParams, OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-/// How many times handlers ran.
-#[derive(Clone, Default)]
-struct Hits(Arc<AtomicUsize>);
+/// How many times handlers ran; the gate `summarize` waits at before each chapter after the
+/// first; its runs dropped before they finished.
+#[derive(Clone)]
+struct Hits {
+    count: Arc<AtomicUsize>,
+    chapters: Gate,
+    unfinished: Drops,
+}
+
+impl Default for Hits {
+    /// `summarize` reads every chapter at once.
+    fn default() -> Self {
+        Self {
+            count: Arc::default(),
+            chapters: Gate::open(),
+            unfinished: Drops::default(),
+        }
+    }
+}
 
 impl Hits {
+    /// `summarize` waits before chapters 2 to 5 until the test lets it on.
+    fn paced() -> Self {
+        Self {
+            chapters: Gate::default(),
+            ..Self::default()
+        }
+    }
+
     fn count(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
+        self.count.load(Ordering::SeqCst)
     }
 
     fn hit(&self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.count.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -112,10 +138,14 @@ async fn summarize(
     progress: Progress,
 ) -> ToolResult<Value> {
     hits.hit();
+    let running = hits.unfinished.running();
     for chapter in 1..=5 {
+        if chapter > 1 {
+            hits.chapters.pass().await;
+        }
         progress.step(chapter, Some(5), format!("reading chapter {chapter}"));
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    running.finished();
     ToolResult::new(json!({"book": id, "summary": "a desert planet"}))
         .with_meta(json!({"chapters": 5}))
 }
@@ -135,20 +165,8 @@ async fn fail(
     )
 }
 
-struct Bearer;
-
-impl Modify for Bearer {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-    }
-}
-
 #[derive(OpenApi)]
-#[openapi(info(title = "Library", version = "1.0.0"), modifiers(&Bearer))]
+#[openapi(info(title = "Library", version = "1.0.0"), modifiers(&BearerScheme))]
 struct Doc;
 
 fn library(hits: &Hits) -> (axum::Router, utoipa::openapi::OpenApi) {
@@ -174,38 +192,27 @@ fn authenticator() -> StaticAuthenticator {
         .bearer("reader-token", Principal::new("reader"))
 }
 
-async fn serve_with(hits: &Hits, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> String {
+/// The library behind the layer `configure` builds.
+fn layered(hits: &Hits, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> axum::Router {
     let (router, api) = library(hits);
-    let layer = configure(HaloLayer::builder(api)).build().unwrap();
-    let app = router.layer(layer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    router.layer(configure(HaloLayer::builder(api)).build().unwrap())
 }
 
-async fn serve(hits: &Hits) -> String {
-    serve_with(hits, |b| b.authenticator(authenticator()).validate(true)).await
+fn checked(builder: HaloBuilder) -> HaloBuilder {
+    builder.authenticator(authenticator()).validate(true)
 }
 
-fn send(base: &str, method: Method, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
-    let request = reqwest::Client::new().request(method, format!("{base}{path}"));
-    match token {
-        Some(token) => request.bearer_auth(token),
-        None => request,
-    }
+/// The library with credentials and validation, called in process.
+fn serve(hits: &Hits) -> App {
+    App::new(layered(hits, checked))
 }
 
-async fn discover(base: &str, path: &str, token: Option<&str>) -> reqwest::Response {
-    send(base, Method::OPTIONS, path, token)
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
+fn send(app: &App, method: Method, path: &str, token: Option<&str>) -> Call {
+    app.request(method, path).caller(token)
 }
 
-async fn names(base: &str, token: Option<&str>) -> Vec<String> {
-    let manifest: Value = discover(base, "/", token).await.json().await.unwrap();
+async fn names(app: &App, token: Option<&str>) -> Vec<String> {
+    let manifest = app.discover("/").caller(token).send().await.json();
     manifest["tools"]
         .as_array()
         .unwrap()
@@ -216,70 +223,61 @@ async fn names(base: &str, token: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-async fn problem(response: reqwest::Response) -> (StatusCode, Value) {
-    let status = response.status();
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/problem+json",
-        "a {status} answer is a problem"
-    );
-    (status, response.json().await.unwrap())
+/// The status and body of a problem answer.
+fn problem(answer: &Answer) -> (StatusCode, Value) {
+    (answer.status, answer.problem())
 }
 
 #[tokio::test]
 async fn discovery_shows_each_caller_what_it_may_call() {
     let hits = Hits::default();
-    let base = serve(&hits).await;
-    assert_eq!(names(&base, None).await, ["fail", "get_book"]);
+    let app = serve(&hits);
+    assert_eq!(names(&app, None).await, ["fail", "get_book"]);
     assert_eq!(
-        names(&base, Some("reader-token")).await,
+        names(&app, Some("reader-token")).await,
         ["fail", "get_book", "summarize"]
     );
     assert_eq!(
-        names(&base, Some("writer-token")).await,
+        names(&app, Some("writer-token")).await,
         ["add_book", "fail", "get_book", "summarize"]
     );
     assert_eq!(
-        names(&base, Some("admin-token")).await,
+        names(&app, Some("admin-token")).await,
         ["add_book", "fail", "get_book", "purge", "summarize"]
     );
 
     // A path shows only the methods the caller may call; all hidden is a 404.
-    let schemas: Value = discover(&base, "/books", Some("writer-token"))
+    let schemas = app
+        .discover("/books")
+        .bearer_auth("writer-token")
+        .send()
         .await
-        .json()
-        .await
-        .unwrap();
+        .json();
     assert_eq!(schemas.as_array().unwrap().len(), 1);
     assert_eq!(schemas[0]["call"]["method"], "POST");
-    let (status, _) = problem(discover(&base, "/books", Some("reader-token")).await).await;
+    let (status, _) = problem(
+        &app.discover("/books")
+            .bearer_auth("reader-token")
+            .send()
+            .await,
+    );
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = problem(discover(&base, "/books/1/summarize", None).await).await;
+    let (status, _) = problem(&app.discover("/books/1/summarize").send().await);
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // Answers that depend on the caller are private and say so.
-    let response = discover(&base, "/", Some("reader-token")).await;
-    assert!(
-        response.headers()["cache-control"]
-            .to_str()
-            .unwrap()
-            .starts_with("private")
-    );
-    let vary = response.headers()["vary"].to_str().unwrap();
+    let answer = app.discover("/").bearer_auth("reader-token").send().await;
+    assert!(answer.header("cache-control").starts_with("private"));
+    let vary = answer.header("vary");
     assert!(
         vary.contains("authorization") && vary.contains("accept"),
         "{vary}"
     );
 
     // Bad credentials are refused, never treated as anonymous.
-    let response = discover(&base, "/", Some("stolen")).await;
-    assert!(
-        response.headers()["www-authenticate"]
-            .to_str()
-            .unwrap()
-            .starts_with("Bearer")
-    );
-    let (status, body) = problem(response).await;
+    let answer = app.discover("/").bearer_auth("stolen").send().await;
+    assert!(answer.header("www-authenticate").starts_with("Bearer"));
+    let (status, body) = problem(&answer);
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(!body.to_string().contains("stolen"));
     assert_eq!(hits.count(), 0);
@@ -288,138 +286,90 @@ async fn discovery_shows_each_caller_what_it_may_call() {
 #[tokio::test]
 async fn discovery_may_require_credentials() {
     let hits = Hits::default();
-    let base = serve_with(&hits, |b| {
-        b.authenticator(authenticator())
-            .require_credentials(true)
-            .validate(true)
-    })
-    .await;
-    let response = discover(&base, "/", None).await;
-    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert!(response.headers().contains_key("www-authenticate"));
-    assert_eq!(names(&base, Some("reader-token")).await.len(), 3);
+    let app = App::new(layered(&hits, |b| checked(b).require_credentials(true)));
+    let answer = app.discover("/").send().await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert!(answer.headers.contains_key("www-authenticate"));
+    assert_eq!(names(&app, Some("reader-token")).await.len(), 3);
 }
 
 #[tokio::test]
 async fn calls_need_credentials_and_scopes() {
     let hits = Hits::default();
-    let base = serve(&hits).await;
+    let app = serve(&hits);
     let book = json!({"title": "Dune", "pages": 412});
+    let add = |token: Option<&str>| send(&app, Method::POST, "/books", token).json(&book);
 
-    let response = send(&base, Method::POST, "/books", None)
-        .json(&book)
-        .send()
-        .await
-        .unwrap();
-    assert!(response.headers().contains_key("www-authenticate"));
-    assert_eq!(problem(response).await.0, StatusCode::UNAUTHORIZED);
-    let response = send(&base, Method::POST, "/books", Some("reader-token"))
-        .json(&book)
-        .send()
-        .await
-        .unwrap();
-    let challenge = response.headers()["www-authenticate"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let answer = add(None).send().await;
+    assert!(answer.headers.contains_key("www-authenticate"));
+    assert_eq!(problem(&answer).0, StatusCode::UNAUTHORIZED);
+    let answer = add(Some("reader-token")).send().await;
+    let challenge = answer.header("www-authenticate");
     assert!(
         challenge.contains(r#"error="insufficient_scope""#) && challenge.contains("books:write"),
         "{challenge}"
     );
-    let (status, body) = problem(response).await;
+    let (status, body) = problem(&answer);
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(
         body["detail"].as_str().unwrap().contains("books:write"),
         "{body}"
     );
-    let response = send(&base, Method::DELETE, "/books", Some("writer-token"))
+    let answer = send(&app, Method::DELETE, "/books", Some("writer-token"))
         .send()
-        .await
-        .unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::FORBIDDEN);
-    let response = send(&base, Method::POST, "/books", Some("bogus"))
-        .json(&book)
-        .send()
-        .await
-        .unwrap();
-    let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+        .await;
+    assert_eq!(problem(&answer).0, StatusCode::FORBIDDEN);
+    let answer = add(Some("bogus")).send().await;
+    let challenge = answer.header("www-authenticate");
     assert!(
         challenge.contains(r#"error="invalid_token""#),
         "{challenge}"
     );
-    assert_eq!(problem(response).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(problem(&answer).0, StatusCode::UNAUTHORIZED);
     assert_eq!(hits.count(), 0, "no rejected call reached a handler");
 
-    let response = send(&base, Method::POST, "/books", Some("writer-token"))
-        .json(&book)
+    let answer = add(Some("writer-token")).send().await;
+    assert_eq!(answer.status, StatusCode::CREATED);
+    assert_eq!(
+        answer.json()["by"],
+        "writer",
+        "the handler sees the principal"
+    );
+    let answer = send(&app, Method::DELETE, "/books", Some("admin-token"))
         .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
-    let created: Value = response.json().await.unwrap();
-    assert_eq!(created["by"], "writer", "the handler sees the principal");
-    let response = send(&base, Method::DELETE, "/books", Some("admin-token"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        .await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT);
     // Public operations need nothing.
-    let response = send(&base, Method::GET, "/books/7", None)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    let answer = send(&app, Method::GET, "/books/7", None).send().await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(hits.count(), 3);
 }
 
 #[tokio::test]
 async fn invalid_input_never_reaches_the_handler() {
     let hits = Hits::default();
-    let base = serve_with(&hits, |b| {
-        b.authenticator(authenticator())
-            .body_limit(1024)
-            .validate(true)
-    })
-    .await;
-    let post = |body: reqwest::Body, content_type: &'static str| {
-        send(&base, Method::POST, "/books", Some("writer-token"))
+    let app = App::new(layered(&hits, |b| checked(b).body_limit(1024)));
+    let post = |body: &str, content_type: &str| {
+        send(&app, Method::POST, "/books", Some("writer-token"))
             .header("content-type", content_type)
-            .body(body)
-    };
-
-    let (status, body) = problem(
-        post("{\"title\": ".into(), "application/json")
+            .body(body.to_owned())
             .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    };
+    let get = |path: &str| send(&app, Method::GET, path, None).send();
+
+    let (status, body) = problem(&post("{\"title\": ", "application/json").await);
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body["detail"].as_str().unwrap().contains("not valid JSON"));
 
-    let (status, _) = problem(
-        post("title=Dune".into(), "application/x-www-form-urlencoded")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = problem(&post("title=Dune", "application/x-www-form-urlencoded").await);
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 
     let big = format!("{{\"title\": \"{}\", \"pages\": 1}}", "x".repeat(2000));
-    let (status, _) = problem(post(big.into(), "application/json").send().await.unwrap()).await;
+    let (status, _) = problem(&post(&big, "application/json").await);
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
 
-    let (status, body) = problem(
-        post(
-            r#"{"title": "", "pages": "many"}"#.into(),
-            "application/json",
-        )
-        .send()
-        .await
-        .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        problem(&post(r#"{"title": "", "pages": "many"}"#, "application/json").await);
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let pointers: Vec<&str> = body["errors"]
         .as_array()
@@ -432,23 +382,11 @@ async fn invalid_input_never_reaches_the_handler() {
         "{body}"
     );
 
-    let (status, body) = problem(
-        post(r#"{"title": "Dune"}"#.into(), "application/json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = problem(&post(r#"{"title": "Dune"}"#, "application/json").await);
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(body["errors"][0]["pointer"], "/pages", "{body}");
 
-    let (status, _) = problem(
-        post(reqwest::Body::from(""), "application/json")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = problem(&post("", "application/json").await);
     assert_eq!(
         status,
         StatusCode::BAD_REQUEST,
@@ -457,132 +395,125 @@ async fn invalid_input_never_reaches_the_handler() {
 
     // Parameters: a path value that is not a number, a query value over its maximum, a
     // query string that is not UTF-8.
-    let (status, body) = problem(
-        send(&base, Method::GET, "/books/seven", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = problem(&get("/books/seven").await);
     assert_eq!(status, StatusCode::BAD_REQUEST, "as axum's Path answers");
     assert_eq!(body["errors"][0]["pointer"], "/id");
-    let (status, body) = problem(
-        send(&base, Method::GET, "/books/7?level=9", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = problem(&get("/books/7?level=9").await);
     assert_eq!(status, StatusCode::BAD_REQUEST, "as axum's Query answers");
     assert_eq!(body["errors"][0]["pointer"], "/level");
-    let (status, _) = problem(
-        send(&base, Method::GET, "/books/7?level=%FF", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = problem(&get("/books/7?level=%FF").await);
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(hits.count(), 0, "the handlers never ran");
 
-    let response = send(&base, Method::GET, "/books/7?level=2", None)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let response = post(
-        r#"{"title": "Dune", "pages": 412}"#.into(),
+    assert_eq!(get("/books/7?level=2").await.status, StatusCode::OK);
+    let answer = post(
+        r#"{"title": "Dune", "pages": 412}"#,
         "application/json; charset=utf-8",
     )
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(response.status(), StatusCode::CREATED);
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED);
     assert_eq!(hits.count(), 2);
 }
 
 #[tokio::test]
 async fn validation_can_be_turned_off() {
     let hits = Hits::default();
-    let base = serve_with(&hits, |b| b.authenticator(authenticator()).validate(false)).await;
-    let response = send(&base, Method::GET, "/books/7?level=9", None)
+    let app = App::new(layered(&hits, |b| {
+        b.authenticator(authenticator()).validate(false)
+    }));
+    let answer = send(&app, Method::GET, "/books/7?level=9", None)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "the handler decides");
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "the handler decides");
     assert_eq!(hits.count(), 1);
 
     // `ValidJson` parses the body itself then, with the same kind of answers.
     let post = |body: &'static str, content_type: &'static str| {
-        send(&base, Method::POST, "/books", Some("writer-token"))
+        send(&app, Method::POST, "/books", Some("writer-token"))
             .header("content-type", content_type)
             .body(body)
             .send()
     };
-    let (status, _) = problem(post("{", "application/json").await.unwrap()).await;
+    let (status, _) = problem(&post("{", "application/json").await);
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = problem(
-        post(r#"{"title": "Dune"}"#, "application/json")
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = problem(&post(r#"{"title": "Dune"}"#, "application/json").await);
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    let (status, _) = problem(
-        post(r#"{"title": "Dune", "pages": 1}"#, "text/plain")
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = problem(&post(r#"{"title": "Dune", "pages": 1}"#, "text/plain").await);
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    let response = post(r#"{"title": "", "pages": 1}"#, "application/json")
-        .await
-        .unwrap();
+    let answer = post(r#"{"title": "", "pages": 1}"#, "application/json").await;
     assert_eq!(
-        response.status(),
+        answer.status,
         StatusCode::CREATED,
         "no schema check without validation"
     );
 }
 
-/// The events of an SSE body: (id, event, data).
-fn events(text: &str) -> Vec<(u64, String, Value)> {
-    text.split("\n\n")
-        .filter(|block| block.lines().any(|line| line.starts_with("data:")))
-        .map(|block| {
-            let field = |name: &str| {
-                block
-                    .lines()
-                    .find_map(|line| line.strip_prefix(name))
-                    .unwrap()
-                    .trim()
-                    .to_owned()
-            };
-            (
-                field("id:").parse().unwrap(),
-                field("event:"),
-                serde_json::from_str(&field("data:")).unwrap(),
-            )
-        })
-        .collect()
+#[tokio::test]
+async fn discovery_speaks_the_callers_language() {
+    let hits = Hits::default();
+    let app = serve(&hits);
+    let ask = |path: &str, language: &str| {
+        app.discover(path)
+            .header("accept-language", language)
+            .send()
+    };
+    let answer = ask("/books/7", "zh-CN, en;q=0.5").await;
+    assert_eq!(answer.header("content-language"), "zh");
+    assert!(answer.header("vary").contains("accept-language"));
+    let schemas = answer.json();
+    assert_eq!(schemas[0]["title"], "读书");
+    assert_eq!(schemas[0]["description"], "读一本书");
+    assert_eq!(schemas[0]["why"], "需要书的详情时使用");
+
+    let answer = ask("/books/7", "fr, en-GB").await;
+    assert!(!answer.headers.contains_key("content-language"));
+    let schemas = answer.json();
+    assert_eq!(schemas[0]["description"], "Read a book.");
+    assert!(schemas[0].get("title").is_none());
+
+    let manifest = ask("/", "zh").await.json();
+    assert_eq!(
+        manifest["tools"][0]["name"], "get_book",
+        "names stay identifiers"
+    );
+    assert_eq!(manifest["tools"][0]["title"], "读书");
 }
 
-fn stream_request(base: &str, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
-    send(base, Method::POST, path, token).header("accept", "text/event-stream")
+/// Serves the library behind the layer `configure` builds on a loopback port: streamed calls
+/// go over real HTTP.
+async fn spawn(hits: &Hits, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> TestServer {
+    halo_tests::spawn(layered(hits, configure)).await
+}
+
+/// `POST path` asking for an event stream, as `token`'s holder.
+fn stream_request(server: &TestServer, path: &str, token: Option<&str>) -> reqwest::RequestBuilder {
+    let request = reqwest::Client::new()
+        .post(server.url(path))
+        .header("accept", "text/event-stream");
+    match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    }
+}
+
+async fn read(request: reqwest::RequestBuilder) -> Answer {
+    Answer::read(request.send().await.unwrap()).await
 }
 
 #[tokio::test]
 async fn the_same_route_streams_progress_or_answers_plainly() {
     let hits = Hits::default();
-    let base = serve(&hits).await;
-    let response = stream_request(&base, "/books/7/summarize", Some("reader-token"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let streamed = events(&response.text().await.unwrap());
-    let kinds: Vec<&str> = streamed.iter().map(|(_, kind, _)| kind.as_str()).collect();
+    let server = spawn(&hits, checked).await;
+    let answer = read(stream_request(
+        &server,
+        "/books/7/summarize",
+        Some("reader-token"),
+    ))
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.header("content-type"), "text/event-stream");
+    let streamed = events(&answer.body);
+    let kinds: Vec<&str> = streamed.iter().map(|event| event.name.as_str()).collect();
     assert_eq!(
         kinds,
         [
@@ -595,210 +526,158 @@ async fn the_same_route_streams_progress_or_answers_plainly() {
             "tool_end"
         ]
     );
-    let ids: Vec<u64> = streamed.iter().map(|(id, _, _)| *id).collect();
+    let ids: Vec<u64> = streamed.iter().map(|event| event.id).collect();
     assert_eq!(ids, (1..=7).collect::<Vec<_>>());
-    assert_eq!(streamed[0].2["data"]["tool"], "summarize");
+    assert_eq!(streamed[0].data["data"]["tool"], "summarize");
     assert!(
-        streamed[0].2["data"]["call_id"]
+        streamed[0].data["data"]["call_id"]
             .as_str()
             .unwrap()
             .starts_with("c-")
     );
     assert_eq!(
-        streamed[1].2["data"],
+        streamed[1].data["data"],
         json!({"step": 1, "total": 5, "message": "reading chapter 1"})
     );
     assert_eq!(
-        streamed[6].2["data"]["content"],
+        streamed[6].data["data"]["content"],
         json!({"book": 7, "summary": "a desert planet"})
     );
-    assert_eq!(streamed[6].2["data"]["meta"], json!({"chapters": 5}));
+    assert_eq!(streamed[6].data["data"]["meta"], json!({"chapters": 5}));
 
     // Without the SSE accept: the plain result, content only.
-    let response = send(
-        &base,
-        Method::POST,
-        "/books/7/summarize",
-        Some("reader-token"),
+    let answer = read(
+        reqwest::Client::new()
+            .post(server.url("/books/7/summarize"))
+            .bearer_auth("reader-token"),
     )
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(
-        response.json::<Value>().await.unwrap(),
+        answer.json(),
         json!({"book": 7, "summary": "a desert planet"})
     );
 
     // Checks come first, as plain HTTP errors.
-    let response = stream_request(&base, "/books/7/summarize", None)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::UNAUTHORIZED);
-    let response = stream_request(&base, "/books/x/summarize", Some("reader-token"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::BAD_REQUEST);
+    let answer = read(stream_request(&server, "/books/7/summarize", None)).await;
+    assert_eq!(problem(&answer).0, StatusCode::UNAUTHORIZED);
+    let answer = read(stream_request(
+        &server,
+        "/books/x/summarize",
+        Some("reader-token"),
+    ))
+    .await;
+    assert_eq!(problem(&answer).0, StatusCode::BAD_REQUEST);
     assert_eq!(hits.count(), 2);
 
     // A handler's error ends the stream with its problem.
-    let response = stream_request(&base, "/books/7/fail", None)
-        .send()
-        .await
-        .unwrap();
-    let failed = events(&response.text().await.unwrap());
+    let failed = events(
+        &read(stream_request(&server, "/books/7/fail", None))
+            .await
+            .body,
+    );
     let last = failed.last().unwrap();
-    assert_eq!(last.1, "tool_error");
-    assert_eq!(last.2["data"]["status"], 409);
-    assert_eq!(last.2["data"]["detail"], "already summarised");
+    assert_eq!(last.name, "tool_error");
+    assert_eq!(last.data["data"]["status"], 409);
+    assert_eq!(last.data["data"]["detail"], "already summarised");
 
     // The schema advertises the stream.
-    let schemas: Value = discover(&base, "/books/7/summarize", Some("reader-token"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let schemas =
+        halo_tests::discover(&server.url("/books/7/summarize"), Some("reader-token")).await;
     assert_eq!(schemas[0]["stream"], json!({"events": ["tool_progress"]}));
 }
 
 #[tokio::test]
 async fn streams_work_without_an_authenticator() {
     let hits = Hits::default();
-    let base = serve_with(&hits, |b| b).await;
-    let response = stream_request(&base, "/books/3/summarize", None)
+    let server = spawn(&hits, |b| b).await;
+    let answer = read(stream_request(&server, "/books/3/summarize", None)).await;
+    let streamed = events(&answer.body);
+    assert_eq!(streamed.len(), 7);
+    assert_eq!(streamed[6].name, "tool_end");
+}
+
+/// Reads `response` until `enough` events have arrived: what was read.
+async fn read_events(response: &mut reqwest::Response, enough: usize) -> String {
+    let mut received = String::new();
+    while events(&received).len() < enough {
+        let chunk = response.chunk().await.unwrap().expect("more events");
+        received.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    received
+}
+
+/// Starts a streamed `summarize` of book 7 as `token`'s holder: the response, its body still
+/// to read, and the call's id.
+async fn start_summary(server: &TestServer, token: Option<&str>) -> (reqwest::Response, String) {
+    let response = stream_request(server, "/books/7/summarize", token)
         .send()
         .await
         .unwrap();
-    let streamed = events(&response.text().await.unwrap());
-    assert_eq!(streamed.len(), 7);
-    assert_eq!(streamed[6].1, "tool_end");
+    let call_id = response.headers()["halo-call-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (response, call_id)
 }
 
 #[tokio::test]
 async fn a_dropped_stream_resumes_from_last_event_id() {
-    let hits = Hits::default();
-    let base = serve(&hits).await;
-    let mut response = stream_request(&base, "/books/7/summarize", Some("reader-token"))
-        .send()
-        .await
-        .unwrap();
-    let call_id = response.headers()["halo-call-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    // The handler waits before its second chapter until the client has gone.
+    let hits = Hits::paced();
+    let server = spawn(&hits, checked).await;
+    let (mut response, call_id) = start_summary(&server, Some("reader-token")).await;
     // Read until two events have arrived, then hang up.
-    let mut received = String::new();
-    while events(&received).len() < 2 {
-        let chunk = response.chunk().await.unwrap().unwrap();
-        received.push_str(std::str::from_utf8(&chunk).unwrap());
-    }
+    let first = events(&read_events(&mut response, 2).await);
     drop(response);
-    let first = events(&received);
-    let last_id = first.last().unwrap().0;
+    assert_eq!(first.len(), 2, "{first:?}");
+    let last_id = first.last().unwrap().id;
+    hits.chapters.let_through(4);
 
     let resume = |token: Option<&str>, id: &str, last: &str| {
-        stream_request(&base, "/books/7/summarize", token)
-            .header("halo-call-id", id.to_owned())
-            .header("last-event-id", last.to_owned())
-            .send()
+        read(
+            stream_request(&server, "/books/7/summarize", token)
+                .header("halo-call-id", id.to_owned())
+                .header("last-event-id", last.to_owned()),
+        )
     };
     let rest = events(
         &resume(Some("reader-token"), &call_id, &last_id.to_string())
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
+            .body,
     );
-    let ids: Vec<u64> = first.iter().chain(&rest).map(|(id, _, _)| *id).collect();
+    let ids: Vec<u64> = first.iter().chain(&rest).map(|event| event.id).collect();
     assert_eq!(ids, (1..=7).collect::<Vec<_>>(), "every event exactly once");
-    assert_eq!(rest.last().unwrap().1, "tool_end");
+    assert_eq!(rest.last().unwrap().name, "tool_end");
     assert_eq!(hits.count(), 1, "resuming never runs the handler again");
 
     // Someone else cannot resume it; an unknown call is gone; a bad id is a 400.
-    let response = resume(Some("writer-token"), &call_id, "1").await.unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::GONE);
-    let response = resume(Some("reader-token"), "c-unknown", "1")
-        .await
-        .unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::GONE);
-    let response = resume(Some("reader-token"), &call_id, "x").await.unwrap();
-    assert_eq!(problem(response).await.0, StatusCode::BAD_REQUEST);
+    let answer = resume(Some("writer-token"), &call_id, "1").await;
+    assert_eq!(problem(&answer).0, StatusCode::GONE);
+    let answer = resume(Some("reader-token"), "c-unknown", "1").await;
+    assert_eq!(problem(&answer).0, StatusCode::GONE);
+    let answer = resume(Some("reader-token"), &call_id, "x").await;
+    assert_eq!(problem(&answer).0, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn a_cancelling_layer_drops_the_handler_when_the_client_leaves() {
-    let hits = Hits::default();
-    let base = serve_with(&hits, |b| b.on_disconnect(OnDisconnect::Cancel)).await;
-    let mut response = stream_request(&base, "/books/7/summarize", None)
-        .send()
-        .await
-        .unwrap();
-    let call_id = response.headers()["halo-call-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    // The handler waits before its second chapter, for ever: only a cancel ends it.
+    let hits = Hits::paced();
+    let server = spawn(&hits, |b| b.on_disconnect(OnDisconnect::Cancel)).await;
+    let (mut response, call_id) = start_summary(&server, None).await;
     response.chunk().await.unwrap();
     drop(response);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let replay = stream_request(&base, "/books/7/summarize", None)
+    // The server sees the connection close, and the layer drops the handler.
+    hits.unfinished.wait(1).await;
+    let replay = stream_request(&server, "/books/7/summarize", None)
         .header("halo-call-id", call_id)
-        .header("last-event-id", "0")
-        .send()
-        .await
-        .unwrap();
-    let replayed = events(&replay.text().await.unwrap());
+        .header("last-event-id", "0");
+    let replayed: Vec<Event> = events(&read(replay).await.body);
     let last = replayed.last().unwrap();
-    assert_eq!(last.1, "tool_error", "{replayed:?}");
+    assert_eq!(last.name, "tool_error", "{replayed:?}");
     assert!(
         replayed.len() < 7,
         "the handler stopped early: {replayed:?}"
     );
-}
-
-#[tokio::test]
-async fn discovery_speaks_the_callers_language() {
-    let hits = Hits::default();
-    let base = serve(&hits).await;
-    let ask = |language: &'static str| {
-        send(&base, Method::OPTIONS, "/books/7", None)
-            .header("accept", "application/llm+json")
-            .header("accept-language", language)
-            .send()
-    };
-    let response = ask("zh-CN, en;q=0.5").await.unwrap();
-    assert_eq!(response.headers()["content-language"], "zh");
-    assert!(
-        response.headers()["vary"]
-            .to_str()
-            .unwrap()
-            .contains("accept-language")
-    );
-    let schemas: Value = response.json().await.unwrap();
-    assert_eq!(schemas[0]["title"], "读书");
-    assert_eq!(schemas[0]["description"], "读一本书");
-    assert_eq!(schemas[0]["why"], "需要书的详情时使用");
-
-    let response = ask("fr, en-GB").await.unwrap();
-    assert!(!response.headers().contains_key("content-language"));
-    let schemas: Value = response.json().await.unwrap();
-    assert_eq!(schemas[0]["description"], "Read a book.");
-    assert!(schemas[0].get("title").is_none());
-
-    let manifest: Value = send(&base, Method::OPTIONS, "/", None)
-        .header("accept", "application/llm+json")
-        .header("accept-language", "zh")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(
-        manifest["tools"][0]["name"], "get_book",
-        "names stay identifiers"
-    );
-    assert_eq!(manifest["tools"][0]["title"], "读书");
 }

@@ -1,32 +1,35 @@
-//! The bounds on kept idempotency records, over real HTTP: a caller past its quota gets `429`,
-//! a full store `503`, both with `Retry-After` and without running the handler; keys already
-//! kept replay whatever the fullness; room comes back when records expire. With the `redis`
-//! feature, the per-caller quota shared by two instances through a real Redis (needs
-//! `redis-server`, see `halo_tests::redis`).
+//! The bounds on kept idempotency records, on calls made in process: a caller past its quota
+//! gets `429`, a full store `503`, both with `Retry-After` and without running the handler;
+//! keys already kept replay whatever the fullness; room comes back when records expire (on
+//! Tokio's paused clock, which the in-memory store keeps time by). With the `redis` feature,
+//! the per-caller quota shared by two instances through a real Redis (needs `redis-server`,
+//! see `halo_tests::redis`), on the real clock.
 #![allow(missing_docs, unreachable_pub)]
 
-use std::net::SocketAddr;
+mod common;
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use common::audit::Records;
+use common::client::{Answer, App};
 use halo_axum::{
-    AuditRecord, AuditSink, HaloBuilder, HaloLayer, IdempotencyLimits, Principal,
-    StaticAuthenticator, ValidJson, halo,
+    HaloBuilder, HaloLayer, IdempotencyLimits, Principal, StaticAuthenticator, ValidJson, halo,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-/// How many times the handler ran, and the outcomes of the audit records.
+/// How many times the handler ran, and the audit records.
 #[derive(Clone, Default)]
 struct Shop {
     runs: Arc<AtomicUsize>,
-    outcomes: Arc<Mutex<Vec<String>>>,
+    audit: Records,
 }
 
 impl Shop {
@@ -35,19 +38,7 @@ impl Shop {
     }
 
     fn last_outcome(&self) -> String {
-        self.outcomes
-            .lock()
-            .unwrap()
-            .last()
-            .cloned()
-            .unwrap_or_default()
-    }
-}
-
-impl AuditSink for Shop {
-    fn record(&self, record: AuditRecord) {
-        let outcome = record.outcome.as_str().to_owned();
-        self.outcomes.lock().unwrap().push(outcome);
+        self.audit.last_outcome()
     }
 }
 
@@ -81,8 +72,8 @@ async fn order(
 #[openapi(info(title = "Shop", version = "1"))]
 struct Doc;
 
-/// Serves the shop with the builder as `configure` leaves it; its base URL.
-async fn serve(shop: &Shop, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> String {
+/// The shop behind the layer as `configure` leaves the builder.
+fn serve(shop: &Shop, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> App {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(order))
         .split_for_parts();
@@ -92,64 +83,23 @@ async fn serve(shop: &Shop, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) 
         .bearer("carol", Principal::new("carol"));
     let builder = HaloLayer::builder(api)
         .authenticator(auth)
-        .audit(shop.clone());
+        .audit(shop.audit.clone());
     let layer = configure(builder).build().unwrap();
-    let app = router.with_state(shop.clone()).layer(layer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    format!("http://{addr}")
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: reqwest::header::HeaderMap,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> &str {
-        self.headers
-            .get(name)
-            .map_or("", |value| value.to_str().unwrap())
-    }
-
-    fn retry_after(&self) -> u64 {
-        self.header("retry-after").parse().unwrap()
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or(Value::Null)
-    }
-
-    fn detail(&self) -> String {
-        let problem: Value = serde_json::from_str(&self.body).unwrap();
-        problem["detail"].as_str().unwrap().to_owned()
-    }
+    App::new(router.with_state(shop.clone()).layer(layer))
 }
 
 /// `POST /orders` as `caller` (anonymous when `None`) with `key` and `amount`.
-async fn order_as(base: &str, caller: Option<&str>, key: &str, amount: u32) -> Answer {
-    let mut request = reqwest::Client::new()
-        .post(format!("{base}/orders"))
+async fn order_as(app: &App, caller: Option<&str>, key: &str, amount: u32) -> Answer {
+    app.post("/orders")
         .header("idempotency-key", key)
-        .json(&json!({"amount": amount}));
-    if let Some(token) = caller {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    Answer {
-        status: response.status(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
+        .caller(caller)
+        .json(&json!({"amount": amount}))
+        .send()
+        .await
+}
+
+fn retry_after(answer: &Answer) -> u64 {
+    answer.header("retry-after").parse().unwrap()
 }
 
 /// A refusal for want of room: `status`, problem+json, `Retry-After` within the TTL, and a
@@ -158,9 +108,9 @@ fn assert_refused(answer: &Answer, status: StatusCode, ttl: u64) {
     assert_eq!(answer.status, status, "{}", answer.body);
     assert_eq!(answer.header("content-type"), "application/problem+json");
     assert!(
-        (1..=ttl).contains(&answer.retry_after()),
+        (1..=ttl).contains(&retry_after(answer)),
         "{}",
-        answer.retry_after()
+        retry_after(answer)
     );
     let detail = answer.detail();
     assert!(detail.contains("was not run"), "{detail}");
@@ -171,25 +121,24 @@ fn assert_refused(answer: &Answer, status: StatusCode, ttl: u64) {
 
 const TTL: Duration = Duration::from_secs(2);
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_full_caller_gets_429_a_full_store_503_and_kept_keys_still_replay() {
     let shop = Shop::default();
-    let base = serve(&shop, |builder| {
+    let app = serve(&shop, |builder| {
         builder.idempotency_ttl(TTL).idempotency_limits(
             IdempotencyLimits::new()
                 .per_caller(2)
                 .records(3)
                 .bytes(1 << 20),
         )
-    })
-    .await;
+    });
     for key in ["a1", "a2"] {
-        let answer = order_as(&base, Some("alice"), key, 5).await;
+        let answer = order_as(&app, Some("alice"), key, 5).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
     }
     assert_eq!(shop.runs(), 2);
     // Alice's quota is used up: her third key is refused, and the handler does not run.
-    let refused = order_as(&base, Some("alice"), "a3", 5).await;
+    let refused = order_as(&app, Some("alice"), "a3", 5).await;
     assert_refused(&refused, StatusCode::TOO_MANY_REQUESTS, TTL.as_secs());
     assert!(
         refused.detail().contains("this caller"),
@@ -199,33 +148,33 @@ async fn a_full_caller_gets_429_a_full_store_503_and_kept_keys_still_replay() {
     assert_eq!(shop.last_outcome(), "rate_limited");
     assert_eq!(shop.runs(), 2, "a refused key never runs");
     // A call that is not kept (503 from the handler) gives its room back.
-    let busy = order_as(&base, Some("bob"), "b0", 503).await;
+    let busy = order_as(&app, Some("bob"), "b0", 503).await;
     assert_eq!(busy.status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(shop.runs(), 3);
     // Bob has a quota of his own, until the store as a whole is full.
-    let answer = order_as(&base, Some("bob"), "b1", 5).await;
+    let answer = order_as(&app, Some("bob"), "b1", 5).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
     assert_eq!(shop.runs(), 4);
     for caller in [Some("carol"), Some("bob"), None] {
-        let refused = order_as(&base, caller, "c1", 5).await;
+        let refused = order_as(&app, caller, "c1", 5).await;
         assert_refused(&refused, StatusCode::SERVICE_UNAVAILABLE, TTL.as_secs());
         assert_eq!(shop.last_outcome(), "unavailable");
     }
     assert_eq!(shop.runs(), 4, "refused keys never run");
     // Keys already kept replay as usual, however full the store.
     for (caller, key) in [("alice", "a1"), ("alice", "a2"), ("bob", "b1")] {
-        let again = order_as(&base, Some(caller), key, 5).await;
+        let again = order_as(&app, Some(caller), key, 5).await;
         assert_eq!(again.status, StatusCode::CREATED, "{}", again.body);
         assert_eq!(again.header("idempotent-replayed"), "true");
         assert_eq!(again.header("x-order"), "kept");
     }
-    let mismatch = order_as(&base, Some("alice"), "a1", 6).await;
+    let mismatch = order_as(&app, Some("alice"), "a1", 6).await;
     assert_eq!(mismatch.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(shop.runs(), 4);
     // Once the records expire, there is room again, for everyone.
-    tokio::time::sleep(TTL + Duration::from_millis(100)).await;
+    tokio::time::advance(TTL + Duration::from_millis(100)).await;
     for (caller, key) in [(Some("carol"), "c1"), (Some("alice"), "a3"), (None, "n1")] {
-        let answer = order_as(&base, caller, key, 5).await;
+        let answer = order_as(&app, caller, key, 5).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
         assert!(answer.headers.get("idempotent-replayed").is_none());
     }
@@ -235,56 +184,54 @@ async fn a_full_caller_gets_429_a_full_store_503_and_kept_keys_still_replay() {
 #[tokio::test]
 async fn anonymous_callers_share_the_quota_of_their_address() {
     let shop = Shop::default();
-    let base = serve(&shop, |builder| {
+    let app = serve(&shop, |builder| {
         builder.idempotency_limits(IdempotencyLimits::new().per_caller(2))
-    })
-    .await;
+    });
     for key in ["n1", "n2"] {
-        let answer = order_as(&base, None, key, 5).await;
+        let answer = order_as(&app, None, key, 5).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
     }
-    let refused = order_as(&base, None, "n3", 5).await;
+    let refused = order_as(&app, None, "n3", 5).await;
     assert_refused(&refused, StatusCode::TOO_MANY_REQUESTS, 24 * 60 * 60);
     // The default TTL: a day until the oldest expires.
-    assert!(refused.retry_after() > 24 * 60 * 60 - 60);
+    assert!(retry_after(&refused) > 24 * 60 * 60 - 60);
     // A principal is a caller of its own, even from the same address.
-    let answer = order_as(&base, Some("alice"), "n3", 5).await;
+    let answer = order_as(&app, Some("alice"), "n3", 5).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
     assert_eq!(shop.runs(), 3);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_byte_limit_refuses_new_keys_and_keeps_what_ran_without_its_body() {
     let shop = Shop::default();
     // Alice's record ("order\nalice\n" and an 80-byte key) takes 92 of the 100 bytes; her
     // response does not fit in the 8 left, so its status alone is kept.
-    let base = serve(&shop, |builder| {
+    let app = serve(&shop, |builder| {
         builder
             .idempotency_ttl(TTL)
             .idempotency_limits(IdempotencyLimits::new().bytes(100))
-    })
-    .await;
+    });
     let long = "k".repeat(80);
-    let first = order_as(&base, Some("alice"), &long, 5).await;
+    let first = order_as(&app, Some("alice"), &long, 5).await;
     assert_eq!(first.status, StatusCode::CREATED);
     let whole = json!({"order": 1, "amount": 5});
     assert_eq!(first.json(), whole, "the caller gets it all");
     for key in [long.as_str(), "b"] {
-        let refused = order_as(&base, Some("bob"), key, 5).await;
+        let refused = order_as(&app, Some("bob"), key, 5).await;
         assert_refused(&refused, StatusCode::SERVICE_UNAVAILABLE, TTL.as_secs());
     }
     assert_eq!(shop.runs(), 1);
     // The key never runs again: its repeat gets the status, without the body.
-    let again = order_as(&base, Some("alice"), &long, 5).await;
+    let again = order_as(&app, Some("alice"), &long, 5).await;
     assert_eq!(again.status, StatusCode::CREATED);
     assert_eq!(again.header("idempotent-replayed"), "true");
     assert_eq!(again.body, "");
     assert_eq!(shop.runs(), 1);
-    tokio::time::sleep(TTL + Duration::from_millis(100)).await;
-    let answer = order_as(&base, Some("bob"), "b", 5).await;
+    tokio::time::advance(TTL + Duration::from_millis(100)).await;
+    let answer = order_as(&app, Some("bob"), "b", 5).await;
     assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
     // Bob's record ("order\nbob\nb", 11 bytes) leaves room for his whole response.
-    let again = order_as(&base, Some("bob"), "b", 5).await;
+    let again = order_as(&app, Some("bob"), "b", 5).await;
     assert_eq!(again.header("idempotent-replayed"), "true");
     assert_eq!(again.json(), json!({"order": 2, "amount": 5}));
 }
@@ -300,27 +247,26 @@ mod shared {
     async fn two_instances_share_each_callers_quota_in_redis() {
         let redis = RedisServer::start();
         let limits = IdempotencyLimits::new().per_caller(2).records(3);
-        let mut bases = Vec::new();
         let shop = Shop::default();
-        for _ in 0..2 {
-            let store = RedisStore::open(&redis.url()).unwrap().prefix("shop:");
-            let base = serve(&shop, |builder| {
-                builder
-                    .redis(store)
-                    .idempotency_ttl(TTL)
-                    .idempotency_limits(limits)
+        let instances: Vec<App> = (0..2)
+            .map(|_| {
+                let store = RedisStore::open(&redis.url()).unwrap().prefix("shop:");
+                serve(&shop, |builder| {
+                    builder
+                        .redis(store)
+                        .idempotency_ttl(TTL)
+                        .idempotency_limits(limits)
+                })
             })
-            .await;
-            bases.push(base);
-        }
-        let [a, b] = [&bases[0], &bases[1]];
-        for (base, key) in [(a, "a1"), (b, "a2")] {
-            let answer = order_as(base, Some("alice"), key, 5).await;
+            .collect();
+        let [a, b] = [&instances[0], &instances[1]];
+        for (app, key) in [(a, "a1"), (b, "a2")] {
+            let answer = order_as(app, Some("alice"), key, 5).await;
             assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
         }
         // Alice's quota is counted in Redis: full on either instance.
-        for base in [a, b] {
-            let refused = order_as(base, Some("alice"), "a3", 5).await;
+        for app in [a, b] {
+            let refused = order_as(app, Some("alice"), "a3", 5).await;
             assert_refused(&refused, StatusCode::TOO_MANY_REQUESTS, TTL.as_secs());
             assert_eq!(shop.last_outcome(), "rate_limited");
         }
@@ -343,18 +289,17 @@ mod shared {
         let refused = order_as(b, Some("bob"), "b3", 5).await;
         assert_refused(&refused, StatusCode::TOO_MANY_REQUESTS, TTL.as_secs());
         assert_eq!(shop.runs(), 5);
-        // Once the records expire, so do the quotas, and Redis keeps nothing.
+        // Once the records expire (on Redis's clock: this waits in real time), so do the
+        // quotas, and Redis keeps nothing.
         tokio::time::sleep(TTL + Duration::from_millis(100)).await;
         let answer = order_as(b, Some("alice"), "a3", 5).await;
         assert_eq!(answer.status, StatusCode::CREATED, "{}", answer.body);
         // Redis deletes expired keys within a moment of their expiry.
-        tokio::time::sleep(TTL).await;
-        for _ in 0..100 {
-            if redis.command(&["DBSIZE"]).as_deref() == Some(":0") {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("Redis still keeps {:?} keys", redis.command(&["DBSIZE"]));
+        halo_tests::wait::eventually(
+            "Redis deletes the expired keys",
+            TTL + Duration::from_secs(5),
+            || async { redis.command(&["DBSIZE"]).as_deref() == Some(":0") },
+        )
+        .await;
     }
 }

@@ -3,13 +3,14 @@
 //! validation, limits, audit), errors come back as `isError` results with the problem
 //! details, and only loopback hosts and origins are accepted by default.
 
-use std::sync::{Arc, Mutex};
+mod common;
 
 use axum::Json;
 use axum::extract::{Path, Query};
 use axum::http::{HeaderName, StatusCode};
+use common::audit::Records;
 use halo_axum::mcp::McpService;
-use halo_axum::{AuditRecord, AuditSink, HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_axum::{HaloLayer, Principal, StaticAuthenticator, halo};
 use halo_tests::{TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
@@ -110,26 +111,16 @@ impl Modify for Schemes {
 #[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&Schemes))]
 struct Doc;
 
-/// Keeps audit records in memory.
-#[derive(Clone, Default)]
-struct Audit(Arc<Mutex<Vec<AuditRecord>>>);
-
-impl AuditSink for Audit {
-    fn record(&self, record: AuditRecord) {
-        self.0.lock().unwrap().push(record);
-    }
-}
-
 /// The notes app with `/mcp` mounted; `configure` adjusts the MCP service.
 async fn serve(
     configure: impl FnOnce(halo_axum::mcp::McpBuilder) -> halo_axum::mcp::McpBuilder,
-) -> (TestServer, Audit) {
+) -> (TestServer, Records) {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(get_note))
         .routes(routes!(search_notes, create_note))
         .routes(routes!(stock))
         .split_for_parts();
-    let audit = Audit::default();
+    let audit = Records::default();
     let halo = HaloLayer::builder(api)
         .authenticator(
             StaticAuthenticator::new()
@@ -316,7 +307,7 @@ async fn each_caller_sees_and_calls_its_own_tools() {
     assert_eq!(stock.structured_content, Some(json!({"notebooks": 3})));
 
     // Every call reached the layer's audit, under its caller.
-    let records = audit.0.lock().unwrap();
+    let records = audit.all();
     let callers: Vec<(&str, u16)> = records
         .iter()
         .map(|r| (r.caller.as_deref().unwrap_or("-"), r.status))
@@ -548,7 +539,7 @@ async fn above_the_budget_tools_are_found_by_search_and_called_by_name() {
         let result = call(&reader, name, args.clone()).await;
         assert_eq!(result.is_error, Some(true), "{name} {args}");
     }
-    let records = audit.0.lock().unwrap();
+    let records = audit.all();
     assert!(
         records.iter().filter(|r| r.tool == "get_note").count() >= 2,
         "both calls ran"

@@ -1,20 +1,20 @@
-//! The layer's metrics, scraped over real HTTP from the Prometheus endpoint the app mounts:
-//! calls counted by tool, outcome and status class, timed, and discovery counted.
+//! The layer's metrics, scraped from the Prometheus endpoint the app mounts (the app called in
+//! process): calls counted by tool, outcome and status class, timed, and discovery counted.
 //!
 //! The recorder is global to the process, so every test here uses tools of its own names
 //! and only one test makes discovery requests.
 #![allow(missing_docs, unreachable_pub)]
 
-use std::net::SocketAddr;
+mod common;
+
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use axum::Json;
 use axum::extract::Path;
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
+use common::client::{App, Call};
 use halo_axum::{HaloBuilder, HaloLayer, Principal, Prometheus, StaticAuthenticator, halo};
 use halo_tests::BearerScheme;
-use reqwest::Method;
 use serde_json::{Value, json};
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -34,11 +34,12 @@ async fn charge() -> Json<Value> {
     Json(json!({"charged": true}))
 }
 
-/// Think for too long.
+/// Think for too long: never answers (the layer's latency is timed on the real clock, so this
+/// deadline passes in real time).
 #[halo(timeout_ms = 100)]
 #[utoipa::path(get, path = "/slow", operation_id = "m_slow", responses((status = 200)))]
 async fn slow() -> &'static str {
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    std::future::pending::<()>().await;
     "finally"
 }
 
@@ -74,45 +75,31 @@ fn prometheus() -> Prometheus {
         .clone()
 }
 
-/// Serves `router` behind the layer `configure` builds, with the Prometheus endpoint at
-/// `/metrics` beside it (not behind the layer).
-async fn serve(
-    router: OpenApiRouter,
-    configure: impl FnOnce(HaloBuilder) -> HaloBuilder,
-) -> String {
+/// `router` behind the layer `configure` builds, with the Prometheus endpoint at `/metrics`
+/// beside it (not behind the layer).
+fn serve(router: OpenApiRouter, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> App {
     let (router, api) = router.split_for_parts();
     let layer = configure(HaloLayer::builder(api)).build().unwrap();
-    let app = router.layer(layer).route_service("/metrics", prometheus());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .await
-        .unwrap();
-    });
-    format!("http://{addr}")
+    App::new(router.layer(layer).route_service("/metrics", prometheus()))
 }
 
 fn doc() -> OpenApiRouter {
     OpenApiRouter::with_openapi(Doc::openapi())
 }
 
-async fn send(request: reqwest::RequestBuilder) -> StatusCode {
-    request.send().await.unwrap().status()
+async fn send(call: Call) -> StatusCode {
+    call.send().await.status
 }
 
 /// The text at `/metrics`.
-async fn scrape(base: &str) -> String {
-    let response = reqwest::get(format!("{base}/metrics")).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+async fn scrape(app: &App) -> String {
+    let answer = app.get("/metrics").send().await;
+    assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(
-        response.headers()["content-type"],
+        answer.header("content-type"),
         "text/plain; version=0.0.4; charset=utf-8"
     );
-    response.text().await.unwrap()
+    answer.body
 }
 
 /// The value of the sample `name{labels}` (labels in any order, and no others), if present.
@@ -146,7 +133,7 @@ fn calls(text: &str, tool: &str, outcome: &str, status: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
-    let base = serve(
+    let app = serve(
         doc()
             .routes(routes!(read))
             .routes(routes!(charge))
@@ -158,38 +145,35 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
                 .validate(true)
                 .metrics(true)
         },
-    )
-    .await;
-    let client = reqwest::Client::new();
+    );
     for id in 1..=3 {
-        let status = send(client.get(format!("{base}/books/{id}"))).await;
+        let status = send(app.get(&format!("/books/{id}"))).await;
         assert_eq!(status, StatusCode::OK);
     }
-    let status = send(client.get(format!("{base}/books/seven"))).await;
+    let status = send(app.get("/books/seven")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let status = send(client.post(format!("{base}/charge")).bearer_auth("mallory")).await;
+    let status = send(app.post("/charge").bearer_auth("mallory")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     for expected in [
         StatusCode::OK,
         StatusCode::OK,
         StatusCode::TOO_MANY_REQUESTS,
     ] {
-        let status = send(client.post(format!("{base}/charge")).bearer_auth("alice")).await;
+        let status = send(app.post("/charge").bearer_auth("alice")).await;
         assert_eq!(status, expected);
     }
-    let status = send(client.get(format!("{base}/slow"))).await;
+    let status = send(app.get("/slow")).await;
     assert_eq!(status, StatusCode::GATEWAY_TIMEOUT);
     for _ in 0..2 {
         let status = send(
-            client
-                .post(format!("{base}/orders"))
+            app.post("/orders")
                 .header("idempotency-key", "secret-key-1"),
         )
         .await;
         assert_eq!(status, StatusCode::CREATED);
     }
 
-    let text = scrape(&base).await;
+    let text = scrape(&app).await;
     assert_eq!(
         calls(&text, "m_read", "executed", "2xx"),
         Some(3.0),
@@ -237,62 +221,46 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
 
 #[tokio::test]
 async fn a_layer_without_metrics_records_nothing() {
-    let base = serve(doc().routes(routes!(quiet)), |builder| builder).await;
-    let status = send(reqwest::Client::new().get(format!("{base}/quiet"))).await;
+    let app = serve(doc().routes(routes!(quiet)), |builder| builder);
+    let status = send(app.get("/quiet")).await;
     assert_eq!(status, StatusCode::OK);
-    let text = scrape(&base).await;
+    let text = scrape(&app).await;
     assert!(!text.contains("q_quiet"), "{text}");
 }
 
 #[tokio::test]
 async fn discovery_is_counted_by_target_and_status() {
-    let client = reqwest::Client::new();
-    let discover = |base: &str, path: &str| {
-        client
-            .request(Method::OPTIONS, format!("{base}{path}"))
-            .header("accept", "application/llm+json")
-    };
     // Without an authenticator discovery is answered on the spot; with one, per caller.
     let open = serve(doc().routes(routes!(found)), |builder| {
         builder.metrics(true)
-    })
-    .await;
+    });
     let guarded = serve(doc().routes(routes!(found)), |builder| {
         builder
             .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
             .require_credentials(true)
             .metrics(true)
-    })
-    .await;
-    let response = discover(&open, "/").send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let etag = response.headers()["etag"].clone();
+    });
+    let answer = open.discover("/").send().await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let etag = answer.header("etag");
     assert_eq!(
-        send(discover(&open, "/").header("if-none-match", etag)).await,
+        send(open.discover("/").header("if-none-match", etag)).await,
         StatusCode::NOT_MODIFIED
     );
-    assert_eq!(send(discover(&open, "/found/1")).await, StatusCode::OK);
-    assert_eq!(send(discover(&open, "/lost")).await, StatusCode::NOT_FOUND);
+    assert_eq!(send(open.discover("/found/1")).await, StatusCode::OK);
+    assert_eq!(send(open.discover("/lost")).await, StatusCode::NOT_FOUND);
+    assert_eq!(send(guarded.discover("/")).await, StatusCode::UNAUTHORIZED);
     assert_eq!(
-        send(discover(&guarded, "/")).await,
+        send(guarded.discover("/").bearer_auth("mallory")).await,
         StatusCode::UNAUTHORIZED
     );
     assert_eq!(
-        send(discover(&guarded, "/").bearer_auth("mallory")).await,
-        StatusCode::UNAUTHORIZED
-    );
-    assert_eq!(
-        send(discover(&guarded, "/").bearer_auth("alice")).await,
+        send(guarded.discover("/").bearer_auth("alice")).await,
         StatusCode::OK
     );
     // A plain OPTIONS (a CORS preflight, say) is not discovery.
     assert_ne!(
-        client
-            .request(Method::OPTIONS, format!("{open}/found/1"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
+        send(open.request(Method::OPTIONS, "/found/1")).await,
         StatusCode::INTERNAL_SERVER_ERROR
     );
 
@@ -314,19 +282,13 @@ async fn discovery_is_counted_by_target_and_status() {
 
 #[tokio::test]
 async fn the_endpoint_answers_get_and_head_only() {
-    let base = serve(doc().routes(routes!(quiet)), |builder| builder).await;
-    let client = reqwest::Client::new();
-    let head = client.head(format!("{base}/metrics")).send().await.unwrap();
-    assert_eq!(head.status(), StatusCode::OK);
-    let response = client.post(format!("{base}/metrics")).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(response.headers()["allow"], "GET, HEAD");
-    assert_eq!(
-        response.headers()["content-type"],
-        "application/problem+json"
-    );
-    let problem: Value = response.json().await.unwrap();
-    assert_eq!(problem["status"], 405);
+    let app = serve(doc().routes(routes!(quiet)), |builder| builder);
+    let head = app.request(Method::HEAD, "/metrics").send().await;
+    assert_eq!(head.status, StatusCode::OK);
+    let answer = app.post("/metrics").send().await;
+    assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(answer.header("allow"), "GET, HEAD");
+    assert_eq!(answer.problem()["status"], 405);
 }
 
 #[test]

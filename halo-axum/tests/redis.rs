@@ -3,54 +3,41 @@
 //! `halo_tests::redis`).
 #![allow(missing_docs, unreachable_pub)]
 
-use std::net::SocketAddr;
+mod common;
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use common::audit::Records;
+use common::client::Answer;
+use common::gate::Gate;
 use halo_axum::{
-    AuditRecord, AuditSink, Fallback, HaloLayer, Principal, Progress, RedisStore,
-    StaticAuthenticator, ValidJson, halo,
+    Fallback, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator, ValidJson, halo,
 };
 use halo_tests::BearerScheme;
 use halo_tests::redis::RedisServer;
+use halo_tests::{TestServer, spawn};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-/// One instance's state: how many orders and charges its handlers took, and a gate that
-/// holds the `amount: 77` orders until the test opens it.
-#[derive(Debug, Clone)]
+/// One instance's state: how many orders and charges its handlers took, a gate that holds
+/// the `amount: 77` orders (and the second step of `/work`) until the test opens it, and the
+/// instance's audit records.
+#[derive(Debug, Clone, Default)]
 struct Instance {
     runs: Arc<AtomicUsize>,
     charges: Arc<AtomicUsize>,
-    gate: Arc<Semaphore>,
-    /// The outcomes of the instance's audit records.
-    outcomes: Arc<Mutex<Vec<String>>>,
-}
-
-impl AuditSink for Instance {
-    fn record(&self, record: AuditRecord) {
-        let outcome = record.outcome.as_str().to_owned();
-        self.outcomes.lock().unwrap().push(outcome);
-    }
+    gate: Gate,
+    audit: Records,
 }
 
 impl Instance {
-    fn new() -> Self {
-        Self {
-            runs: Arc::default(),
-            charges: Arc::default(),
-            gate: Arc::new(Semaphore::new(0)),
-            outcomes: Arc::default(),
-        }
-    }
-
     fn runs(&self) -> usize {
         self.runs.load(Ordering::SeqCst)
     }
@@ -81,7 +68,7 @@ async fn order(
 ) -> (StatusCode, [(&'static str, &'static str); 1], Json<Value>) {
     let run = instance.runs.fetch_add(1, Ordering::SeqCst) + 1;
     if order.amount == 77 {
-        instance.gate.acquire().await.expect("open gate").forget();
+        instance.gate.pass().await;
     }
     (
         StatusCode::CREATED,
@@ -96,7 +83,7 @@ async fn order(
 async fn work(State(instance): State<Instance>, progress: Progress) -> Json<Value> {
     instance.runs.fetch_add(1, Ordering::SeqCst);
     progress.step(1, Some(2), "first");
-    instance.gate.acquire().await.expect("open gate").forget();
+    instance.gate.pass().await;
     progress.step(2, Some(2), "second");
     Json(json!({"done": true}))
 }
@@ -105,8 +92,8 @@ async fn work(State(instance): State<Instance>, progress: Progress) -> Json<Valu
 #[openapi(info(title = "Shop", version = "1"), modifiers(&BearerScheme))]
 struct Doc;
 
-/// Serves one instance of the API with `store`; its base URL.
-async fn serve(instance: &Instance, store: RedisStore) -> String {
+/// Serves one instance of the API with `store`.
+async fn serve(instance: &Instance, store: RedisStore) -> TestServer {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(charge))
         .routes(routes!(order))
@@ -119,79 +106,50 @@ async fn serve(instance: &Instance, store: RedisStore) -> String {
                 .bearer("bob", Principal::new("bob")),
         )
         .redis(store)
-        .audit(instance.clone())
+        .audit(instance.audit.clone())
         .validate(true)
         .build()
         .unwrap();
-    let app = router.with_state(instance.clone()).layer(layer);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    spawn(router.with_state(instance.clone()).layer(layer)).await
 }
 
 /// Two instances sharing `redis`, each with its own state.
 async fn two(
     redis: &RedisServer,
     configure: impl Fn(RedisStore) -> RedisStore,
-) -> [(String, Instance); 2] {
+) -> [(TestServer, Instance); 2] {
     let mut pair = Vec::new();
     for _ in 0..2 {
-        let instance = Instance::new();
+        let instance = Instance::default();
         let store = configure(RedisStore::open(&redis.url()).unwrap().prefix("shop:"));
         pair.push((serve(&instance, store).await, instance));
     }
     pair.try_into().unwrap()
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: reqwest::header::HeaderMap,
-    body: String,
+async fn post(server: &TestServer, path: &str, key: Option<&str>, body: Value) -> Answer {
+    post_to(server.url(path), key, body).await
 }
 
-impl Answer {
-    fn header(&self, name: &str) -> &str {
-        self.headers
-            .get(name)
-            .map_or("", |value| value.to_str().unwrap())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or(Value::Null)
-    }
-}
-
-async fn post(base: &str, path: &str, key: Option<&str>, body: Value) -> Answer {
+/// `POST url` as alice, with the idempotency key when given.
+async fn post_to(url: String, key: Option<&str>, body: Value) -> Answer {
     let mut request = reqwest::Client::new()
-        .post(format!("{base}{path}"))
+        .post(url)
         .bearer_auth("alice")
         .json(&body);
     if let Some(key) = key {
         request = request.header("Idempotency-Key", key);
     }
-    let response = request.send().await.unwrap();
-    Answer {
-        status: response.status(),
-        headers: response.headers().clone(),
-        body: response.text().await.unwrap(),
-    }
+    Answer::read(request.send().await.unwrap()).await
 }
 
-/// Waits until `check` holds (polling every 50 ms), at most 10 s.
-async fn eventually<F, Fut>(what: &str, mut check: F)
+/// Waits until `check` holds, at most 10 s: for what depends on Redis coming back.
+async fn eventually<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not within 10 s");
+    halo_tests::wait::eventually(what, Duration::from_secs(10), check).await;
 }
 
 /// A 503 for an unreachable store: problem+json, Retry-After, and nothing of the URL.
@@ -271,11 +229,12 @@ async fn two_instances_spend_one_budget_with_the_same_headers() {
 async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body() {
     let redis = RedisServer::start();
     let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
-    let first = tokio::spawn({
-        let a = a.clone();
-        async move { post(&a, "/orders", Some("k-1"), json!({"amount": 77})).await }
-    });
-    eventually("the order runs on A", || async { on_a.runs() == 1 }).await;
+    let first = tokio::spawn(post_to(
+        a.url("/orders"),
+        Some("k-1"),
+        json!({"amount": 77}),
+    ));
+    on_a.gate.arrivals(1).await;
     let running = post(&b, "/orders", Some("k-1"), json!({"amount": 77})).await;
     assert_eq!(running.status, StatusCode::CONFLICT, "{}", running.body);
     assert_eq!(running.header("content-type"), "application/problem+json");
@@ -287,7 +246,7 @@ async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body
         other.body
     );
 
-    on_a.gate.add_permits(1);
+    on_a.gate.let_through(1);
     let first = first.await.unwrap();
     assert_eq!(first.status, StatusCode::CREATED);
     assert_eq!(first.header("idempotent-replayed"), "");
@@ -312,11 +271,13 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
     let kept = post(&a, "/orders", Some("before"), json!({"amount": 5})).await;
     assert_eq!(kept.status, StatusCode::CREATED);
     // An order is running on A when Redis goes away.
-    let running = tokio::spawn({
-        let a = a.clone();
-        async move { post(&a, "/orders", Some("during"), json!({"amount": 77})).await }
-    });
-    eventually("the order runs on A", || async { on_a.runs() == 2 }).await;
+    let running = tokio::spawn(post_to(
+        a.url("/orders"),
+        Some("during"),
+        json!({"amount": 77}),
+    ));
+    on_a.gate.arrivals(1).await;
+    assert_eq!(on_a.runs(), 2);
     redis.stop();
 
     // A new key is refused before its handler runs; so is a replay Redis holds.
@@ -325,17 +286,14 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
     let refused = post(&b, "/orders", Some("before"), json!({"amount": 5})).await;
     assert_unavailable(&refused, &redis);
     assert_eq!(on_b.runs(), 0);
-    assert_eq!(
-        *on_b.outcomes.lock().unwrap(),
-        ["unavailable", "unavailable"]
-    );
+    assert_eq!(on_b.audit.outcomes(), ["unavailable", "unavailable"]);
     // Rates fall back to each instance's own budget.
     let charged = post(&b, "/charge", None, json!({"amount": 5})).await;
     assert_eq!(charged.status, StatusCode::OK, "{}", charged.body);
     assert_eq!(charged.header("ratelimit"), "\"charge\";r=2;t=0");
 
     // The running order ends while Redis is down: its caller gets the answer, and A keeps it.
-    on_a.gate.add_permits(1);
+    on_a.gate.let_through(1);
     let during = running.await.unwrap();
     assert_eq!(during.status, StatusCode::CREATED, "{}", during.body);
     let again = post(&a, "/orders", Some("during"), json!({"amount": 77})).await;
@@ -385,7 +343,7 @@ async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
     assert_unavailable(&refused, &redis);
     assert!(refused.body.contains("rate budgets"), "{}", refused.body);
     assert_eq!(on_a.charges.load(Ordering::SeqCst), 0);
-    assert_eq!(*on_a.outcomes.lock().unwrap(), ["unavailable"]);
+    assert_eq!(on_a.audit.outcomes(), ["unavailable"]);
     let local = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
     assert_eq!(local.status, StatusCode::CREATED);
     let again = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
@@ -395,9 +353,13 @@ async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
 }
 
 /// `POST /work` as `token`, asking for an event stream; resuming `call` after `last` when given.
-fn work_stream(base: &str, token: &str, resume: Option<(&str, &str)>) -> reqwest::RequestBuilder {
+fn work_stream(
+    server: &TestServer,
+    token: &str,
+    resume: Option<(&str, &str)>,
+) -> reqwest::RequestBuilder {
     let mut request = reqwest::Client::new()
-        .post(format!("{base}/work"))
+        .post(server.url("/work"))
         .bearer_auth(token)
         .header("accept", "text/event-stream");
     if let Some((call, last)) = resume {
@@ -448,7 +410,7 @@ async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
         text.push_str(std::str::from_utf8(&chunk).unwrap());
     }
     assert_eq!(event_ids(&text), [2]);
-    on_a.gate.add_permits(1);
+    on_a.gate.let_through(1);
     while let Some(chunk) = resumed.chunk().await.unwrap() {
         text.push_str(std::str::from_utf8(&chunk).unwrap());
     }
@@ -484,12 +446,7 @@ async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
         .send()
         .await
         .unwrap();
-    let answer = Answer {
-        status: down.status(),
-        headers: down.headers().clone(),
-        body: down.text().await.unwrap(),
-    };
-    assert_unavailable(&answer, &redis);
+    assert_unavailable(&Answer::read(down).await, &redis);
 }
 
 #[tokio::test]
@@ -503,7 +460,7 @@ async fn events_sent_while_redis_is_down_reach_it_in_order_when_it_is_back() {
         .to_owned();
     redis.stop();
     // The call ends while Redis is down; its own client gets every event from memory.
-    on_a.gate.add_permits(1);
+    on_a.gate.let_through(1);
     let text = started.text().await.unwrap();
     assert_eq!(event_ids(&text), [1, 2, 3, 4], "{text}");
 

@@ -2,24 +2,15 @@
 
 mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
+use common::client::App;
 use halo_axum::{BuildError, Describe, HaloBuilder, HaloLayer};
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 async fn options(layer: HaloLayer, uri: &str) -> (StatusCode, Value) {
     let (router, _) = common::petshop();
-    let app = router.layer(layer);
-    let request = Request::options(uri)
-        .header("accept", "application/llm+json")
-        .body(Body::empty())
-        .unwrap();
-    let response = app.oneshot(request).await.unwrap();
-    let status = response.status();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    let answer = App::new(router.layer(layer)).discover(uri).send().await;
+    (answer.status, answer.json())
 }
 
 fn layer() -> HaloLayer {
@@ -339,14 +330,8 @@ async fn head_beside_get_is_the_get_tool() {
         serde_json::to_value(&api).unwrap()["paths"]["/health"]["head"].is_object(),
         "utoipa describes both"
     );
-    let app = router.layer(HaloLayer::from_openapi(api));
-    let request = Request::options("/")
-        .header("accept", "application/llm+json")
-        .body(Body::empty())
-        .unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    let manifest: Value = serde_json::from_slice(&body).unwrap();
+    let app = App::new(router.layer(HaloLayer::from_openapi(api)));
+    let manifest = app.discover("/").send().await.json();
     let tools: Vec<(&str, &str)> = manifest["tools"]
         .as_array()
         .unwrap()
@@ -354,8 +339,11 @@ async fn head_beside_get_is_the_get_tool() {
         .map(|t| (t["name"].as_str().unwrap(), t["method"].as_str().unwrap()))
         .collect();
     assert_eq!(tools, [("health", "GET")]);
-    let head = Request::head("/health").body(Body::empty()).unwrap();
-    assert_eq!(app.oneshot(head).await.unwrap().status(), StatusCode::OK);
+    let head = app
+        .request(axum::http::Method::HEAD, "/health")
+        .send()
+        .await;
+    assert_eq!(head.status, StatusCode::OK);
 }
 
 fn with_parameters(template: &str, parameters: Value) -> Result<HaloLayer, BuildError> {

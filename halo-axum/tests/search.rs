@@ -1,36 +1,22 @@
-//! `OPTIONS /?q=`: discovery's search over real HTTP, scoped to the caller, cached like every
+//! `OPTIONS /?q=`: discovery's search (the app called in process), scoped to the caller, cached like every
 //! discovery answer; and the tags derived for untagged documents.
 
 mod common;
 
-use std::net::SocketAddr;
-
 use axum::Router;
+use axum::http::StatusCode;
+use common::client::{Answer, App};
 use halo_axum::{HaloBuilder, HaloLayer, Principal, StaticAuthenticator};
-use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+async fn discover(app: &App, path: &str, token: Option<&str>) -> Answer {
+    app.discover(path).caller(token).send().await
 }
 
-async fn discover(base: &str, path: &str, token: Option<&str>) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
-        .request(Method::OPTIONS, format!("{base}{path}"))
-        .header("accept", "application/llm+json");
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap()
-}
-
-async fn json(base: &str, path: &str, token: Option<&str>) -> Value {
-    let response = discover(base, path, token).await;
-    assert_eq!(response.status(), StatusCode::OK, "{path}");
-    response.json().await.unwrap()
+async fn json(app: &App, path: &str, token: Option<&str>) -> Value {
+    let answer = discover(app, path, token).await;
+    assert_eq!(answer.status, StatusCode::OK, "{path}");
+    answer.json()
 }
 
 fn names(manifest: &Value) -> Vec<&str> {
@@ -45,9 +31,9 @@ fn names(manifest: &Value) -> Vec<&str> {
 #[tokio::test]
 async fn search_ranks_limits_filters_and_caches() {
     let (router, api) = common::petshop();
-    let base = serve(router.layer(HaloLayer::from_openapi(api))).await;
+    let app = App::new(router.layer(HaloLayer::from_openapi(api)));
 
-    let found = json(&base, "/?q=delete+a+pet", None).await;
+    let found = json(&app, "/?q=delete+a+pet", None).await;
     assert_eq!(names(&found)[0], "delete_pet", "{found}");
     assert_eq!(found["api"], "Pet Shop");
     assert_eq!(found["search"]["q"], "delete a pet");
@@ -56,16 +42,16 @@ async fn search_ranks_limits_filters_and_caches() {
     assert!(total >= 2, "{found}");
 
     // Parameter names and `why` are searched too.
-    let found = json(&base, "/?q=find%20pets%20before%20acting", None).await;
+    let found = json(&app, "/?q=find%20pets%20before%20acting", None).await;
     assert_eq!(names(&found)[0], "list_pets", "{found}");
 
     // The limit cuts the answer, not the total.
-    let one = json(&base, "/?q=pet&limit=1", None).await;
+    let one = json(&app, "/?q=pet&limit=1", None).await;
     assert_eq!(names(&one).len(), 1);
     assert!(one["search"]["total"].as_u64().unwrap() > 1);
 
     // Tags still filter.
-    let read = json(&base, "/?q=pet&tags=read", None).await;
+    let read = json(&app, "/?q=pet&tags=read", None).await;
     assert!(!names(&read).is_empty());
     for tool in read["tools"].as_array().unwrap() {
         assert!(
@@ -75,49 +61,34 @@ async fn search_ranks_limits_filters_and_caches() {
     }
 
     // Nothing in common: an empty answer, never an error.
-    let none = json(&base, "/?q=kubernetes", None).await;
+    let none = json(&app, "/?q=kubernetes", None).await;
     assert_eq!(none["tools"], json!([]));
     assert_eq!(none["search"]["total"], 0);
 
     // A blank query is the plain manifest.
-    let plain = json(&base, "/?q=+", None).await;
+    let plain = json(&app, "/?q=+", None).await;
     assert!(plain.get("search").is_none());
-    assert_eq!(plain, json(&base, "/", None).await);
+    assert_eq!(plain, json(&app, "/", None).await);
 
     // A bad limit is a clear 400 problem.
     for query in ["limit=0", "limit=101", "limit=ten"] {
-        let response = discover(&base, &format!("/?q=pet&{query}"), None).await;
-        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{query}");
-        assert_eq!(
-            response.headers()["content-type"],
-            "application/problem+json"
-        );
-        let problem: Value = response.json().await.unwrap();
-        assert!(
-            problem["detail"].as_str().unwrap().contains("1 to 100"),
-            "{problem}"
-        );
+        let answer = discover(&app, &format!("/?q=pet&{query}"), None).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{query}");
+        assert!(answer.detail().contains("1 to 100"), "{}", answer.body);
     }
 
     // Cached like every discovery answer: an entity tag, and 304 when it still holds.
-    let response = discover(&base, "/?q=pet", None).await;
-    let etag = response.headers()["etag"].clone();
-    assert!(
-        response.headers()["cache-control"]
-            .to_str()
-            .unwrap()
-            .contains("max-age")
-    );
-    let again = reqwest::Client::new()
-        .request(Method::OPTIONS, format!("{base}/?q=pet"))
-        .header("accept", "application/llm+json")
-        .header("if-none-match", etag.clone())
+    let answer = discover(&app, "/?q=pet", None).await;
+    let etag = answer.header("etag");
+    assert!(answer.header("cache-control").contains("max-age"));
+    let again = app
+        .discover("/?q=pet")
+        .header("if-none-match", etag)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
-    let other = discover(&base, "/?q=category", None).await;
-    assert_ne!(other.headers()["etag"], etag);
+        .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    let other = discover(&app, "/?q=category", None).await;
+    assert_ne!(other.header("etag"), etag);
 }
 
 #[tokio::test]
@@ -131,11 +102,11 @@ async fn search_finds_only_what_the_caller_may_call() {
         )
         .build()
         .unwrap();
-    let base = serve(router.layer(layer)).await;
+    let app = App::new(router.layer(layer));
 
-    let writer = json(&base, "/?q=add+a+pet", Some("writer")).await;
+    let writer = json(&app, "/?q=add+a+pet", Some("writer")).await;
     assert_eq!(names(&writer)[0], "add_pet", "{writer}");
-    let reader = json(&base, "/?q=add+a+pet", Some("reader")).await;
+    let reader = json(&app, "/?q=add+a+pet", Some("reader")).await;
     assert!(!names(&reader).contains(&"add_pet"), "{reader}");
     // Not even counted.
     assert_eq!(
@@ -143,13 +114,8 @@ async fn search_finds_only_what_the_caller_may_call() {
         names(&reader).len()
     );
     assert!(!reader.to_string().contains("add_pet"));
-    let response = discover(&base, "/?q=add+a+pet", Some("reader")).await;
-    assert!(
-        response.headers()["cache-control"]
-            .to_str()
-            .unwrap()
-            .starts_with("private")
-    );
+    let answer = discover(&app, "/?q=add+a+pet", Some("reader")).await;
+    assert!(answer.header("cache-control").starts_with("private"));
 }
 
 #[tokio::test]
@@ -169,9 +135,9 @@ async fn untagged_operations_get_their_resource_as_a_tag() {
         }
     });
     let layer = HaloBuilder::from_openapi_json(document).build().unwrap();
-    let base = serve(Router::new().layer(layer)).await;
+    let app = App::new(Router::new().layer(layer));
 
-    let manifest = json(&base, "/", None).await;
+    let manifest = json(&app, "/", None).await;
     let mut tags: Vec<(&str, &Value)> = manifest["tools"]
         .as_array()
         .unwrap()
@@ -188,8 +154,8 @@ async fn untagged_operations_get_their_resource_as_a_tag() {
             ("tagged", &json!(["own"])),
         ]
     );
-    let customers = json(&base, "/?tags=customers", None).await;
+    let customers = json(&app, "/?tags=customers", None).await;
     assert_eq!(names(&customers), ["list_customers", "list_sources"]);
-    let schema = json(&base, "/v1/charges", None).await;
+    let schema = json(&app, "/v1/charges", None).await;
     assert_eq!(schema[0]["tags"], json!(["charges"]));
 }

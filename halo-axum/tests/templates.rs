@@ -1,13 +1,16 @@
 //! Path templates that axum's router cannot express, as real documents write them: literal
 //! text beside a parameter (Twilio's `{Sid}.json`, `v{version}`), two parameters in one
 //! segment, and path keys with a `#fragment` (Box's way of describing several operations on
-//! one path). Each is described, matched, validated and governed, over real HTTP.
+//! one path). Each is described, matched, validated and governed (the app called in process).
+
+mod common;
 
 use axum::Router;
 use axum::extract::Path;
+use axum::http::StatusCode;
 use axum::routing::get;
+use common::client::App;
 use halo_axum::{HaloBuilder, Principal, StaticAuthenticator};
-use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 fn document() -> Value {
@@ -83,25 +86,19 @@ fn app() -> Router {
         .route("/v2/status", get(|| async { "ok" }))
 }
 
-async fn serve(builder: HaloBuilder) -> halo_tests::TestServer {
-    halo_tests::spawn(app().layer(builder.build().unwrap())).await
+fn serve(builder: HaloBuilder) -> App {
+    App::new(app().layer(builder.build().unwrap()))
 }
 
-async fn discover(server: &halo_tests::TestServer, path: &str) -> (StatusCode, Value) {
-    let response = reqwest::Client::new()
-        .request(Method::OPTIONS, server.url(path))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+async fn discover(app: &App, path: &str) -> (StatusCode, Value) {
+    let answer = app.discover(path).send().await;
+    (answer.status, answer.json())
 }
 
 #[tokio::test]
 async fn concrete_paths_are_discovered_as_their_templates() {
-    let server = serve(HaloBuilder::from_openapi_json(document())).await;
-    let (status, manifest) = discover(&server, "/").await;
+    let app = serve(HaloBuilder::from_openapi_json(document()));
+    let (status, manifest) = discover(&app, "/").await;
     assert_eq!(status, StatusCode::OK);
     let names: Vec<&str> = manifest["tools"]
         .as_array()
@@ -129,18 +126,18 @@ async fn concrete_paths_are_discovered_as_their_templates() {
         ("/v2/status", "/v{version}/status"),
         ("/repos/halo.rs", "/repos/{owner}.{repo}"),
     ] {
-        let (status, schemas) = discover(&server, path).await;
+        let (status, schemas) = discover(&app, path).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert_eq!(schemas[0]["call"]["url"], template, "{path}");
     }
-    let (_, account) = discover(&server, "/2010-04-01/Accounts/AC1.json").await;
+    let (_, account) = discover(&app, "/2010-04-01/Accounts/AC1.json").await;
     assert_eq!(
         account[0]["output"]["properties"]["friendly_name"],
         json!({"type": "string"})
     );
     for path in ["/2010-04-01/Accounts/AC1.xml", "/v/status", "/repos/halo"] {
         assert_eq!(
-            discover(&server, path).await.0,
+            discover(&app, path).await.0,
             StatusCode::NOT_FOUND,
             "{path}"
         );
@@ -148,7 +145,7 @@ async fn concrete_paths_are_discovered_as_their_templates() {
 
     // Both GETs of `/files/{file_id}` and its DELETE answer at the real path, each with the
     // template as its URL (no fragment) and its own name.
-    let (status, files) = discover(&server, "/files/F1").await;
+    let (status, files) = discover(&app, "/files/F1").await;
     assert_eq!(status, StatusCode::OK);
     let tools: Vec<(&str, &str)> = files
         .as_array()
@@ -175,55 +172,46 @@ async fn concrete_paths_are_discovered_as_their_templates() {
 #[tokio::test]
 async fn calls_of_suffix_templates_are_validated_and_governed() {
     let auth = StaticAuthenticator::new().bearer("t", Principal::new("caller"));
-    let server = serve(
+    let app = serve(
         HaloBuilder::from_openapi_json(document())
             .authenticator(auth)
             .validate(true),
-    )
-    .await;
-    let client = reqwest::Client::new();
-    let get = |path: &str| client.get(server.url(path)).bearer_auth("t").send();
+    );
+    let get = |path: &str| app.get(path).bearer_auth("t").send();
 
     // The parameter is the text before the suffix: its pattern applies to `ACzz`, not to
     // `ACzz.json`.
-    let refused = get("/2010-04-01/Accounts/ACzz.json").await.unwrap();
-    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
-    let problem: Value = refused.json().await.unwrap();
+    let refused = get("/2010-04-01/Accounts/ACzz.json").await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let problem = refused.json();
     assert_eq!(problem["errors"][0]["pointer"], "/Sid", "{problem}");
 
     // Two calls a minute, then 429: the rate the suffix template declares.
     for _ in 0..2 {
-        let ok = get("/2010-04-01/Accounts/AC0a.json").await.unwrap();
-        assert_eq!(ok.status(), StatusCode::OK);
-        assert_eq!(ok.json::<Value>().await.unwrap(), json!({"sid": "AC0a"}));
+        let ok = get("/2010-04-01/Accounts/AC0a.json").await;
+        assert_eq!(ok.status, StatusCode::OK);
+        assert_eq!(ok.json(), json!({"sid": "AC0a"}));
     }
-    let limited = get("/2010-04-01/Accounts/AC0b.json").await.unwrap();
-    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    let limited = get("/2010-04-01/Accounts/AC0b.json").await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
 
     // `v{version}`: an integer.
-    assert_eq!(get("/v2/status").await.unwrap().status(), StatusCode::OK);
-    assert_eq!(
-        get("/vtwo/status").await.unwrap().status(),
-        StatusCode::BAD_REQUEST
-    );
+    assert_eq!(get("/v2/status").await.status, StatusCode::OK);
+    assert_eq!(get("/vtwo/status").await.status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn fragment_operations_are_told_apart_by_their_required_query() {
-    let server = serve(HaloBuilder::from_openapi_json(document())).await;
-    let client = reqwest::Client::new();
+    let app = serve(HaloBuilder::from_openapi_json(document()));
     // `#get_shared_link` allows one call a minute; plain `GET /files/{file_id}` has no rate.
-    let shared = |query: &'static str| client.get(server.url(&format!("/files/F1{query}"))).send();
+    let shared = |query: &'static str| app.get(&format!("/files/F1{query}")).send();
+    assert_eq!(shared("?fields=shared_link").await.status, StatusCode::OK);
     assert_eq!(
-        shared("?fields=shared_link").await.unwrap().status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        shared("?fields=shared_link").await.unwrap().status(),
+        shared("?fields=shared_link").await.status,
         StatusCode::TOO_MANY_REQUESTS
     );
     for _ in 0..3 {
-        assert_eq!(shared("").await.unwrap().status(), StatusCode::OK);
+        assert_eq!(shared("").await.status, StatusCode::OK);
     }
 }
 
@@ -237,8 +225,8 @@ async fn path_items_given_by_reference_are_described() {
             "responses": {"200": {"description": "ok"}}
         }}}}
     });
-    let server = serve(HaloBuilder::from_openapi_json(document)).await;
-    let (status, schemas) = discover(&server, "/pets").await;
+    let app = serve(HaloBuilder::from_openapi_json(document));
+    let (status, schemas) = discover(&app, "/pets").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(schemas[0]["call"], json!({"method": "GET", "url": "/pets"}));
     let dangling = json!({

@@ -11,6 +11,8 @@
 //! - [`tokens::cl100k`] counts tokens with a real tokenizer (bundled, no network).
 //! - [`llm::ScriptedLlm`] is an OpenAI-compatible chat-completions server that streams the
 //!   turns a test scripts, for the tests of agents.
+//! - [`wait::eventually`] polls for what a test cannot be told about (a shared store catching
+//!   up after an outage).
 //!
 //! ```no_run
 //! # async fn run() {
@@ -25,6 +27,7 @@ pub mod llm;
 pub mod mcp;
 pub mod redis;
 pub mod tokens;
+pub mod wait;
 
 use std::io;
 use std::net::SocketAddr;
@@ -232,12 +235,9 @@ impl FastApiServer {
             .unwrap_or_else(|| panic!("the halo-fastapi server did not start: {line:?}"));
         // uvicorn accepts on the socket once it has bound it; wait until it answers.
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(addr).is_ok() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
+        let _listening = wait::until(std::time::Duration::from_secs(5), || {
+            std::net::TcpStream::connect(addr).is_ok()
+        });
         Self { child, port }
     }
 

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A `redis-server` process started for a test; shut down (and its folder removed) on drop.
 #[derive(Debug)]
@@ -95,27 +95,19 @@ impl RedisServer {
                 )
             });
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if self
-                .command(&["PING"])
-                .is_some_and(|reply| reply == "+PONG")
-            {
-                return;
-            }
-            if let Some(status) = self
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
+        let (port, password, dir) = (self.port, &self.password, &self.dir);
+        let child = self.child.as_mut().expect("just started");
+        let answered = crate::wait::until(Duration::from_secs(20), || {
+            if let Some(status) = child.try_wait().ok().flatten() {
                 panic!(
                     "redis-server exited at start ({status}); see {}",
-                    self.dir.join("redis.log").display()
+                    dir.join("redis.log").display()
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!(
+            command(port, password, &["PING"]).is_some_and(|reply| reply == "+PONG")
+        });
+        assert!(
+            answered,
             "redis-server on port {} did not answer within 20 s",
             self.port
         );
@@ -128,15 +120,13 @@ impl RedisServer {
             return;
         };
         let _ = self.command(&["SHUTDOWN"]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if child.try_wait().ok().flatten().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        let exited = crate::wait::until(Duration::from_secs(10), || {
+            child.try_wait().ok().flatten().is_some()
+        });
+        if !exited {
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
 
     /// `redis://:<password>@127.0.0.1:<port>/`.
@@ -155,27 +145,33 @@ impl RedisServer {
     /// when the server cannot be reached. For checks like `DBSIZE` (`:3`).
     #[must_use]
     pub fn command(&self, args: &[&str]) -> Option<String> {
-        let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
-        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-        let mut request = encode(&["AUTH", &self.password]);
-        request.extend(encode(args));
-        stream.write_all(&request).ok()?;
-        let mut reply = Vec::new();
-        let mut buffer = [0_u8; 512];
-        // The AUTH reply, then the command's first line.
-        while reply.iter().filter(|b| **b == b'\n').count() < 2 {
-            match stream.read(&mut buffer) {
-                Ok(0) | Err(_) => break,
-                Ok(read) => reply.extend_from_slice(&buffer[..read]),
-            }
+        command(self.port, &self.password, args)
+    }
+}
+
+/// Sends one command to the server on `port` (authenticated with `password`): the first line
+/// of the reply, or `None` when the server cannot be reached.
+fn command(port: u16, password: &str, args: &[&str]) -> Option<String> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let mut request = encode(&["AUTH", password]);
+    request.extend(encode(args));
+    stream.write_all(&request).ok()?;
+    let mut reply = Vec::new();
+    let mut buffer = [0_u8; 512];
+    // The AUTH reply, then the command's first line.
+    while reply.iter().filter(|b| **b == b'\n').count() < 2 {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => reply.extend_from_slice(&buffer[..read]),
         }
-        let text = String::from_utf8_lossy(&reply);
-        let mut lines = text.split("\r\n");
-        match lines.next() {
-            Some("+OK") => lines.next().map(str::to_owned),
-            _ => None,
-        }
+    }
+    let text = String::from_utf8_lossy(&reply);
+    let mut lines = text.split("\r\n");
+    match lines.next() {
+        Some("+OK") => lines.next().map(str::to_owned),
+        _ => None,
     }
 }
 

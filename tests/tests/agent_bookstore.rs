@@ -59,6 +59,15 @@ fn agent(llm: &ScriptedLlm) -> Agent {
         .build()
 }
 
+/// The names of the tools `tools` offers the model.
+fn names(tools: &RemoteTools) -> Vec<&str> {
+    tools
+        .definitions()
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect()
+}
+
 fn client(server: &TestServer, credential: Credential) -> Client {
     Client::builder(server.base_url())
         .credential(credential)
@@ -83,11 +92,7 @@ async fn the_agent_answers_by_calling_the_bookstore() {
     let tools = RemoteTools::discover(&client, &["books", "inventory"])
         .await
         .unwrap();
-    let names: Vec<&str> = tools
-        .definitions()
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
+    let names = names(&tools);
     assert!(
         names.contains(&"search_books") && names.contains(&"get_stock"),
         "{names:?}"
@@ -221,11 +226,7 @@ async fn a_reader_cannot_see_write_tools_and_max_turns_stops_a_loop() {
     let tools = RemoteTools::discover(&client(&server, Credential::bearer(READER_TOKEN)), &[])
         .await
         .unwrap();
-    let names: Vec<&str> = tools
-        .definitions()
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
+    let names = names(&tools);
     assert!(names.contains(&"get_book"));
     for write in [
         "create_order",

@@ -2,6 +2,8 @@
 //! official MCP Python SDK list and call its tools, each caller seeing what its credentials
 //! allow, every call going through the HALO layer.
 
+mod support;
+
 use std::time::Duration;
 
 use halo_client::agent::OpenAiProvider;
@@ -9,14 +11,13 @@ use halo_tests::llm::{self, ScriptedLlm, Turn};
 use halo_tests::mcp::{assert_chapter_progress, next_notes};
 use halo_tests::{interop_script, python, run_to_end, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
-};
+use rmcp::model::{CallToolRequestParams, ClientConfig, ProgressNotificationParam, Tool};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
+use support::call;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
@@ -52,20 +53,6 @@ async fn client_with<H: ClientHandler>(
 
 fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|tool| tool.name.as_ref()).collect()
-}
-
-async fn call<H: ClientHandler>(
-    client: &RunningService<RoleClient, H>,
-    name: &str,
-    args: Value,
-) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments are an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-        .await
-        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

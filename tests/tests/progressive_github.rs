@@ -4,6 +4,8 @@
 //! written in a user's words (`GITHUB_TASKS`). The official MCP Python SDK finds a tool over
 //! streamable HTTP and calls it by name though it was never listed.
 
+mod support;
+
 use axum::Json;
 use axum::Router;
 use axum::routing::get;
@@ -13,11 +15,12 @@ use halo_tests::corpus::{Document, GITHUB_TASKS};
 use halo_tests::tokens::{cl100k, cl100k_json};
 use halo_tests::{TestServer, interop_script, python, spawn};
 use reqwest::Method;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolResult;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
+use support::call;
 
 /// GitHub's tools behind the layer, with `/mcp`, and one real handler: listing a
 /// repository's issues.
@@ -37,16 +40,6 @@ async fn client(url: String) -> RunningService<RoleClient, ()> {
     ().serve(StreamableHttpClientTransport::from_uri(url))
         .await
         .expect("an MCP session")
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments are an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-        .await
-        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }
 
 fn text(result: &CallToolResult) -> String {

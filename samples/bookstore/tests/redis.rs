@@ -6,7 +6,7 @@ mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use halo_tests::redis::RedisServer;
 use reqwest::header::HeaderMap;
@@ -105,19 +105,12 @@ fn replayed(headers: &HeaderMap) -> bool {
 }
 
 /// Waits until `check` holds, at most 10 s.
-async fn eventually<F, Fut>(what: &str, mut check: F)
+async fn eventually<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not within 10 s");
+    halo_tests::wait::eventually(what, Duration::from_secs(10), check).await;
 }
 
 #[tokio::test]

@@ -1,0 +1,121 @@
+//! Handlers the test holds or watches, instead of handlers that sleep: a [`Gate`] holds them
+//! until the test lets them through (and tells the test they are waiting there); [`Drops`]
+//! tells the test that a handler was dropped before it finished.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, watch};
+
+/// How long a test waits for what a gate or a drop guard tells, on Tokio's clock.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Where handlers wait until the test lets them through.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    /// How many handlers have arrived so far.
+    arrived: Arc<watch::Sender<usize>>,
+    passes: Arc<Semaphore>,
+}
+
+impl Default for Gate {
+    /// A closed gate.
+    fn default() -> Self {
+        Self {
+            arrived: Arc::new(watch::channel(0).0),
+            passes: Arc::new(Semaphore::new(0)),
+        }
+    }
+}
+
+impl Gate {
+    /// A gate every handler passes at once.
+    pub fn open() -> Self {
+        let gate = Self::default();
+        gate.let_through(Semaphore::MAX_PERMITS);
+        gate
+    }
+
+    /// For the handler: arrives, then waits until the test lets it through.
+    pub async fn pass(&self) {
+        self.arrived.send_modify(|arrived| *arrived += 1);
+        self.passes.acquire().await.expect("an open gate").forget();
+    }
+
+    /// For the test: waits until `count` handlers in all have arrived.
+    pub async fn arrivals(&self, count: usize) {
+        let mut arrived = self.arrived.subscribe();
+        tokio::time::timeout(PATIENCE, arrived.wait_for(|arrived| *arrived >= count))
+            .await
+            .unwrap_or_else(|_| panic!("{count} handlers did not reach the gate"))
+            .expect("the gate is there");
+    }
+
+    /// For the test: lets `count` more handlers through.
+    pub fn let_through(&self, count: usize) {
+        self.passes.add_permits(count);
+    }
+}
+
+/// Counts the handlers dropped before they finished.
+#[derive(Clone, Debug)]
+pub struct Drops(Arc<watch::Sender<usize>>);
+
+impl Default for Drops {
+    fn default() -> Self {
+        Self(Arc::new(watch::channel(0).0))
+    }
+}
+
+impl Drops {
+    /// For the handler: held while it runs; counted when dropped before
+    /// [`Running::finished`].
+    pub fn running(&self) -> Running {
+        Running {
+            drops: self.clone(),
+            finished: false,
+        }
+    }
+
+    /// For the test: waits until `count` handlers in all were dropped unfinished.
+    pub async fn wait(&self, count: usize) {
+        let mut dropped = self.0.subscribe();
+        tokio::time::timeout(PATIENCE, dropped.wait_for(|dropped| *dropped >= count))
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{count} handlers were not dropped (only {})",
+                    *self.0.borrow()
+                )
+            })
+            .expect("the count is there");
+    }
+
+    /// How many handlers were dropped unfinished so far.
+    pub fn count(&self) -> usize {
+        *self.0.borrow()
+    }
+}
+
+/// A handler running; see [`Drops::running`].
+#[derive(Debug)]
+#[must_use = "a handler holds it while it runs"]
+pub struct Running {
+    drops: Drops,
+    finished: bool,
+}
+
+impl Running {
+    /// The handler got to its end.
+    pub fn finished(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.drops.0.send_modify(|dropped| *dropped += 1);
+        }
+    }
+}
