@@ -9,7 +9,7 @@
 //!   rounds within every sample; criterion prints the ratio as a time (`1.0300 µs` = 1.030).
 //! - `validate_paired/http_post_1k_on_vs_off`: the same through a loopback server and a
 //!   reqwest client, as callers see it. Target: ≤ 1.10. `http_post_1k_formats_as_annotations_vs_off`:
-//!   the same with `validate_formats(false)`.
+//!   the same with `Validation::WithoutFormats`.
 //! - `validate_paired/off_vs_off`: the method's control (reads 1.000 when sound).
 //! - `sse_10k/*`: one call of a tool that emits 10,000 progress events, read by a reqwest
 //!   client over loopback in the same process: the HALO stream (`halo_tool`, 10,002 events
@@ -40,7 +40,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, criterion_main};
 use futures_util::stream;
-use halo_axum::{HaloLayer, Progress, ValidJson, halo};
+use halo_axum::{HaloLayer, Progress, ValidJson, Validation, halo};
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde::{Deserialize, Serialize};
@@ -159,9 +159,13 @@ fn app_with(validate: bool, formats: bool, metrics: bool) -> Router {
         .routes(routes!(plain_book))
         .routes(routes!(governed_book))
         .split_for_parts();
+    let validation = match (validate, formats) {
+        (false, _) => Validation::Off,
+        (true, true) => Validation::On,
+        (true, false) => Validation::WithoutFormats,
+    };
     let layer = HaloLayer::builder(api)
-        .validate(validate)
-        .validate_formats(formats)
+        .validate(validation)
         .metrics(metrics)
         .build()
         .expect("a layer");

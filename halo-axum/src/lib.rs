@@ -90,6 +90,7 @@ pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::{ValidJson, ValidJsonRejection};
+pub use crate::validate::Validation;
 
 /// Internals for the fuzz targets (`fuzz/`); not a stable API.
 #[cfg(any(test, feature = "fuzzing"))]

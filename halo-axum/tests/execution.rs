@@ -15,7 +15,7 @@ use common::client::{Answer, App, Call, Event, events};
 use common::gate::{Drops, Gate};
 use halo_axum::{
     HaloBuilder, HaloLayer, OnDisconnect, Principal, Progress, StaticAuthenticator, ToolResult,
-    ValidJson, halo,
+    ValidJson, Validation, halo,
 };
 use halo_tests::{BearerScheme, TestServer};
 use serde::{Deserialize, Serialize};
@@ -199,7 +199,9 @@ fn layered(hits: &Hits, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> a
 }
 
 fn checked(builder: HaloBuilder) -> HaloBuilder {
-    builder.authenticator(authenticator()).validate(true)
+    builder
+        .authenticator(authenticator())
+        .validate(Validation::On)
 }
 
 /// The library with credentials and validation, called in process.
@@ -419,7 +421,7 @@ async fn invalid_input_never_reaches_the_handler() {
 async fn validation_can_be_turned_off() {
     let hits = Hits::default();
     let app = App::new(layered(&hits, |b| {
-        b.authenticator(authenticator()).validate(false)
+        b.authenticator(authenticator()).validate(Validation::Off)
     }));
     let answer = send(&app, Method::GET, "/books/7?level=9", None)
         .send()

@@ -13,7 +13,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use common::client::{App, Call};
 use common::gate::{Drops, Gate};
-use halo_axum::{HaloBuilder, HaloLayer, Principal, StaticAuthenticator, ValidJson, halo};
+use halo_axum::{
+    HaloBuilder, HaloLayer, Principal, StaticAuthenticator, ValidJson, Validation, halo,
+};
 use halo_tests::BearerScheme;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -112,9 +114,13 @@ fn serve(shop: &Shop, configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> App
     let auth = StaticAuthenticator::new()
         .bearer("alice", Principal::new("alice"))
         .bearer("bob", Principal::new("bob"));
-    let layer = configure(HaloLayer::builder(api).authenticator(auth).validate(true))
-        .build()
-        .unwrap();
+    let layer = configure(
+        HaloLayer::builder(api)
+            .authenticator(auth)
+            .validate(Validation::On),
+    )
+    .build()
+    .unwrap();
     App::new(router.with_state(shop.clone()).layer(layer))
 }
 
@@ -245,7 +251,7 @@ async fn a_handler_past_its_deadline_is_dropped_with_504() {
 #[tokio::test]
 async fn keys_work_without_validation_too() {
     let shop = Shop::default();
-    let app = serve(&shop, |b| b.validate(false));
+    let app = serve(&shop, |b| b.validate(Validation::Off));
     let keyed = |amount: u32| {
         post(&app, "/orders", None, &json!({"amount": amount})).header("idempotency-key", "k")
     };

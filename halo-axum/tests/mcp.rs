@@ -10,7 +10,7 @@ use axum::extract::{Path, Query};
 use axum::http::{HeaderName, StatusCode};
 use common::audit::Records;
 use halo_axum::mcp::McpService;
-use halo_axum::{HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_axum::{HaloLayer, Principal, StaticAuthenticator, Validation, halo};
 use halo_tests::{TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
@@ -139,7 +139,7 @@ async fn serve(
                 ),
         )
         .audit(audit.clone())
-        .validate(true)
+        .validate(Validation::On)
         .build()
         .expect("valid metadata");
     let mcp = configure(McpService::builder(&halo, router.clone())).build();

@@ -13,7 +13,9 @@ use axum::Json;
 use axum::extract::Path;
 use axum::http::{Method, StatusCode};
 use common::client::{App, Call};
-use halo_axum::{HaloBuilder, HaloLayer, Principal, Prometheus, StaticAuthenticator, halo};
+use halo_axum::{
+    HaloBuilder, HaloLayer, Principal, Prometheus, StaticAuthenticator, Validation, halo,
+};
 use halo_tests::BearerScheme;
 use serde_json::{Value, json};
 use utoipa::OpenApi;
@@ -142,7 +144,7 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
         |builder| {
             builder
                 .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
-                .validate(true)
+                .validate(Validation::On)
                 .metrics(true)
         },
     );

@@ -16,7 +16,8 @@ use common::audit::Records;
 use common::client::Answer;
 use common::gate::Gate;
 use halo_axum::{
-    Fallback, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator, ValidJson, halo,
+    Fallback, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator, ValidJson,
+    Validation, halo,
 };
 use halo_tests::BearerScheme;
 use halo_tests::redis::RedisServer;
@@ -107,7 +108,7 @@ async fn serve(instance: &Instance, store: RedisStore) -> TestServer {
         )
         .redis(store)
         .audit(instance.audit.clone())
-        .validate(true)
+        .validate(Validation::On)
         .build()
         .unwrap();
     spawn(router.with_state(instance.clone()).layer(layer)).await

@@ -10,7 +10,7 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::get;
 use common::client::App;
-use halo_axum::{HaloBuilder, Principal, StaticAuthenticator};
+use halo_axum::{HaloBuilder, Principal, StaticAuthenticator, Validation};
 use serde_json::{Value, json};
 
 fn document() -> Value {
@@ -175,7 +175,7 @@ async fn calls_of_suffix_templates_are_validated_and_governed() {
     let app = serve(
         HaloBuilder::from_openapi_json(document())
             .authenticator(auth)
-            .validate(true),
+            .validate(Validation::On),
     );
     let get = |path: &str| app.get(path).bearer_auth("t").send();
 

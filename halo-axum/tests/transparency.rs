@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use futures_util::{Stream, StreamExt};
-use halo_axum::{HaloLayer, Principal, StaticAuthenticator};
+use halo_axum::{HaloLayer, Principal, StaticAuthenticator, Validation};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 use tower::Layer;
@@ -257,7 +257,10 @@ async fn validation_answers_with_axum_statuses() {
     let gate = Gate::default();
     let (router, api) = app(&gate);
     let bare = serve(router.clone()).await;
-    let layer = HaloLayer::builder(api).validate(true).build().unwrap();
+    let layer = HaloLayer::builder(api)
+        .validate(Validation::On)
+        .build()
+        .unwrap();
     let layered = serve(router.layer(layer)).await;
     for sent in requests() {
         let (without, with) = (send(&bare, &sent).await, send(&layered, &sent).await);
@@ -335,7 +338,7 @@ async fn the_apps_own_event_stream_passes_through_as_it_is_sent() {
     // With the checks on, the call is still checked, and still the app's stream.
     let checked = HaloLayer::builder(api)
         .authenticator(StaticAuthenticator::new().bearer("t0ken", Principal::new("ops")))
-        .validate(true)
+        .validate(Validation::On)
         .build()
         .unwrap();
     let checked = serve(checked.layer(router)).await;

@@ -980,7 +980,7 @@ fn stripe_echo() -> &'static str {
         }
         let document = halo_tests::corpus::Document::Stripe.json();
         let layer = halo_axum::HaloBuilder::from_openapi_json(document)
-            .validate(true)
+            .validate(halo_axum::Validation::On)
             .build()
             .expect("Stripe's document builds");
         serve(axum::Router::new().fallback(echo).layer(layer))

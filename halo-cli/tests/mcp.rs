@@ -360,14 +360,10 @@ async fn a_changed_manifest_is_announced() {
     assert_eq!(names(&tools), ["ping"]);
 
     // Unchanged, the manifest is revalidated with its entity tag, and nothing is announced.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while changing.not_modified.load(Ordering::SeqCst) < 2 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no conditional polls"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    halo_tests::wait::eventually("conditional polls", Duration::from_secs(10), || async {
+        changing.not_modified.load(Ordering::SeqCst) >= 2
+    })
+    .await;
     assert!(changes.try_recv().is_err(), "announced without a change");
 
     changing.version.store(1, Ordering::SeqCst);

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use halo_axum::HaloBuilder;
+use halo_axum::Validation;
 use halo_tests::corpus::Document;
 use halo_tests::discovery_request;
 use http::StatusCode;
@@ -109,7 +110,7 @@ fn main() {
             let start = Instant::now();
             black_box(
                 HaloBuilder::from_openapi_json(copy)
-                    .validate(true)
+                    .validate(Validation::On)
                     .build()
                     .expect("builds"),
             );

@@ -6,6 +6,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method as AxumMethod, Uri};
 use halo_axum::HaloBuilder;
+use halo_axum::Validation;
 use halo_client::Client;
 use halo_tests::corpus::Document;
 use reqwest::Method;
@@ -25,7 +26,7 @@ async fn echo(method: AxumMethod, uri: Uri, headers: HeaderMap, body: Bytes) -> 
 async fn stripe() -> (halo_tests::TestServer, Client) {
     // Validation on: what the client encodes, the layer reads back and accepts.
     let layer = HaloBuilder::from_openapi_json(Document::Stripe.json())
-        .validate(true)
+        .validate(Validation::On)
         .build()
         .unwrap();
     let server = halo_tests::spawn(Router::new().fallback(echo).layer(layer)).await;

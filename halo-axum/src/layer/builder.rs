@@ -17,7 +17,7 @@ use crate::govern::{Governance, Stores};
 use crate::metrics::Metrics;
 use crate::registry::{Formats, Registry};
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
-use crate::{BuildError, DocumentLimits, IdempotencyLimits};
+use crate::{BuildError, DocumentLimits, IdempotencyLimits, Validation};
 
 /// Builds a [`HaloLayer`] with settings beyond the defaults.
 ///
@@ -47,8 +47,7 @@ pub struct HaloBuilder {
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
     realm: Option<String>,
-    validate: bool,
-    formats: bool,
+    validation: Validation,
     body_limit: usize,
     stream: StreamConfig,
     timeout: Option<Duration>,
@@ -108,8 +107,7 @@ impl HaloBuilder {
             authenticator: None,
             realm: None,
             require_credentials: false,
-            validate: false,
-            formats: true,
+            validation: Validation::Off,
             body_limit: 2 * 1024 * 1024,
             stream: StreamConfig::default(),
             timeout: None,
@@ -204,8 +202,8 @@ impl HaloBuilder {
     }
 
     /// Whether calls of described operations are checked against their input schema before
-    /// the handler runs (off by default, with or without an
-    /// [`authenticator`](Self::authenticator)). The statuses are those axum's own extractors
+    /// the handler runs, and whether `format` keywords are asserted ([`Validation`]: off by
+    /// default, with or without an [`authenticator`](Self::authenticator)). The statuses are those axum's own extractors
     /// answer with: `400` for a path, query or header value that does not match (one error
     /// per offending value) and for a body that is not JSON, `413` for a body over
     /// [`body_limit`](Self::body_limit), `415` for the wrong `Content-Type`, `422` with one
@@ -214,7 +212,7 @@ impl HaloBuilder {
     /// whichever extractor the handler uses.
     ///
     /// ```
-    /// use halo_axum::HaloLayer;
+    /// use halo_axum::{HaloLayer, Validation};
     /// # use utoipa_axum::{router::OpenApiRouter, routes};
     /// # /// Ping.
     /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
@@ -222,23 +220,13 @@ impl HaloBuilder {
     /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
     ///
     /// let layer = HaloLayer::builder(api)
-    ///     .validate(true)
+    ///     .validate(Validation::On)
     ///     .build()
     ///     .expect("valid HALO metadata");
     /// # let _: axum::Router = router.layer(layer);
     /// ```
-    pub fn validate(mut self, validate: bool) -> Self {
-        self.validate = validate;
-        self
-    }
-
-    /// Whether validation asserts JSON Schema `format` keywords (`date-time`, `email`, `uuid`,
-    /// ...; on by default), or treats them as annotations, as JSON Schema 2020-12 does unless
-    /// told otherwise. Off saves the format checks' time (about a quarter of a 1 KiB body's
-    /// validation with an `email`), and the handler's typed fields still reject what they
-    /// cannot hold.
-    pub fn validate_formats(mut self, assert: bool) -> Self {
-        self.formats = assert;
+    pub fn validate(mut self, validation: Validation) -> Self {
+        self.validation = validation;
         self
     }
 
@@ -450,7 +438,7 @@ impl HaloBuilder {
                 "require_credentials(true) needs an authenticator to check the credentials",
             ));
         }
-        if self.audit_arguments && (self.audit.is_none() || !self.validate) {
+        if self.audit_arguments && (self.audit.is_none() || self.validation == Validation::Off) {
             return Err(BuildError::settings(
                 "audit_arguments(true) needs an audit sink to write to and validation to read the body",
             ));
@@ -461,13 +449,12 @@ impl HaloBuilder {
             let meta = describe.into_metadata(&operation_id)?;
             described.entry(operation_id).or_default().merge(meta);
         }
-        let validate = self.validate;
-        let registry = Registry::build(
-            &document,
-            described,
-            validate.then_some(Formats(self.formats)),
-            self.document_limits,
-        )?;
+        let formats = match self.validation {
+            Validation::Off => None,
+            Validation::On => Some(Formats(true)),
+            Validation::WithoutFormats => Some(Formats(false)),
+        };
+        let registry = Registry::build(&document, described, formats, self.document_limits)?;
         let challenges = Challenges::new(&document, self.realm.as_deref());
         let mut stores = Stores::local(self.idempotency_ttl, self.idempotency_limits);
         #[cfg(feature = "redis")]
@@ -496,7 +483,7 @@ impl HaloBuilder {
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
                 gate: Gate::new(self.authenticator, challenges, self.require_credentials),
-                validate,
+                validate: self.validation != Validation::Off,
                 body_limit: self.body_limit,
                 calls: Calls::new(self.stream, replay),
                 governance,

@@ -326,8 +326,12 @@ async fn produce(log: Arc<Log>, script: Script, call_id: String, tool: &'static 
         });
     };
     push("tool_start", json!({"call_id": call_id, "tool": tool}));
-    for step in 1..=script.progress {
+    // Each progress event, then the end, one pace apart.
+    for step in 1..=script.progress + 1 {
         tokio::time::sleep(script.every).await;
+        if step > script.progress {
+            break;
+        }
         if script.unknown {
             push(
                 "agent_note",
@@ -339,7 +343,6 @@ async fn produce(log: Arc<Log>, script: Script, call_id: String, tool: &'static 
             json!({"step": step, "total": script.progress, "message": format!("step {step}")}),
         );
     }
-    tokio::time::sleep(script.every).await;
     if script.error {
         push(
             "tool_error",

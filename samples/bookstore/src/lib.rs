@@ -44,7 +44,7 @@ use halo_agent::LlmProvider;
 use halo_axum::agents::Agents;
 use halo_axum::mcp::McpService;
 use halo_axum::playground::Playground;
-use halo_axum::{Catalogs, HaloLayer, JsonLinesSink, Prometheus, RedisStore};
+use halo_axum::{Catalogs, HaloLayer, JsonLinesSink, Prometheus, RedisStore, Validation};
 use tower_http::cors::CorsLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
@@ -239,7 +239,7 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     let mut halo = HaloLayer::builder(api)
         .authenticator(authenticator)
         // Arguments are checked against the schemas before a handler runs.
-        .validate(true)
+        .validate(Validation::On)
         // The API catalog, `/llms.txt` and (with an agent) the agent card, for agents that
         // look for them before they know HALO.
         .catalogs(

@@ -34,7 +34,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use halo_axum::protocol::{Period, Rate};
-use halo_axum::{Describe, HaloBuilder};
+use halo_axum::{Describe, HaloBuilder, Validation};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -279,7 +279,7 @@ pub fn halo(api: &OpenApi) -> HaloBuilder {
     HaloBuilder::from_openapi_json(document)
         // Calls are checked against aide's schemas before a handler runs (without an
         // authenticator, validation is off unless asked for).
-        .validate(true)
+        .validate(Validation::On)
         .describe(
             "list_notes",
             Describe::new().why("Use to find notes by label before reading or changing one"),
@@ -295,7 +295,10 @@ pub fn halo(api: &OpenApi) -> HaloBuilder {
                 .reversible(true)
                 .undo("DELETE /notes/{id}")
                 .idempotent(true)
-                .rate(Rate::new(NonZeroU32::new(30).expect("not zero"), Period::Minute))
+                .rate(Rate::new(
+                    NonZeroU32::new(30).expect("not zero"),
+                    Period::Minute,
+                ))
                 .example(
                     json!({"text": "Renew the passport", "tags": ["errands"]}),
                     Some(json!({"id": 4, "text": "Renew the passport", "tags": ["errands"]})),
