@@ -11,6 +11,7 @@ use axum::http::{HeaderName, StatusCode};
 use common::audit::Records;
 use halo_axum::mcp::McpService;
 use halo_axum::{HaloLayer, Principal, StaticAuthenticator, Validation, halo};
+use halo_tests::mcp::call;
 use halo_tests::{TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
@@ -176,16 +177,6 @@ fn names(tools: &[Tool]) -> Vec<&str> {
 
 fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
     tools.iter().find(|tool| tool.name == name).expect(name)
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments are an object")
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
-        .await
-        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }
 
 fn text(result: &CallToolResult) -> String {

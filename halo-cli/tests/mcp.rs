@@ -12,7 +12,7 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use halo_tests::mcp::{assert_chapter_progress, next_notes};
+use halo_tests::mcp::{assert_chapter_progress, call, next_notes};
 use halo_tests::{FastApiServer, TestServer, interop_script, python, run_to_end, spawn};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
@@ -91,20 +91,6 @@ fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
 
 fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|tool| tool.name.as_ref()).collect()
-}
-
-async fn call(
-    client: &RunningService<RoleClient, Listener>,
-    name: &str,
-    arguments: Value,
-) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object");
-    };
-    client
-        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(arguments))
-        .await
-        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }
 
 fn text(result: &CallToolResult) -> String {
@@ -381,21 +367,21 @@ async fn a_changed_manifest_is_announced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_lists_and_calls_through_halo_mcp() {
     let server = spawn(bookstore::app()).await;
-    let script = interop_script("mcp_client.py");
-    let python = python();
-    let mut run = Command::new(&python);
-    run.arg(&script)
-        .arg("stdio")
-        .args(["--call", "get_book", r#"{"id": 1}"#])
-        .args(["--call", "search_books", r#"{"q": "dune"}"#])
-        .args(["--fail", "get_book", r#"{"id": "abc"}"#])
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_halo"))
-        .args(["--bearer", "demo-reader", "mcp", &server.base_url()])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("HALO_BEARER");
-    let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
-    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+    let summary = python_sdk_over_halo_mcp(
+        &[
+            "--call",
+            "get_book",
+            r#"{"id": 1}"#,
+            "--call",
+            "search_books",
+            r#"{"q": "dune"}"#,
+            "--fail",
+            "get_book",
+            r#"{"id": "abc"}"#,
+        ],
+        &["--bearer", "demo-reader", "mcp", &server.base_url()],
+    )
+    .await;
     assert_eq!(summary["ok"], true);
     let tools = summary["tools"].as_array().expect("tools");
     assert!(tools.iter().any(|t| t["name"] == "get_book"
@@ -469,15 +455,15 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     let base = server.base_url();
 
     // Our own client first: two tools listed, a search, a call of a tool never listed.
-    let (client, _) = connect(&[
+    let reader = [
         "--bearer",
         "demo-reader",
         "mcp",
         "--tool-budget",
         "200",
         &base,
-    ])
-    .await;
+    ];
+    let (client, _) = connect(&reader).await;
     let listed = client.list_tools(None).await.expect("tools/list");
     assert_eq!(names(&listed.tools), ["search_tools", "call_tool"]);
     // The bookstore's discovery is private (it has an authenticator), with a max-age.
@@ -515,30 +501,16 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     client.cancel().await.expect("the session ends");
 
     // The official Python SDK.
-    let script = interop_script("mcp_client.py");
-    let mut run = Command::new(python());
-    run.arg(&script)
-        .arg("stdio")
-        .args([
+    let summary = python_sdk_over_halo_mcp(
+        &[
             "--find",
             "look up one book by its id",
             "get_book",
             r#"{"id": 1}"#,
-        ])
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_halo"))
-        .args([
-            "--bearer",
-            "demo-reader",
-            "mcp",
-            "--tool-budget",
-            "200",
-            &base,
-        ])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("HALO_BEARER");
-    let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
-    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+        ],
+        &reader,
+    )
+    .await;
     assert_eq!(summary["ok"], true, "{summary}");
     assert_eq!(summary["found"][0]["structured"]["title"], "Dune");
 
@@ -561,17 +533,27 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     assert_eq!(read.structured_content.as_ref().unwrap()["title"], "first");
     client.cancel().await.expect("the session ends");
 
+    let summary = python_sdk_over_halo_mcp(
+        &["--find", "read one note", &name, r#"{"note_id": 1}"#],
+        &["mcp", "--tool-budget", "50", &fastapi.base_url()],
+    )
+    .await;
+    assert_eq!(summary["ok"], true, "{summary}");
+    assert_eq!(summary["found"][0]["structured"]["title"], "first");
+}
+
+/// The official Python MCP SDK (`mcp_client.py`, doing what `script` asks) over `halo` started
+/// with `halo` as its arguments, on stdio: the script's JSON summary.
+async fn python_sdk_over_halo_mcp(script: &[&str], halo: &[&str]) -> Value {
     let mut run = Command::new(python());
-    run.arg(&script)
+    run.arg(interop_script("mcp_client.py"))
         .arg("stdio")
-        .args(["--find", "read one note", &name, r#"{"note_id": 1}"#])
+        .args(script)
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_halo"))
-        .args(["mcp", "--tool-budget", "50", &fastapi.base_url()])
+        .args(halo)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env_remove("HALO_BEARER");
     let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
-    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
-    assert_eq!(summary["ok"], true, "{summary}");
-    assert_eq!(summary["found"][0]["structured"]["title"], "first");
+    serde_json::from_str(&stdout).expect("a JSON summary")
 }

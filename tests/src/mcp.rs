@@ -1,6 +1,9 @@
-//! What MCP clients should see of the bookstore.
+//! What MCP clients should see of the bookstore, and calling a tool through an MCP client.
 
-use rmcp::model::ProgressNotificationParam;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
+use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::Value;
 
 /// Asserts that `notes` are the progress of the bookstore's `summarize_book` over
 /// `chapters` chapters: one notification per chapter, with the total and the handler's
@@ -43,4 +46,23 @@ pub async fn next_notes<T>(
         }
     }
     seen
+}
+
+/// Calls the tool `name` with `args` (a JSON object) through `client`.
+///
+/// # Panics
+/// When `args` is not an object or the call fails (an error result is an answer, not a
+/// failure).
+pub async fn call<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }

@@ -2,12 +2,11 @@
 //! official MCP Python SDK list and call its tools, each caller seeing what its credentials
 //! allow, every call going through the HALO layer.
 
-mod support;
-
 use std::time::Duration;
 
 use halo_client::agent::OpenAiProvider;
 use halo_tests::llm::{self, ScriptedLlm, Turn};
+use halo_tests::mcp::call;
 use halo_tests::mcp::{assert_chapter_progress, next_notes};
 use halo_tests::{interop_script, python, run_to_end, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
@@ -17,7 +16,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
-use support::call;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 

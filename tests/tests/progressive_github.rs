@@ -4,14 +4,13 @@
 //! written in a user's words (`GITHUB_TASKS`). The official MCP Python SDK finds a tool over
 //! streamable HTTP and calls it by name though it was never listed.
 
-mod support;
-
 use axum::Json;
 use axum::Router;
 use axum::routing::get;
 use halo_axum::HaloBuilder;
 use halo_axum::mcp::McpService;
 use halo_tests::corpus::{Document, GITHUB_TASKS};
+use halo_tests::mcp::call;
 use halo_tests::tokens::{cl100k, cl100k_json};
 use halo_tests::{TestServer, interop_script, python, spawn};
 use reqwest::Method;
@@ -20,7 +19,6 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
-use support::call;
 
 /// GitHub's tools behind the layer, with `/mcp`, and one real handler: listing a
 /// repository's issues.
