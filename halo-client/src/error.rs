@@ -1,11 +1,13 @@
 //! The one error type of halo-client.
 
 use std::fmt;
+use std::time::Duration;
 
 use halo_protocol::{Problem, ToolOutput};
 use reqwest::StatusCode;
 
 use crate::ToolResponse;
+use crate::breaker::Unavailable;
 
 /// A `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -26,6 +28,8 @@ struct Inner {
     context: Option<String>,
     source: Option<BoxError>,
     response: Option<ToolResponse>,
+    /// Why a host's calls fail at once, for [`Kind::Unavailable`].
+    unavailable: Option<Box<Unavailable>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +46,8 @@ enum Kind {
     Decode,
     Argument,
     NotDescribed,
+    /// The host's circuit is open: the call was not sent.
+    Unavailable,
 }
 
 impl Error {
@@ -52,6 +58,7 @@ impl Error {
                 context: None,
                 source: None,
                 response: None,
+                unavailable: None,
             }),
         }
     }
@@ -112,6 +119,13 @@ impl Error {
             Kind::Request
         };
         Self::new(kind).with_source(error.without_url())
+    }
+
+    /// A call not sent because its host's circuit is open.
+    pub(crate) fn unavailable(why: Unavailable) -> Self {
+        let mut error = Self::new(Kind::Unavailable);
+        error.inner.unavailable = Some(Box::new(why));
+        error
     }
 
     pub(crate) fn from_response(response: ToolResponse) -> Self {
@@ -194,6 +208,36 @@ impl Error {
         self.inner.kind == Kind::Redirect
     }
 
+    /// Whether the call was not sent because the host's last calls failed: its circuit
+    /// breaker ([`CircuitBreaker`](crate::CircuitBreaker)) is open, and calls to that host fail
+    /// at once until [`retry_in`](Self::retry_in) has passed.
+    ///
+    /// ```
+    /// # async fn run(client: halo_client::Client) {
+    /// use halo_client::Method;
+    ///
+    /// match client.invoke("/api/books", Method::GET, serde_json::json!({})).await {
+    ///     Err(error) if error.is_unavailable() => {
+    ///         let wait = error.retry_in().unwrap_or_default();
+    ///         eprintln!("the API is down; not calling it for {} s", wait.as_secs());
+    ///     }
+    ///     other => println!("{other:?}"),
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn is_unavailable(&self) -> bool {
+        self.inner.kind == Kind::Unavailable
+    }
+
+    /// For [`is_unavailable`](Self::is_unavailable) errors, how long (from when the error was
+    /// made) until the client lets a trial call through to the host; zero while another
+    /// call is that trial.
+    #[must_use]
+    pub fn retry_in(&self) -> Option<Duration> {
+        self.inner.unavailable.as_ref().map(|why| why.retry_in)
+    }
+
     /// The status the server answered with, for [`is_status`](Self::is_status) errors.
     #[must_use]
     pub fn status(&self) -> Option<StatusCode> {
@@ -247,6 +291,7 @@ impl fmt::Display for Error {
             Kind::Decode => "could not read the response",
             Kind::Argument => "invalid arguments",
             Kind::NotDescribed => "not described",
+            Kind::Unavailable => "unavailable",
         };
         f.write_str(what)?;
         if let Some(context) = &self.inner.context {
@@ -262,6 +307,15 @@ impl fmt::Display for Error {
                 }
             }
         }
+        if let Some(why) = &self.inner.unavailable {
+            write!(
+                f,
+                ": the {} to {} failed; {}",
+                why.calls(),
+                why.origin,
+                why.when()
+            )?;
+        }
         if let Some(source) = &self.inner.source {
             write!(f, ": {source}")?;
         }
@@ -271,8 +325,10 @@ impl fmt::Display for Error {
 
 /// A failed call as a tool's output for a model or an MCP client: an error response keeps
 /// its status and body (the problem details); arguments that cannot be placed are a `400`
-/// problem the model can correct; anything else is a failure with this error's message,
-/// which never carries a credential.
+/// problem the model can correct; a host whose circuit is open
+/// ([`Error::is_unavailable`]) is one line, `the API at https://api.example.com is
+/// unavailable (its last 5 calls failed); try again in 30 s`; anything else is a failure with
+/// this error's message, which never carries a credential.
 ///
 /// ```
 /// # async fn run(client: halo_client::Client, schema: halo_protocol::ToolSchema) {
@@ -287,6 +343,14 @@ impl fmt::Display for Error {
 /// ```
 impl From<&Error> for ToolOutput {
     fn from(error: &Error) -> Self {
+        if let Some(why) = &error.inner.unavailable {
+            return Self::failure(format!(
+                "the API at {} is unavailable (its {} failed); {}",
+                why.origin,
+                why.calls(),
+                why.when()
+            ));
+        }
         match error.response() {
             Some(response) => Self::from(response),
             None if error.is_argument() => {

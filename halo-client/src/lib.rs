@@ -16,6 +16,9 @@
 //! - [`export_tools`] and [`ExportOptions`] turn tools into OpenAI or Anthropic tool
 //!   definitions, within each vendor's limits (OpenAI's 128 functions, tool search with
 //!   `defer_loading`, strict mode via [`strict_schema`]).
+//! - [`CircuitBreaker`]: a host whose calls keep failing is left alone for a while, and its
+//!   calls fail at once with an error that says when it will be tried again
+//!   ([`Error::is_unavailable`]).
 //! - [`Error`] keeps a failed call's status and problem details for the model to read, and
 //!   never carries a secret.
 //! - [`agent`] (feature `agent`): an LLM agent that answers a task by calling an API's
@@ -38,6 +41,7 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "agent")))]
 pub mod agent;
 mod args;
+mod breaker;
 mod client;
 mod credentials;
 mod error;
@@ -55,6 +59,7 @@ pub use halo_protocol as protocol;
 pub use reqwest::header::HeaderName;
 pub use reqwest::{Method, StatusCode};
 
+pub use crate::breaker::CircuitBreaker;
 pub use crate::client::{Client, ClientBuilder, Discovered};
 pub use crate::credentials::{Credential, Credentials, Secret};
 pub use crate::error::{Error, Result};

@@ -14,6 +14,7 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, Sleep};
 
+use crate::breaker::{Pass, Verdict};
 use crate::client::{Prepared, checked, read};
 use crate::retry::Failure;
 use crate::sse::{self, Broken, MAX_EVENT};
@@ -201,18 +202,25 @@ enum Opened {
 
 impl Client {
     /// Opens a streamed call: the request under its retry policy until the answer's head
-    /// arrives; an event stream is read by the [`ToolStream`], any other answer whole.
+    /// arrives, through its host's circuit breaker (opening counts as a call; the stream,
+    /// once open, is never cut by it); an event stream is read by the [`ToolStream`], any
+    /// other answer whole.
     pub(crate) async fn stream(&self, mut request: Prepared) -> Result<ToolStream> {
         request
             .headers
             .insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM));
         let opened = {
             let what = request.label();
-            let opened = request
+            let pass = self.pass();
+            let outcome = request
                 .policy
-                .run(request.safe, &what, || self.timed(self.open(&request)))
-                .await
-                .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
+                .run(request.safe, &what, || {
+                    self.timed(self.open(&request, &pass))
+                })
+                .await;
+            pass.finish(&request.url, Verdict::of(&outcome));
+            let opened =
+                outcome.map_err(|failure| failure.into_error().with_context(what.to_string()))?;
             match opened {
                 Opened::Complete(response) => Opened::Complete(checked(response, &what)?),
                 events => events,
@@ -223,8 +231,8 @@ impl Client {
 
     /// One attempt at a streamed call: send, follow redirects, then keep an event stream
     /// open or read any other answer whole.
-    async fn open(&self, request: &Prepared) -> Result<Opened, Failure> {
-        let response = self.send(request).await?;
+    async fn open(&self, request: &Prepared, pass: &Pass<'_>) -> Result<Opened, Failure> {
+        let response = self.send(request, pass).await?;
         if response.status().is_success() && is_event_stream(response.headers()) {
             return Ok(Opened::Events(response));
         }
@@ -349,7 +357,9 @@ impl Call {
                 self.what
             );
             tokio::time::sleep(delay).await;
-            let failure = match self.client.timed(self.client.open(&request)).await {
+            // A stream already open is not cut by its host's circuit breaker, nor counted.
+            let pass = Pass::free();
+            let failure = match self.client.timed(self.client.open(&request, &pass)).await {
                 Ok(Opened::Events(response)) => return Ok(self.decode(response)),
                 Ok(Opened::Complete(response)) => return Err(self.refused(response)),
                 Err(failure) => failure,

@@ -29,8 +29,11 @@ use crate::{Client, Result};
 /// A call goes through [`Client::call`]: arguments placed where the schema says, the
 /// credentials of the API's host, retries only where repeating is safe. Its answer is what
 /// the model reads: the JSON (or text) of a success, the problem details of a `4xx` or
-/// `5xx`, a `400` problem for arguments that cannot be placed, and the client's message when
-/// the API cannot be reached (which never holds a credential).
+/// `5xx`, a `400` problem for arguments that cannot be placed, the client's message when
+/// the API cannot be reached (which never holds a credential), and one line when the
+/// client's [`CircuitBreaker`](crate::CircuitBreaker) has stopped calling it for a while:
+/// `the API at https://api.example.com is unavailable (its last 5 calls failed); try again
+/// in 30 s`.
 ///
 /// Cheap to clone.
 #[derive(Clone)]

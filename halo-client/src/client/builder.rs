@@ -6,7 +6,8 @@ use std::time::Duration;
 use reqwest::{Url, redirect};
 
 use super::{Client, Inner, SchemaCache};
-use crate::{Credential, Credentials, Error, Result, RetryPolicy};
+use crate::breaker::Breakers;
+use crate::{CircuitBreaker, Credential, Credentials, Error, Result, RetryPolicy};
 
 /// Builds a [`Client`].
 #[derive(Debug)]
@@ -20,6 +21,7 @@ pub struct ClientBuilder {
     user_agent: Option<String>,
     credentials: Credentials,
     retry: RetryPolicy,
+    breaker: CircuitBreaker,
     schema_ttl: Duration,
     concurrency: usize,
 }
@@ -35,6 +37,7 @@ impl ClientBuilder {
             user_agent: None,
             credentials: Credentials::new(),
             retry: RetryPolicy::new(),
+            breaker: CircuitBreaker::new(),
             schema_ttl: Duration::from_secs(60),
             concurrency: 8,
         }
@@ -97,6 +100,29 @@ impl ClientBuilder {
         self
     }
 
+    /// The circuit breaker per host ([`CircuitBreaker::new`] by default: after 5 failed
+    /// calls in a row to a host, its calls fail at once for 30 s);
+    /// [`CircuitBreaker::off`] to send every call whatever happened before.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use halo_client::{CircuitBreaker, Client};
+    ///
+    /// # fn run() -> halo_client::Result<()> {
+    /// let patient = Client::builder("http://127.0.0.1:3000")
+    ///     .circuit_breaker(CircuitBreaker::new().failures(10).cool_down(Duration::from_secs(5)))
+    ///     .build()?;
+    /// let stubborn = Client::builder("http://127.0.0.1:3000")
+    ///     .circuit_breaker(CircuitBreaker::off())
+    ///     .build()?;
+    /// # let _ = (patient, stubborn);
+    /// # Ok(()) }
+    /// ```
+    pub fn circuit_breaker(mut self, breaker: CircuitBreaker) -> Self {
+        self.breaker = breaker;
+        self
+    }
+
     /// How long a schema is used without revalidation when the server sends no
     /// `Cache-Control: max-age` (60 s by default).
     pub fn schema_ttl(mut self, ttl: Duration) -> Self {
@@ -140,6 +166,7 @@ impl ClientBuilder {
                 base,
                 credentials: self.credentials,
                 retry: self.retry,
+                breakers: Breakers::new(self.breaker),
                 timeout: self.timeout,
                 idle_timeout: self.idle_timeout.unwrap_or(self.timeout),
                 schema_ttl: self.schema_ttl,

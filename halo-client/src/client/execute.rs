@@ -1,19 +1,27 @@
-//! A request under its retry policy and the client's timeout, and its answer read.
+//! A request under its retry policy, the client's timeout and its host's circuit breaker,
+//! and its answer read.
 
 use super::{Client, Prepared};
+use crate::breaker::{Pass, Verdict};
 use crate::retry::Failure;
 use crate::{Error, Result, ToolResponse};
 
 impl Client {
-    /// Sends a request under its retry policy; a 4xx or 5xx answer becomes an error that
-    /// keeps the response and names the request (`POST /api/orders`).
+    /// Sends a request under its retry policy, through its host's circuit breaker (the
+    /// call's verdict counts once, after its retries); a 4xx or 5xx answer becomes an error
+    /// that keeps the response and names the request (`POST /api/orders`).
     pub(super) async fn execute(&self, request: &Prepared) -> Result<ToolResponse> {
         let what = request.label();
-        let response = request
+        let pass = self.pass();
+        let outcome = request
             .policy
-            .run(request.safe, &what, || self.timed(self.attempt(request)))
-            .await
-            .map_err(|failure| failure.into_error().with_context(what.to_string()))?;
+            .run(request.safe, &what, || {
+                self.timed(self.attempt(request, &pass))
+            })
+            .await;
+        pass.finish(&request.url, Verdict::of(&outcome));
+        let response =
+            outcome.map_err(|failure| failure.into_error().with_context(what.to_string()))?;
         checked(response, &what)
     }
 
@@ -33,8 +41,8 @@ impl Client {
     }
 
     /// One attempt: send, follow redirects, read the body.
-    async fn attempt(&self, request: &Prepared) -> Result<ToolResponse, Failure> {
-        read(self.send(request).await?).await
+    async fn attempt(&self, request: &Prepared, pass: &Pass<'_>) -> Result<ToolResponse, Failure> {
+        read(self.send(request, pass).await?).await
     }
 }
 

@@ -9,7 +9,8 @@
 //! - [`discover`]: the manifest, the per-path schemas and their cache;
 //! - [`request`]: a tool call made ready to send (arguments placed, URL resolved,
 //!   idempotency key, what may be repeated);
-//! - [`execute`]: a request under its retry policy and the client's timeout;
+//! - [`execute`]: a request under its retry policy, the client's timeout and its host's
+//!   circuit breaker;
 //! - [`redirect`]: one attempt's hops, with the credential of each hop's own host.
 
 mod builder;
@@ -31,6 +32,7 @@ use self::discover::{SchemaCache, find};
 pub(crate) use self::execute::{checked, read};
 pub(crate) use self::request::Prepared;
 use self::request::decode_error;
+use crate::breaker::{Breakers, Pass};
 use crate::{Credentials, Result, RetryPolicy, ToolResponse, ToolStream};
 
 /// A HALO client for one API: discovers it, describes its tools (cached), and calls them.
@@ -65,6 +67,8 @@ struct Inner {
     base_url: Url,
     credentials: Credentials,
     retry: RetryPolicy,
+    /// The circuit of each host that has failed.
+    breakers: Breakers,
     /// The bound on one attempt (redirects and body included; an event stream's head).
     timeout: Option<Duration>,
     /// The longest an event stream may stay silent.
@@ -182,6 +186,11 @@ impl Client {
     /// The client's retry policy (also what stream resumptions follow).
     pub(crate) fn retry_policy(&self) -> RetryPolicy {
         self.inner.retry
+    }
+
+    /// A pass through the circuit breakers for one call.
+    pub(crate) fn pass(&self) -> Pass<'_> {
+        self.inner.breakers.pass()
     }
 
     /// The idle timeout of event streams.

@@ -1,11 +1,13 @@
-//! One attempt's hops: redirects followed by hand, the credential of each hop's own host
-//! applied (and an OAuth token the API refuses renewed once).
+//! One attempt's hops: redirects followed by hand, each admitted by its own host's circuit
+//! breaker, the credential of each hop's own host applied (and an OAuth token the API
+//! refuses renewed once).
 
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 use reqwest::{Method, StatusCode};
 
 use super::{Client, Prepared};
 use crate::Error;
+use crate::breaker::Pass;
 use crate::retry::Failure;
 
 /// How many redirects one attempt follows.
@@ -14,13 +16,19 @@ const MAX_REDIRECTS: usize = 10;
 impl Client {
     /// Sends a request and follows redirects, re-deciding credentials at every hop; the
     /// answer's body is still to be read. An OAuth access token the API refuses (`401`) is
-    /// renewed and the request sent once more (that repeat counts as a hop).
-    pub(crate) async fn send(&self, request: &Prepared) -> Result<reqwest::Response, Failure> {
+    /// renewed and the request sent once more (that repeat counts as a hop). A hop to a host
+    /// whose circuit is open fails at once, unsent.
+    pub(crate) async fn send(
+        &self,
+        request: &Prepared,
+        pass: &Pass<'_>,
+    ) -> Result<reqwest::Response, Failure> {
         let mut method = request.method.clone();
         let mut url = request.url.clone();
         let mut body = request.body.clone();
         let mut renewed = false;
-        for _ in 0..=MAX_REDIRECTS {
+        for hop in 0..=MAX_REDIRECTS {
+            pass.admit(hop, &url).map_err(Failure::Fatal)?;
             let credentials = &self.inner.credentials;
             let mut headers = request.headers.clone();
             for name in credentials.headers() {
@@ -74,9 +82,14 @@ impl Client {
                 .get(LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .ok_or_else(|| Failure::Fatal(Error::redirect("a redirect without a Location")))?;
-            url = url
+            let next = url
                 .join(location)
                 .map_err(|_| Failure::Fatal(Error::redirect("an invalid Location")))?;
+            if next.origin() != url.origin() {
+                // That host answered: it is there.
+                pass.answered(&url);
+            }
+            url = next;
             let downgrade = status == StatusCode::SEE_OTHER
                 || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
                     && method == Method::POST);

@@ -22,7 +22,7 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 #[derive(Clone)]
 pub(crate) struct Prepared {
     pub(super) method: Method,
-    pub(super) url: Url,
+    pub(crate) url: Url,
     pub(crate) headers: HeaderMap,
     pub(super) body: Option<Encoded>,
     /// The API-key header its tool's security scheme names, for a key that goes where the
