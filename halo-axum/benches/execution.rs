@@ -25,6 +25,13 @@
 //!   alone. `http_get_plain_metrics_vs_off`: the undeclared tool with metrics on / off, which
 //!   costs the layer's execution path that metrics force on every described call.
 //!
+//! - `breaker_paired/get_circuit_vs_governed`: the governed GET tool with a circuit breaker
+//!   as well (closed: a lock, a check and a permit per call) against the same tool without
+//!   one, in process (`tower::oneshot`). Target: ≤ 1.02. `http_get_circuit_vs_governed`: the
+//!   same over loopback HTTP. `get_governed_vs_governed`: the method's control (1.000 when
+//!   sound). `breaker/oneshot_get_{governed,circuit}`: the two calls' own
+//!   times, whose difference is what the breaker costs a call (target: ≤ 100 ns).
+//!
 //! Run `cargo bench -p halo-axum --bench execution`, then `python3 halo-axum/benches/ratios.py`.
 
 use std::convert::Infallible;
@@ -98,6 +105,15 @@ async fn governed_book(
     Json(json!({"id": id, "title": "Dune"}))
 }
 
+/// Read a book (the same rate and deadline, and a circuit breaker that stays closed).
+#[halo(rate = "1000000/second", timeout_ms = 5000, circuit = "5/30s/2")]
+#[utoipa::path(get, path = "/breaker/{id}", params(("id" = u64, Path)), responses((status = 200)))]
+async fn breaker_book(
+    axum::extract::Path(id): axum::extract::Path<u64>,
+) -> Json<serde_json::Value> {
+    Json(json!({"id": id, "title": "Dune"}))
+}
+
 #[derive(OpenApi)]
 #[openapi(info(title = "Bench", version = "1"))]
 struct Doc;
@@ -158,6 +174,7 @@ fn app_with(validate: bool, formats: bool, metrics: bool) -> Router {
         .routes(routes!(work))
         .routes(routes!(plain_book))
         .routes(routes!(governed_book))
+        .routes(routes!(breaker_book))
         .split_for_parts();
     let validation = match (validate, formats) {
         (false, _) => Validation::Off,
@@ -476,12 +493,74 @@ fn governance(c: &mut Criterion) {
     group.finish();
 }
 
+fn get_request(path: &'static str) -> Request<Body> {
+    Request::builder()
+        .uri(path)
+        .body(Body::empty())
+        .expect("a request")
+}
+
+/// The governed GET tool with a (closed) circuit breaker against the same without one.
+fn breaker(c: &mut Criterion) {
+    let rt = runtime();
+    let app = app(false);
+    let (governed, circuit) = ("/governed/7", "/breaker/7");
+    assert_eq!(
+        rt.block_on(call(&app, get_request(governed))),
+        StatusCode::OK
+    );
+    assert_eq!(
+        rt.block_on(call(&app, get_request(circuit))),
+        StatusCode::OK
+    );
+    let mut group = c.benchmark_group("breaker_paired");
+    group.bench_function("get_circuit_vs_governed", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || call(&app, get_request(governed))),
+                |n| time(&rt, n, || call(&app, get_request(circuit))),
+            )
+        });
+    });
+    group.bench_function("get_governed_vs_governed", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || call(&app, get_request(governed))),
+                |n| time(&rt, n, || call(&app, get_request(governed))),
+            )
+        });
+    });
+    let client = reqwest::Client::new();
+    let base = rt.block_on(serve(app.clone()));
+    let (governed_url, circuit_url) = (format!("{base}{governed}"), format!("{base}{circuit}"));
+    group.bench_function("http_get_circuit_vs_governed", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get_once(&client, &governed_url)),
+                |n| time(&rt, n, || get_once(&client, &circuit_url)),
+            )
+        });
+    });
+    group.finish();
+    let mut group = c.benchmark_group("breaker");
+    group.bench_function("oneshot_get_governed", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || call(&app, get_request(governed))));
+    });
+    group.bench_function("oneshot_get_circuit", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || call(&app, get_request(circuit))));
+    });
+    group.finish();
+}
+
 // `criterion_group!` writes an undocumented `pub fn benches`.
 #[allow(missing_docs)]
 mod group {
-    use super::{governance, streaming, validation};
+    use super::{breaker, governance, streaming, validation};
 
-    criterion::criterion_group!(benches, validation, streaming, governance);
+    criterion::criterion_group!(benches, validation, streaming, governance, breaker);
 }
 
 criterion_main!(group::benches);

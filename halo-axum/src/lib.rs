@@ -76,7 +76,12 @@ pub use halo_protocol as protocol;
 pub use crate::audit::{
     AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
 };
-pub use crate::auth::{Authenticator, Principal, Scheme, StaticAuthenticator, Unauthenticated};
+pub use crate::auth::{
+    Authenticator, Principal, ProtectedResource, Scheme, StaticAuthenticator, Unauthenticated,
+};
+#[cfg(feature = "jwt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
+pub use crate::auth::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
 pub use crate::catalog::Catalogs;
 pub use crate::document_limits::DocumentLimits;
 pub use crate::error::BuildError;

@@ -87,13 +87,25 @@ fn example(e: &Example) -> Option<Json> {
     Json::object([("input", tokens(&e.input)), ("output", tokens(&e.output))])
 }
 
-/// `{"retry": bool, "backoff": "exponential"|"linear"|"none", "timeout_ms": u64, "fallback": str}`
+/// `{"retry": bool, "backoff": "exponential"|"linear"|"none", "timeout_ms": u64, "fallback": str,
+/// "circuit": {"failures": u32, "cool_down_ms": u64, "successes": u32}}`
 fn resilience(r: &Resilience) -> Option<Json> {
     Json::object([
         ("retry", flag(r.retry)),
         ("backoff", text(&r.backoff)),
         ("timeout_ms", r.timeout_ms.map(Json::uint)),
         ("fallback", text(&r.fallback)),
+        ("circuit", r.circuit.as_ref().and_then(circuit)),
+    ])
+}
+
+/// `{"failures": u32, "cool_down_ms": u64, "successes": u32}`
+fn circuit(c: &halo_protocol::Circuit) -> Option<Json> {
+    let ms = u64::try_from(c.cool_down().as_millis()).unwrap_or(u64::MAX);
+    Json::object([
+        ("failures", Some(Json::uint(c.failures().get().into()))),
+        ("cool_down_ms", Some(Json::uint(ms))),
+        ("successes", Some(Json::uint(c.successes().get().into()))),
     ])
 }
 

@@ -45,6 +45,7 @@ use proc_macro::TokenStream;
 /// | `next(when = "..", suggest = "..")` (repeatable) | strings, both required | `x-halo-next`: `[{"when", "suggest"}]` |
 /// | `example(input = {..}, output = ..)` (repeatable) | json! object, any json! value | `x-halo-examples`: `[{"input", "output"}]` |
 /// | `retry`, `backoff`, `timeout_ms`, `fallback` | bool, `"exponential"`/`"linear"`/`"none"`, integer > 0, string | `x-halo-resilience`: `{"retry", "backoff", "timeout_ms", "fallback"}` |
+/// | `circuit` | `"failures/cool-down/successes"`, e.g. `"5/30s/2"` (cool-down in `ms`, `s`, `m`, `h`; all above zero) | `x-halo-resilience`: `{"circuit": {"failures", "cool_down_ms", "successes"}}` |
 /// | `signed`, `jwks` | bool, string | `x-halo-trust`: `{"signed", "jwks"}` |
 /// | `trace_header`, `explain` | header name, bool | `x-halo-observe`: `{"trace_header", "explain"}` |
 /// | `status`, `sunset`, `replace_with` | `"active"`/`"deprecated"`/`"sunset"`, `"YYYY-MM-DD"`, string | `x-halo-lifecycle`: `{"status", "sunset", "replace_with"}` |

@@ -56,13 +56,14 @@ pub(crate) struct Example {
     pub(crate) output: Option<TokenStream>,
 }
 
-/// `retry`, `backoff`, `timeout_ms`, `fallback`
+/// `retry`, `backoff`, `timeout_ms`, `fallback`, `circuit` (`"failures/cool-down/successes"`)
 #[derive(Default)]
 pub(crate) struct Resilience {
     pub(crate) retry: Option<bool>,
     pub(crate) backoff: Option<String>,
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) fallback: Option<String>,
+    pub(crate) circuit: Option<halo_protocol::Circuit>,
 }
 
 /// `signed`, `jwks`
@@ -137,6 +138,11 @@ const HALO_KEYS: &[Key<HaloArgs>] = &[
     }),
     Key::once("fallback", |a, k, i| {
         put(&mut a.resilience.fallback, text(k, i))
+    }),
+    Key::once("circuit", |a, k, i| {
+        let canonical = checked(k, i, "\"5/30s/2\"", validate::circuit)?;
+        let circuit = canonical.parse().expect("a checked circuit parses again");
+        put(&mut a.resilience.circuit, Ok(circuit))
     }),
     Key::once("signed", |a, k, i| put(&mut a.trust.signed, boolean(k, i))),
     Key::once("jwks", |a, k, i| put(&mut a.trust.jwks, text(k, i))),
@@ -550,6 +556,7 @@ mod tests {
             next(when = "a", suggest = "b"), next(suggest = "d", when = "c"),
             example(input = {"a": 1}), example(input = {}, output = [1, 2]),
             retry = true, backoff = "linear", timeout_ms = 2000, fallback = "/f",
+            circuit = "3/10s/1",
             signed = true, jwks = "https://j", trace_header = "traceparent", explain = false,
             status = "deprecated", sunset = "2026-12-31", replace_with = "/r", stream = true,
             locale("zh", name = "n"), locale("pt-BR", why = "y", description = "d"),
@@ -559,6 +566,10 @@ mod tests {
         assert_eq!(args.next.len(), 2);
         assert_eq!(args.examples.len(), 2);
         assert_eq!(args.resilience.timeout_ms, Some(2000));
+        assert_eq!(
+            args.resilience.circuit.map(|c| c.to_string()).as_deref(),
+            Some("3/10s/1")
+        );
         assert_eq!(args.locales.len(), 2);
         assert_eq!(args.stream, Some(true));
     }
@@ -605,6 +616,14 @@ mod tests {
         );
         assert!(error(quote!(timeout_ms = "x")).contains("expects a positive integer literal"));
         assert!(error(quote!(timeout_ms = 0)).contains("greater than 0"));
+        assert!(error(quote!(circuit = 5)).contains("expects a string literal"));
+        let message = error(quote!(circuit = "0/30s/2"));
+        assert!(
+            message.contains("invalid `circuit` \"0/30s/2\""),
+            "{message}"
+        );
+        assert!(error(quote!(circuit = "5/30/2")).contains("cool-down"));
+        assert!(error(quote!(circuit = "5/0s/2")).contains("longer than zero"));
         assert!(error(quote!(why = 1)).contains("expects a string literal"));
         assert!(error(quote!(why = "  ")).contains("cannot be empty"));
         assert!(error(quote!(stream)).contains("expected `=` after `stream`"));

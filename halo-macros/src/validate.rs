@@ -11,6 +11,14 @@ pub(crate) fn rate(text: &str) -> Result<String, String> {
         .map_err(|e| e.reason().to_owned())
 }
 
+/// `"failures/cool-down/successes"` (`"5/30s/2"`); returns the canonical form. The same
+/// parser the server uses.
+pub(crate) fn circuit(text: &str) -> Result<String, String> {
+    text.parse::<halo_protocol::Circuit>()
+        .map(|circuit| circuit.to_string())
+        .map_err(|e| e.reason().to_owned())
+}
+
 /// An ISO calendar date `YYYY-MM-DD` that exists.
 pub(crate) fn date(text: &str) -> Result<String, String> {
     halo_protocol::check_date(text).map(|()| text.to_owned())

@@ -29,6 +29,7 @@ async fn why_only() {}
     backoff = "exponential",
     timeout_ms = 2000,
     fallback = "/api/payments/charge-later",
+    circuit = "3/2m/1",
     signed = true,
     jwks = "https://pay.example/.well-known/jwks.json",
     trace_header = "traceparent",
@@ -136,7 +137,8 @@ fn every_key_writes_its_group() {
             "retry": true,
             "backoff": "exponential",
             "timeout_ms": 2000,
-            "fallback": "/api/payments/charge-later"
+            "fallback": "/api/payments/charge-later",
+            "circuit": { "failures": 3, "cool_down_ms": 120000, "successes": 1 }
         },
         "x-halo-trust": { "signed": true, "jwks": "https://pay.example/.well-known/jwks.json" },
         "x-halo-observe": { "trace_header": "traceparent", "explain": false },

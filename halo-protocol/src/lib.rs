@@ -104,8 +104,8 @@ pub use rate::{Period, Rate, RateParseError};
 pub use refs::{is_data_keyword, is_self_contained};
 pub use retry::{RetryDelays, RetrySchedule};
 pub use schema::{
-    Auth, AuthType, Backoff, Call, Effects, Example, InputField, Lifecycle, Limits, Location, Next,
-    Observe, Resilience, Status, Stream, ToolSchema, Trust,
+    Auth, AuthType, Backoff, Call, Circuit, CircuitError, Effects, Example, InputField, Lifecycle,
+    Limits, Location, Next, Observe, Resilience, Status, Stream, ToolSchema, Trust,
 };
 pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use tags::TagFilter;

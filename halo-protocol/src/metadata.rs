@@ -311,7 +311,8 @@ mod tests {
             ),
             (
                 "x-halo-resilience",
-                json!({"retry": true, "backoff": "exponential", "timeout_ms": 0, "fallback": "/f"}),
+                json!({"retry": true, "backoff": "exponential", "timeout_ms": 0, "fallback": "/f",
+                       "circuit": {"failures": 3, "cool_down_ms": 10000, "successes": 1}}),
             ),
             (
                 "x-halo-trust",
@@ -377,6 +378,26 @@ mod tests {
                 "month 13",
             ),
             ("x-halo-resilience", json!({"backoff": "random"}), "backoff"),
+            (
+                "x-halo-resilience",
+                json!({"circuit": {"failures": 0}}),
+                "failures must be at least 1",
+            ),
+            (
+                "x-halo-resilience",
+                json!({"circuit": {"cool_down_ms": 0}}),
+                "cool-down",
+            ),
+            (
+                "x-halo-resilience",
+                json!({"circuit": {"successes": 0}}),
+                "successes",
+            ),
+            (
+                "x-halo-resilience",
+                json!({"circuit": {"failures": 2, "cooldown": 1}}),
+                "cooldown",
+            ),
             ("x-halo-i18n", json!({"zh": {"title": "x"}}), "title"),
             ("x-halo-examples", json!([{"output": {}}]), "input"),
         ] {

@@ -6,6 +6,10 @@ use serde_json::{Map, Value};
 
 use crate::Rate;
 
+mod circuit;
+
+pub use self::circuit::{Circuit, CircuitError};
+
 /// The full HALO schema of one operation (one element of the per-path array).
 ///
 /// Empty and absent fields are omitted when serialised; `false` and `0` are kept.
@@ -480,7 +484,7 @@ impl Example {
     }
 }
 
-/// How a client should retry.
+/// How a client should retry, and what the server does when the operation keeps failing.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Resilience {
@@ -496,6 +500,10 @@ pub struct Resilience {
     /// An operation to try when this one keeps failing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// The circuit breaker the server runs the operation behind (extension): while it is
+    /// open, calls are refused with `503` and `Retry-After`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit: Option<Circuit>,
 }
 
 /// A backoff strategy.

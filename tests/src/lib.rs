@@ -7,6 +7,8 @@
 //!   that drive it.
 //! - [`redis::RedisServer`] runs a throwaway `redis-server` on a loopback port, for the tests
 //!   of the shared stores.
+//! - [`oidc::AuthorizationServer`] runs a real OAuth 2.0 authorization server (node's
+//!   `oidc-provider`) on a loopback port, for the tests of JWT bearer tokens.
 //! - [`corpus`] reads the real OpenAPI documents kept as fixtures (GitHub's, Stripe's).
 //! - [`tokens::cl100k`] counts tokens with a real tokenizer (bundled, no network).
 //! - [`llm::ScriptedLlm`] is an OpenAI-compatible chat-completions server that streams the
@@ -25,6 +27,7 @@ pub mod corpus;
 pub mod generated;
 pub mod llm;
 pub mod mcp;
+pub mod oidc;
 pub mod redis;
 pub mod tokens;
 pub mod wait;

@@ -19,6 +19,7 @@ use serde_json::Value;
 ///
 /// assert_eq!(Outcome::RateLimited.as_str(), "rate_limited");
 /// assert_eq!(Outcome::TimedOut.to_string(), "timed_out");
+/// assert_eq!(Outcome::CircuitOpen.as_str(), "circuit_open");
 /// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -43,11 +44,14 @@ pub enum Outcome {
     /// idempotency records) could not be reached, the idempotency records were full, or the
     /// layer was at its limit of calls.
     Unavailable,
+    /// The call was refused with `503` before the handler ran: the tool's circuit was open
+    /// (its calls kept failing) or half-open with its one probe call running.
+    CircuitOpen,
 }
 
 impl Outcome {
     /// The outcome as it is serialised: `"executed"`, `"replayed"`, `"rate_limited"`,
-    /// `"denied"`, `"invalid"`, `"timed_out"` or `"unavailable"`.
+    /// `"denied"`, `"invalid"`, `"timed_out"`, `"unavailable"` or `"circuit_open"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -58,6 +62,7 @@ impl Outcome {
             Self::Invalid => "invalid",
             Self::TimedOut => "timed_out",
             Self::Unavailable => "unavailable",
+            Self::CircuitOpen => "circuit_open",
         }
     }
 }

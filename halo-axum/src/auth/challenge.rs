@@ -17,6 +17,11 @@ pub(crate) struct Challenges {
     invalid: HeaderValue,
     /// The realm, quoted, for the challenges made per request.
     realm: String,
+    /// The kinds of credential the challenges name, in order.
+    kinds: Vec<Kind>,
+    /// `, resource_metadata="<url>"` (RFC 9728 §5.1) after every `Bearer` challenge, when
+    /// the layer serves a protected-resource metadata document; else empty.
+    resource_metadata: String,
 }
 
 /// A kind of credential the document's security schemes accept.
@@ -40,14 +45,38 @@ impl Challenges {
             .find(|quoted| quoted.len() > 2)
             .unwrap_or_else(|| quoted(FALLBACK_REALM));
         let kinds = kinds(document.pointer("/components/securitySchemes"));
+        let mut challenges = Self {
+            missing: HeaderValue::from_static("Bearer"),
+            invalid: HeaderValue::from_static("Bearer"),
+            realm,
+            kinds,
+            resource_metadata: String::new(),
+        };
+        challenges.render();
+        challenges
+    }
+
+    /// The same challenges, each `Bearer` one pointing at the protected-resource metadata
+    /// document at `url` (RFC 9728 §5.1), where a client finds the authorization servers
+    /// that issue tokens for this API.
+    pub(crate) fn with_resource_metadata(mut self, url: &str) -> Self {
+        self.resource_metadata = format!(", resource_metadata={}", quoted(url));
+        self.render();
+        self
+    }
+
+    /// Renders the challenges for a missing and for an invalid credential.
+    fn render(&mut self) {
+        let (realm, metadata) = (&self.realm, &self.resource_metadata);
         let render = |invalid: bool| {
-            let text = kinds
+            let text = self
+                .kinds
                 .iter()
                 .map(|kind| match kind {
                     Kind::Bearer if invalid => {
-                        format!("Bearer realm={realm}, error=\"invalid_token\"")
+                        format!("Bearer realm={realm}, error=\"invalid_token\"{metadata}")
                     }
-                    Kind::Bearer => format!("Bearer realm={realm}"),
+                    Kind::Bearer => format!("Bearer realm={realm}{metadata}"),
                     Kind::Basic => format!("Basic realm={realm}"),
                     Kind::ApiKey(header) => {
                         format!("ApiKey realm={realm}, header={}", quoted(header))
@@ -58,11 +87,8 @@ impl Challenges {
             // `quoted` leaves visible ASCII and spaces only, which a header value can carry.
             HeaderValue::try_from(text).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
         };
-        Self {
-            missing: render(false),
-            invalid: render(true),
-            realm,
-        }
+        self.missing = render(false);
+        self.invalid = render(true);
     }
 
     /// For a request that needs credentials and carries none.
@@ -78,9 +104,10 @@ impl Challenges {
     /// For credentials that lack `scopes` (RFC 6750 §3.1).
     pub(crate) fn insufficient_scope(&self, scopes: &[&str]) -> Option<HeaderValue> {
         let challenge = format!(
-            "Bearer realm={}, error=\"insufficient_scope\", scope={}",
+            "Bearer realm={}, error=\"insufficient_scope\", scope={}{}",
             self.realm,
-            quoted(&scopes.join(" "))
+            quoted(&scopes.join(" ")),
+            self.resource_metadata
         );
         HeaderValue::try_from(challenge).ok()
     }
@@ -170,6 +197,33 @@ mod tests {
                 .insufficient_scope(&["books:write", "books:admin"])
                 .unwrap(),
             r#"Bearer realm="Book \"store\"", error="insufficient_scope", scope="books:write books:admin""#
+        );
+    }
+
+    #[test]
+    fn bearer_challenges_point_at_the_resource_metadata() {
+        let challenges = Challenges::new(
+            &document(
+                "Books",
+                json!({
+                    "jwt": {"type": "http", "scheme": "bearer"},
+                    "key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+                }),
+            ),
+            None,
+        )
+        .with_resource_metadata("https://api.example/.well-known/oauth-protected-resource");
+        assert_eq!(
+            challenges.missing(),
+            r#"Bearer realm="Books", resource_metadata="https://api.example/.well-known/oauth-protected-resource", ApiKey realm="Books", header="X-API-Key""#
+        );
+        assert_eq!(
+            challenges.invalid(),
+            r#"Bearer realm="Books", error="invalid_token", resource_metadata="https://api.example/.well-known/oauth-protected-resource", ApiKey realm="Books", header="X-API-Key""#
+        );
+        assert_eq!(
+            challenges.insufficient_scope(&["books:write"]).unwrap(),
+            r#"Bearer realm="Books", error="insufficient_scope", scope="books:write", resource_metadata="https://api.example/.well-known/oauth-protected-resource""#
         );
     }
 

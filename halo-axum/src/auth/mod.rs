@@ -1,5 +1,7 @@
 //! Who is calling: the [`Authenticator`] an application plugs in, the [`Principal`] it
-//! returns, and a built-in [`StaticAuthenticator`] for tokens and keys known in advance.
+//! returns, and a built-in [`StaticAuthenticator`] for tokens and keys known in advance;
+//! with the feature `jwt`, `JwtAuthenticator` checks bearer JWTs against an issuer's published
+//! keys, and [`ProtectedResource`] describes the API to OAuth clients (RFC 9728).
 //!
 //! With an authenticator set on [`HaloBuilder::authenticator`](crate::HaloBuilder::authenticator),
 //! the layer scopes discovery to what the caller may call and checks every call of a
@@ -9,6 +11,9 @@
 
 mod challenge;
 mod gate;
+#[cfg(feature = "jwt")]
+mod jwt;
+mod resource;
 mod static_keys;
 
 use std::collections::BTreeSet;
@@ -22,6 +27,9 @@ use http::request::Parts;
 
 pub(crate) use self::challenge::Challenges;
 pub(crate) use self::gate::Gate;
+#[cfg(feature = "jwt")]
+pub use self::jwt::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
+pub use self::resource::ProtectedResource;
 pub use self::static_keys::StaticAuthenticator;
 use crate::problem;
 

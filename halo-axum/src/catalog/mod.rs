@@ -26,6 +26,7 @@
 mod agent_card;
 mod api_catalog;
 mod llms_txt;
+mod protected_resource;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -36,6 +37,7 @@ use http::header::{CACHE_CONTROL, LINK, VARY};
 use http::{HeaderMap, HeaderValue, Method, Uri};
 use serde_json::Value;
 
+use crate::auth::ProtectedResource;
 use crate::discovery::{Viewer, conditional};
 use crate::registry::{Audience, Cached, Registry, Tool};
 
@@ -105,6 +107,8 @@ pub struct Catalogs {
     openapi_url: Option<Uri>,
     docs_url: Option<Uri>,
     base_url: Option<Uri>,
+    /// The protected-resource metadata to serve (`HaloBuilder::protected_resource`).
+    protected_resource: Option<ProtectedResource>,
 }
 
 impl Default for Catalogs {
@@ -131,6 +135,7 @@ impl Catalogs {
             openapi_url: None,
             docs_url: None,
             base_url: None,
+            protected_resource: None,
         }
     }
 
@@ -272,9 +277,16 @@ impl Catalogs {
         self
     }
 
+    /// The same choice, with the RFC 9728 metadata of `resource` served as well (set by
+    /// [`HaloBuilder::protected_resource`](crate::HaloBuilder::protected_resource)).
+    pub(crate) fn with_protected_resource(mut self, resource: Option<ProtectedResource>) -> Self {
+        self.protected_resource = resource;
+        self
+    }
+
     /// Whether any document is served.
     fn any(&self) -> bool {
-        self.api_catalog || self.llms_txt || self.agent_card
+        self.api_catalog || self.llms_txt || self.agent_card || self.protected_resource.is_some()
     }
 }
 
@@ -284,12 +296,14 @@ pub(crate) enum Document {
     ApiCatalog,
     LlmsTxt,
     AgentCard,
+    /// The protected-resource metadata of RFC 9728.
+    ProtectedResource,
 }
 
 impl Document {
     /// Whether what it says depends on the caller.
     pub(crate) fn is_personal(self) -> bool {
-        !matches!(self, Self::ApiCatalog)
+        !matches!(self, Self::ApiCatalog | Self::ProtectedResource)
     }
 }
 
@@ -413,6 +427,8 @@ pub(crate) struct Documents {
     llms_txt: Option<Scoped>,
     llms_txt_budget: usize,
     agent_card: Option<Scoped>,
+    /// The protected-resource metadata and the path it is served at.
+    protected_resource: Option<(String, Cached)>,
     cache_public: HeaderValue,
     cache_private: HeaderValue,
     /// `Vary` for the documents that depend on the caller: the credential headers.
@@ -463,7 +479,15 @@ impl Documents {
                     .flatten(),
             )
         });
-        if api_catalog.is_none() && llms_txt.is_none() && agent_card.is_none() {
+        let protected_resource = catalogs.protected_resource.as_ref().map(|resource| {
+            let rendered = protected_resource::render(resource, document);
+            (resource.served_path(), Cached::new(rendered))
+        });
+        if api_catalog.is_none()
+            && llms_txt.is_none()
+            && agent_card.is_none()
+            && protected_resource.is_none()
+        {
             return None;
         }
         let seconds = max_age.as_secs();
@@ -482,6 +506,7 @@ impl Documents {
             llms_txt,
             llms_txt_budget: catalogs.llms_txt_budget,
             agent_card,
+            protected_resource,
             cache_public: value(format!("public, max-age={seconds}")),
             cache_private: value(format!("private, max-age={seconds}")),
             vary_caller: HeaderValue::try_from(vary)
@@ -500,6 +525,13 @@ impl Documents {
             API_CATALOG_PATH if self.api_catalog.is_some() => Some(Document::ApiCatalog),
             LLMS_TXT_PATH if self.llms_txt.is_some() => Some(Document::LlmsTxt),
             AGENT_CARD_PATH if self.agent_card.is_some() => Some(Document::AgentCard),
+            _ if self
+                .protected_resource
+                .as_ref()
+                .is_some_and(|(served, _)| served == path) =>
+            {
+                Some(Document::ProtectedResource)
+            }
             _ => None,
         }
     }
@@ -532,6 +564,10 @@ impl Documents {
                     agent_card::render(&self.site, registry, visible).map(Cached::new)
                 })?,
                 HeaderValue::from_static(agent_card::CONTENT_TYPE),
+            ),
+            Document::ProtectedResource => (
+                self.protected_resource.as_ref()?.1.clone(),
+                HeaderValue::from_static(protected_resource::CONTENT_TYPE),
             ),
         };
         let mut response = conditional(cached, headers, content_type, head);

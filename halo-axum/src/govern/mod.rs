@@ -1,7 +1,9 @@
 //! What a schema declares, enforced: `limits.rate`, `Idempotency-Key` (from
-//! `limits.idempotency_key`) and `resilience.timeout_ms`, each per tool. Rate budgets and
-//! idempotency records live in stores: this process's memory, or Redis.
+//! `limits.idempotency_key`), `resilience.timeout_ms` and `resilience.circuit`, each per
+//! tool. Rate budgets and idempotency records live in stores: this process's memory, or
+//! Redis; circuit breakers in this process's memory.
 
+mod breaker;
 mod idempotency;
 mod rate;
 #[cfg(feature = "redis")]
@@ -17,6 +19,7 @@ use axum::extract::ConnectInfo;
 use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
+pub(crate) use self::breaker::{Breaker, Permit};
 pub(crate) use self::idempotency::Idempotency;
 pub use self::idempotency::IdempotencyLimits;
 pub(crate) use self::rate::{RateHeaders, ToolRate};
@@ -36,11 +39,15 @@ pub(crate) struct Rules {
     /// The header whose value makes a repeat of a call safe.
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) breaker: Option<Arc<Breaker>>,
 }
 
 impl Rules {
     fn any(&self) -> bool {
-        self.rate.is_some() || self.key_header.is_some() || self.timeout.is_some()
+        self.rate.is_some()
+            || self.key_header.is_some()
+            || self.timeout.is_some()
+            || self.breaker.is_some()
     }
 }
 
@@ -96,7 +103,8 @@ pub(crate) struct Governance {
 
 impl Governance {
     /// The rules the registry's schemas declare; `default_timeout` applies to tools that
-    /// declare none.
+    /// declare none. (A default circuit is written into the schemas by the registry: what a
+    /// tool shows is what it gets.)
     pub(crate) fn new(
         registry: &Registry,
         default_timeout: Option<Duration>,
@@ -106,10 +114,8 @@ impl Governance {
             .tools()
             .map(|tool| {
                 let limits = tool.schema.limits.as_ref();
-                let declared = tool
-                    .schema
-                    .resilience
-                    .as_ref()
+                let resilience = tool.schema.resilience.as_ref();
+                let declared = resilience
                     .and_then(|r| r.timeout_ms)
                     .map(Duration::from_millis);
                 Rules {
@@ -120,6 +126,9 @@ impl Governance {
                         .and_then(|l| l.idempotency_key.as_deref())
                         .and_then(|name| HeaderName::try_from(name).ok()),
                     timeout: declared.or(default_timeout),
+                    breaker: resilience
+                        .and_then(|r| r.circuit)
+                        .map(|circuit| Arc::new(Breaker::new(circuit))),
                 }
             })
             .collect();

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use halo_protocol::Metadata;
+use halo_protocol::{Circuit, Metadata};
 use serde_json::Value;
 use utoipa::openapi::OpenApi;
 
@@ -47,10 +47,12 @@ pub struct HaloBuilder {
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
     realm: Option<String>,
+    protected_resource: Option<crate::ProtectedResource>,
     validation: Validation,
     body_limit: usize,
     stream: StreamConfig,
     timeout: Option<Duration>,
+    circuit: Option<Circuit>,
     idempotency_ttl: Duration,
     idempotency_limits: IdempotencyLimits,
     #[cfg(feature = "redis")]
@@ -106,11 +108,13 @@ impl HaloBuilder {
             max_age: Duration::from_secs(60),
             authenticator: None,
             realm: None,
+            protected_resource: None,
             require_credentials: false,
             validation: Validation::Off,
             body_limit: 2 * 1024 * 1024,
             stream: StreamConfig::default(),
             timeout: None,
+            circuit: None,
             idempotency_ttl: Duration::from_secs(24 * 60 * 60),
             idempotency_limits: IdempotencyLimits::new(),
             #[cfg(feature = "redis")]
@@ -201,6 +205,36 @@ impl HaloBuilder {
         self
     }
 
+    /// Describes the API as an OAuth 2.0 protected resource (RFC 9728): the layer serves
+    /// its metadata at `/.well-known/oauth-protected-resource` (`GET` and `HEAD`, public),
+    /// and every `Bearer` challenge of a `401` or `403` names that document in
+    /// `resource_metadata`. [`build`](Self::build) fails ([`BuildError::is_settings`]) when
+    /// the resource identifier is not an absolute URL or no authorization server is named.
+    /// See [`ProtectedResource`](crate::ProtectedResource).
+    ///
+    /// ```
+    /// use halo_axum::{HaloLayer, Principal, ProtectedResource, StaticAuthenticator};
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .authenticator(StaticAuthenticator::new().bearer("t0ken", Principal::new("ops")))
+    ///     .protected_resource(ProtectedResource::new(
+    ///         "https://api.example.com",
+    ///         ["https://id.example.com"],
+    ///     ))
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn protected_resource(mut self, resource: crate::ProtectedResource) -> Self {
+        self.protected_resource = Some(resource);
+        self
+    }
+
     /// Whether calls of described operations are checked against their input schema before
     /// the handler runs, and whether `format` keywords are asserted ([`Validation`]: off by
     /// default, with or without an [`authenticator`](Self::authenticator)). The statuses are those axum's own extractors
@@ -265,9 +299,35 @@ impl HaloBuilder {
         self
     }
 
+    /// The circuit breaker of described operations that declare none (none by default), as
+    /// [`Describe::circuit`](crate::Describe::circuit) and `resilience.circuit` set it for
+    /// one operation. Unlike the default timeout, it is written into those operations'
+    /// schemas: agents see every circuit the layer enforces.
+    ///
+    /// ```
+    /// use halo_axum::HaloLayer;
+    /// use halo_axum::protocol::Circuit;
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// // 5 failures in a row open it for 30 s; 2 successful probes close it.
+    /// let layer = HaloLayer::builder(api)
+    ///     .default_circuit(Circuit::default())
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn default_circuit(mut self, circuit: Circuit) -> Self {
+        self.circuit = Some(circuit);
+        self
+    }
+
     /// Writes one [`AuditRecord`](crate::AuditRecord) per call of a described operation that
-    /// reaches the layer's checks (executed, replayed, rate-limited, denied, invalid or timed
-    /// out) to `sink`: [`TracingSink`](crate::TracingSink), a
+    /// reaches the layer's checks (executed, replayed, rate-limited, denied, invalid, timed
+    /// out, unavailable or refused by an open circuit) to `sink`: [`TracingSink`](crate::TracingSink), a
     /// [`JsonLinesSink`](crate::JsonLinesSink) file, or your own. Records never block a
     /// request.
     pub fn audit(mut self, sink: impl AuditSink) -> Self {
@@ -443,6 +503,9 @@ impl HaloBuilder {
                 "audit_arguments(true) needs an audit sink to write to and validation to read the body",
             ));
         }
+        if let Some(problem) = self.protected_resource.as_ref().and_then(|r| r.problem()) {
+            return Err(BuildError::settings(problem));
+        }
         let document = self.document.map_err(BuildError::document)?;
         let mut described: HashMap<String, Metadata> = HashMap::new();
         for (operation_id, describe) in self.described {
@@ -454,8 +517,17 @@ impl HaloBuilder {
             Validation::On => Some(Formats(true)),
             Validation::WithoutFormats => Some(Formats(false)),
         };
-        let registry = Registry::build(&document, described, formats, self.document_limits)?;
-        let challenges = Challenges::new(&document, self.realm.as_deref());
+        let registry = Registry::build(
+            &document,
+            described,
+            formats,
+            self.document_limits,
+            self.circuit,
+        )?;
+        let mut challenges = Challenges::new(&document, self.realm.as_deref());
+        if let Some(resource) = &self.protected_resource {
+            challenges = challenges.with_resource_metadata(&resource.metadata_url());
+        }
         let mut stores = Stores::local(self.idempotency_ttl, self.idempotency_limits);
         #[cfg(feature = "redis")]
         if let Some(store) = self.redis {
@@ -471,7 +543,8 @@ impl HaloBuilder {
         let governance = Governance::new(&registry, self.timeout, stores);
         let metrics = self.metrics.then(|| Metrics::new(&registry));
         let catalogs = Documents::new(
-            self.catalogs,
+            self.catalogs
+                .with_protected_resource(self.protected_resource),
             &document,
             &registry,
             self.max_age,

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use halo_protocol::{
-    Backoff, Effects, Example, Lifecycle, Limits, LocalizedText, Metadata, Next, Observe, Rate,
-    Resilience, Status, Stream, Trust,
+    Backoff, Circuit, Effects, Example, Lifecycle, Limits, LocalizedText, Metadata, Next, Observe,
+    Rate, Resilience, Status, Stream, Trust,
 };
 use serde_json::{Map, Value};
 
@@ -114,6 +114,28 @@ impl Describe {
     /// declare none have [`HaloBuilder::default_timeout`](crate::HaloBuilder::default_timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.resilience().timeout_ms = Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// The operation's circuit breaker (`resilience.circuit`), published in its schema and
+    /// enforced by the layer: after `failures` failed calls in a row (`5xx` answers, the
+    /// layer's `504` included) calls are refused with `503` and `Retry-After` for the
+    /// cool-down, then let through one probe at a time until `successes` probes in a row
+    /// succeed. Operations that declare none have
+    /// [`HaloBuilder::default_circuit`](crate::HaloBuilder::default_circuit), if set.
+    ///
+    /// ```
+    /// use halo_axum::Describe;
+    /// use halo_axum::protocol::Circuit;
+    ///
+    /// # fn main() -> Result<(), halo_axum::protocol::CircuitError> {
+    /// let weather = Describe::new().circuit("5/10s/1".parse::<Circuit>()?);
+    /// # let _ = weather;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn circuit(mut self, circuit: Circuit) -> Self {
+        self.resilience().circuit = Some(circuit);
         self
     }
 

@@ -5,8 +5,8 @@
 //! tool once; everything else goes to the inner service untouched. A call then takes the
 //! design's chain of steps, each a function in the module of its idea that gives back the
 //! value to go on with or the answer to send ([`Stop`]): identify → (resume) → authorize →
-//! validate → rate → idempotency → timeout → inner service → stream envelope, with the
-//! audit trail and metrics around the whole.
+//! validate → rate → circuit → idempotency → timeout → inner service → stream envelope, with
+//! the audit trail and metrics around the whole.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -24,7 +24,7 @@ use super::shared::Shared;
 use crate::audit::{AuditRecord, Outcome};
 use crate::catalog::{Document, Documents};
 use crate::discovery::{Discovery, Viewer};
-use crate::govern::{self, RateHeaders, Ticket};
+use crate::govern::{self, Permit, RateHeaders, Ticket};
 use crate::registry::Route;
 use crate::step::{Step, Stop};
 use crate::stream::{self, Progress};
@@ -281,6 +281,9 @@ struct Admitted {
     rate: Option<RateHeaders>,
     /// The claimed idempotency key, to keep the answer with.
     ticket: Option<Ticket>,
+    /// The circuit breaker's permit, when the tool declares a circuit: given the handler's
+    /// answer, or (dropped without one) counted as neither success nor failure.
+    permit: Option<Permit>,
 }
 
 /// The checks before the handler, in the design's order, noting the caller, the (redacted)
@@ -333,8 +336,10 @@ async fn admit(
         Some(headers) => stop.with_headers(headers),
         None => stop,
     };
-    // Approval and circuit breakers (issue 16) go here: after the rate, before a key is
-    // claimed.
+    // Circuit: refused while the tool's circuit is open. From here on, a refusal drops the
+    // permit, which counts as neither success nor failure.
+    let permit = shared.governance.enter(route.tool).map_err(with_rate)?;
+    // Approval (issue 16) goes here: after the rate and the circuit, before a key is claimed.
     // Idempotency.
     let key = shared
         .governance
@@ -368,6 +373,7 @@ async fn admit(
         caller: caller_id,
         rate,
         ticket,
+        permit,
     })
 }
 
@@ -391,11 +397,15 @@ where
         caller,
         rate,
         ticket,
+        permit,
     } = call;
     let rate = rate.as_ref().map_or(&[][..], |headers| &headers[..]);
     let deadline = shared.governance.rules(route.tool).timeout;
     if !streaming {
         let answer = govern::within(deadline, inner.call(Request::from_parts(parts, body))).await;
+        if let Some(permit) = permit {
+            permit.record(&answer);
+        }
         let outcome = govern::outcome(&answer);
         let mut response = shared.governance.settle(ticket, answer).await?;
         response.headers_mut().extend(rate.iter().cloned());
@@ -410,6 +420,15 @@ where
         .extensions
         .insert(Progress::attached(Arc::clone(&call)));
     let running = govern::within(deadline, inner.call(Request::from_parts(parts, body)));
+    // The circuit learns the answer when the handler ends in its task (or, when the task is
+    // cancelled, counts the call as neither).
+    let running = async move {
+        let answer = running.await;
+        if let Some(permit) = permit {
+            permit.record(&answer);
+        }
+        answer
+    };
     let mut response = stream::spawn(call, running, shared.calls.config().keep_alive);
     response.headers_mut().extend(rate.iter().cloned());
     Ok((response, Outcome::Executed))

@@ -17,7 +17,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use halo_protocol::{LocalizedText, Metadata, ToolEntry, ToolIndex, ToolSchema};
+use halo_protocol::{
+    Circuit, LocalizedText, Metadata, Resilience, ToolEntry, ToolIndex, ToolSchema,
+};
 use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
@@ -226,12 +228,14 @@ impl Registry {
     ///
     /// `described` attaches metadata by `operationId`, over what the operation's own
     /// extensions say. With `validate`, each operation's checks are compiled (asserting
-    /// `format` keywords when it says so).
+    /// `format` keywords when it says so). `default_circuit` is written into the schemas of
+    /// operations that declare no circuit.
     pub(crate) fn build(
         document: &Value,
         mut described: HashMap<String, Metadata>,
         validate: Option<Formats>,
         limits: DocumentLimits,
+        default_circuit: Option<Circuit>,
     ) -> Result<Self, BuildError> {
         if let Some(version) = document.get("swagger") {
             return Err(BuildError::document(format!(
@@ -295,6 +299,10 @@ impl Registry {
                 let mut meta = source.metadata()?;
                 if let Some(extra) = source.operation_id().and_then(|id| described.remove(id)) {
                     meta.merge(extra);
+                }
+                if let Some(circuit) = default_circuit {
+                    let resilience = meta.resilience.get_or_insert_with(Resilience::default);
+                    resilience.circuit.get_or_insert(circuit);
                 }
                 let locales = std::mem::take(&mut meta.locales);
                 languages.extend(locales.keys().cloned());

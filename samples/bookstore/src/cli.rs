@@ -53,6 +53,16 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub llm_api_key: Option<String>,
+    /// Ask the weather service at URL (`GET URL?city=NAME`, answering the weather as JSON)
+    /// instead of the built-in table; the weather tool answers `502` when it fails, and `503`
+    /// for 10 s after 5 failures in a row (its circuit breaker).
+    #[arg(
+        long,
+        env = "HALO_WEATHER_UPSTREAM",
+        value_name = "URL",
+        value_parser = parse_upstream
+    )]
+    pub weather_upstream: Option<reqwest::Url>,
     /// Close a connection that takes longer than SECS (decimals allowed, e.g. 0.5) to send a
     /// request's headers, counted from when the server starts waiting for them: on a new
     /// connection, and on a kept-alive one after each answer, so it is also the keep-alive
@@ -108,6 +118,14 @@ fn parse_seconds(value: &str) -> Result<Duration, String> {
         _ => Err(format!(
             "{value:?} is not a number of seconds above 0 and at most 3600"
         )),
+    }
+}
+
+/// Accepts an absolute `http` or `https` URL.
+fn parse_upstream(value: &str) -> Result<reqwest::Url, String> {
+    match reqwest::Url::parse(value.trim()) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(url),
+        _ => Err(format!("{value:?} is not an http or https URL")),
     }
 }
 

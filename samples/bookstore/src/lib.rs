@@ -66,6 +66,7 @@ pub use server::{Limits, serve};
 pub use store::AppState;
 
 use auth::SecuritySchemes;
+use routes::weather::WeatherUpstream;
 use routes::{books, inventory, orders, payments, weather};
 
 /// The document-level part of the OpenAPI description; operations are added by the router.
@@ -173,6 +174,9 @@ pub struct Options {
     pub metrics: Option<Prometheus>,
     /// The model of the hosted shopping assistant; without one the bookstore hosts no agent.
     pub llm: Option<Arc<dyn LlmProvider>>,
+    /// The weather service the weather tool asks (`GET <url>?city=NAME`, answering a
+    /// [`model::Weather`]) instead of its built-in table.
+    pub weather_upstream: Option<reqwest::Url>,
 }
 
 impl Options {
@@ -208,6 +212,16 @@ impl Options {
         self.llm = Some(Arc::new(provider));
         self
     }
+
+    /// Asks the weather service at `url` (`GET <url>?city=NAME`) for the weather instead of
+    /// the built-in table. The weather tool answers `502` when the service fails, and its
+    /// circuit breaker (`resilience.circuit`: 5 failures in a row, 10 s) answers `503`
+    /// without asking it while it keeps failing.
+    #[must_use]
+    pub fn weather_upstream(mut self, url: reqwest::Url) -> Self {
+        self.weather_upstream = Some(url);
+        self
+    }
 }
 
 /// The complete application over the given state, with `options` (see [`app`]).
@@ -222,6 +236,8 @@ impl Options {
 /// # Panics
 /// As [`app_with_state`].
 pub fn app_with(state: AppState, options: Options) -> Router {
+    let weather = options.weather_upstream.map(WeatherUpstream::new);
+    let state = state.with_weather(weather);
     let (router, api) = api_router().with_state(state).split_for_parts();
     // The hosted agent, when there is a model: described in the document like any operation.
     let agents = options

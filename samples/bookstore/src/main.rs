@@ -3,6 +3,7 @@
 //! ```text
 //! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/] [--metrics]
 //!           [--llm-base-url http://127.0.0.1:11434/v1 --llm-model qwen2.5:7b [--llm-api-key KEY]]
+//!           [--weather-upstream http://127.0.0.1:8080/weather]
 //!           [--header-timeout 10] [--max-connections 512]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
@@ -117,6 +118,9 @@ async fn main() -> ExitCode {
             bookstore::agents::NAME
         );
         let _ = out.flush();
+    }
+    if let Some(url) = cli.weather_upstream.clone() {
+        options = options.weather_upstream(url);
     }
     let app = bookstore::app_with(AppState::seeded(), options);
     // Slow and idle connections are closed, and at most `--max-connections` are open.

@@ -4,11 +4,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::model::{Book, Charge, Order, Reservation};
+use crate::routes::weather::WeatherUpstream;
 
 /// Shared application state: the store behind a lock, cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct AppState {
     store: Arc<RwLock<Store>>,
+    /// Where the weather comes from when not from the built-in table.
+    weather: Option<WeatherUpstream>,
 }
 
 impl AppState {
@@ -23,7 +26,19 @@ impl AppState {
     pub fn seeded() -> Self {
         Self {
             store: Arc::new(RwLock::new(Store::seeded())),
+            weather: None,
         }
+    }
+
+    /// The same state, with the weather fetched from `upstream`.
+    pub(crate) fn with_weather(mut self, upstream: Option<WeatherUpstream>) -> Self {
+        self.weather = upstream;
+        self
+    }
+
+    /// The weather service, when the weather does not come from the built-in table.
+    pub(crate) fn weather(&self) -> Option<&WeatherUpstream> {
+        self.weather.as_ref()
     }
 
     /// Reads the store. A lock poisoned by a panicking writer is still read: the data stays

@@ -116,3 +116,29 @@ fn audit_names_a_file() {
         assert_eq!(Cli::parse_from_args(["bookstore"]).unwrap().audit, None);
     }
 }
+
+#[test]
+fn the_weather_upstream_is_an_http_url() {
+    let cli = Cli::parse_from_args(["bookstore"]).unwrap();
+    if std::env::var_os("HALO_WEATHER_UPSTREAM").is_none() {
+        assert_eq!(cli.weather_upstream, None);
+    }
+    let cli = Cli::parse_from_args([
+        "bookstore",
+        "--weather-upstream",
+        "http://127.0.0.1:8080/weather",
+    ])
+    .unwrap();
+    assert_eq!(
+        cli.weather_upstream.map(String::from).as_deref(),
+        Some("http://127.0.0.1:8080/weather")
+    );
+    for bad in ["weather", "ftp://h/w", "/weather", "http://"] {
+        let error = Cli::parse_from_args(["bookstore", "--weather-upstream", bad]).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            clap::error::ErrorKind::ValueValidation,
+            "{bad}"
+        );
+    }
+}

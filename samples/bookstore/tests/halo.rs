@@ -144,6 +144,7 @@ async fn every_halo_field_is_used_somewhere() {
         "/resilience/backoff",
         "/resilience/timeout_ms",
         "/resilience/fallback",
+        "/resilience/circuit/failures",
         "/trust/signed",
         "/trust/jwks",
         "/observe/trace_header",

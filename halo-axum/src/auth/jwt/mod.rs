@@ -1,0 +1,523 @@
+//! Bearer JWTs (RFC 7519, RFC 9068 access tokens) checked against the keys an issuer
+//! publishes: [`JwtAuthenticator`].
+//!
+//! The keys come from the issuer's `jwks_uri`, found in its OpenID Connect discovery
+//! document or its RFC 8414 metadata when the authenticator is built. They are kept in
+//! memory; a token signed with a key the set does not have (a `kid` not seen yet, as after a
+//! rotation) makes the authenticator fetch the set again, at most once per
+//! [`refresh_interval`](JwtAuthenticatorBuilder::refresh_interval), whatever the number of
+//! such tokens. Requests whose key is known never wait for a fetch.
+
+mod fetch;
+
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use http::header::AUTHORIZATION;
+use http::request::Parts;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use super::{Authenticator, Principal, Scheme, Unauthenticated};
+
+/// The algorithms a token may be signed with: asymmetric only (never `none`, never an
+/// HMAC, whose secret a verifier would have to hold).
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA];
+
+/// The largest discovery document or key set read (bytes).
+const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+
+/// Checks `Authorization: Bearer <JWT>` against the keys of one issuer, and makes the
+/// token's subject the [`Principal`]. Needs the feature `jwt`.
+///
+/// A token is accepted when it is signed with RS256, ES256 or EdDSA by a key of the issuer's
+/// key set (the `kid` of its header, or any key of the algorithm's type when it names
+/// none), its `iss` is the issuer, its `aud` names one of the
+/// [`audience`](JwtAuthenticatorBuilder::audience)s, and `exp` (required) and `nbf` (when
+/// present) hold, give or take the [`leeway`](JwtAuthenticatorBuilder::leeway). `alg: none`,
+/// the HMAC algorithms (a token "signed" with the public key as an HMAC secret) and every
+/// other algorithm are refused. The principal's id is `sub`, else `client_id`; its scopes
+/// are `scope` (space-separated, RFC 9068 and RFC 8693) and `scp` (an array, or a
+/// space-separated string); its scheme is [`Scheme::Bearer`].
+///
+/// [`build`](JwtAuthenticatorBuilder::build) finds the key set
+/// (`{issuer}/.well-known/openid-configuration`, else RFC 8414's
+/// `/.well-known/oauth-authorization-server`, unless
+/// [`jwks_uri`](JwtAuthenticatorBuilder::jwks_uri) names it) and fetches it, so a
+/// misconfigured or unreachable issuer is an error at start-up. Afterwards:
+///
+/// - a token whose key is in the set is checked in memory, without I/O;
+/// - a token naming a key the set lacks makes the set be fetched again, at most once per
+///   [`refresh_interval`](JwtAuthenticatorBuilder::refresh_interval) (30 s by default; the
+///   fetch at build counts): a flood of made-up `kid`s costs the issuer one request per
+///   interval. Requests that arrive during that fetch wait for it (bounded by the
+///   [`timeout`](JwtAuthenticatorBuilder::timeout)); other requests never do;
+/// - when the issuer cannot be reached, the keys already fetched keep working, and a token
+///   naming another key is refused (`401`, `invalid_token`) until a later fetch succeeds.
+///
+/// Refusals are `401` with `WWW-Authenticate: Bearer ..., error="invalid_token"` and a
+/// problem document that says what is wrong (expired, wrong audience, unknown key, ...),
+/// never the token; the token is not logged.
+///
+/// Only `https` URLs are fetched, or `http` on a loopback host (development, tests). The
+/// crypto is `jsonwebtoken` with aws-lc-rs: an application that also turns on
+/// jsonwebtoken's `rust_crypto` feature must install a `CryptoProvider` itself.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use halo_axum::{HaloLayer, JwtAuthenticator, ProtectedResource};
+///
+/// /// `router` and `api` as `OpenApiRouter::split_for_parts` gives them.
+/// async fn secure(
+///     router: axum::Router,
+///     api: utoipa::openapi::OpenApi,
+/// ) -> Result<axum::Router, Box<dyn std::error::Error>> {
+///     let jwt = JwtAuthenticator::builder("https://id.example.com") // the issuer
+///         .audience("https://api.example.com") // the API's resource identifier
+///         .leeway(Duration::from_secs(30)) // 60 s by default
+///         .build() // discovers the key set and fetches it: an error if the issuer is down
+///         .await?;
+///     let layer = HaloLayer::builder(api)
+///         .authenticator(jwt)
+///         .protected_resource(ProtectedResource::new(
+///             "https://api.example.com",
+///             ["https://id.example.com"],
+///         ))
+///         .build()?;
+///     Ok(router.layer(layer))
+/// }
+/// ```
+#[derive(Clone)]
+pub struct JwtAuthenticator {
+    inner: Arc<Inner>,
+}
+
+/// What the authenticators cloned from one build share.
+struct Inner {
+    issuer: String,
+    jwks_uri: String,
+    refresh_interval: Duration,
+    /// One validation per accepted algorithm, in the order of [`ALGORITHMS`].
+    validations: Vec<Validation>,
+    client: reqwest::Client,
+    keys: RwLock<Arc<Keys>>,
+    /// When the key set was last fetched (or tried), held during a fetch.
+    fetched: Mutex<Instant>,
+}
+
+/// Builds a [`JwtAuthenticator`]: [`JwtAuthenticator::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct JwtAuthenticatorBuilder {
+    issuer: String,
+    audiences: Vec<String>,
+    leeway: Duration,
+    refresh_interval: Duration,
+    timeout: Duration,
+    jwks_uri: Option<String>,
+}
+
+/// Why a [`JwtAuthenticator`] could not be built: settings that cannot work, or the
+/// issuer's metadata or keys that could not be fetched. The message names the URLs and the
+/// cause.
+#[derive(Debug, Clone)]
+pub struct JwtError {
+    message: String,
+}
+
+impl fmt::Display for JwtError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for JwtError {}
+
+impl JwtError {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl JwtAuthenticator {
+    /// A builder for tokens issued by `issuer` (its issuer identifier, exactly as the
+    /// tokens' `iss` and its metadata's `issuer` write it).
+    pub fn builder(issuer: impl Into<String>) -> JwtAuthenticatorBuilder {
+        JwtAuthenticatorBuilder {
+            issuer: issuer.into(),
+            audiences: Vec::new(),
+            leeway: Duration::from_secs(60),
+            refresh_interval: Duration::from_secs(30),
+            timeout: Duration::from_secs(10),
+            jwks_uri: None,
+        }
+    }
+
+    /// The issuer whose tokens are accepted.
+    #[must_use]
+    pub fn issuer(&self) -> &str {
+        &self.inner.issuer
+    }
+
+    /// Where the issuer's key set is fetched from.
+    #[must_use]
+    pub fn jwks_uri(&self) -> &str {
+        &self.inner.jwks_uri
+    }
+}
+
+impl fmt::Debug for JwtAuthenticator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JwtAuthenticator")
+            .field("issuer", &self.inner.issuer)
+            .field("jwks_uri", &self.inner.jwks_uri)
+            .field("keys", &self.inner.snapshot().keys.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl JwtAuthenticatorBuilder {
+    /// An audience the tokens may be for (their `aud` must name one): the API's resource
+    /// identifier, as given to
+    /// [`ProtectedResource::new`](crate::ProtectedResource::new). Call it once per
+    /// audience; at least one is required.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audiences.push(audience.into());
+        self
+    }
+
+    /// How far `exp` and `nbf` may be off, for clocks that disagree (60 s by default).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// The least time between two fetches of the key set (30 s by default): a token naming
+    /// an unknown key triggers a fetch only when the last one is at least this old.
+    pub fn refresh_interval(mut self, interval: Duration) -> Self {
+        self.refresh_interval = interval;
+        self
+    }
+
+    /// The deadline of each request to the issuer (10 s by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Fetches the key set from `url` instead of the one the issuer's metadata names (no
+    /// discovery).
+    pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
+        self.jwks_uri = Some(url.into());
+        self
+    }
+
+    /// Finds the issuer's key set and fetches it.
+    ///
+    /// # Errors
+    /// No audience; an issuer or key-set URL that is neither `https` nor `http` on a
+    /// loopback host; discovery that fails or names another issuer; a key set that cannot
+    /// be fetched (the issuer down), is over 256 KiB or is not a JWK set.
+    pub async fn build(self) -> Result<JwtAuthenticator, JwtError> {
+        if self.audiences.is_empty() {
+            return Err(JwtError::new(
+                "JwtAuthenticator: name the audience the tokens must be for (audience(...))",
+            ));
+        }
+        if !fetch::is_trusted(&self.issuer) {
+            return Err(JwtError::new(format!(
+                "JwtAuthenticator: the issuer {} is neither an https URL nor http on loopback",
+                self.issuer
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout)
+            .redirect(reqwest::redirect::Policy::limited(3))
+            .build()
+            .map_err(|e| JwtError::new(format!("JwtAuthenticator: HTTP client: {e}")))?;
+        let jwks_uri = match self.jwks_uri {
+            Some(url) if fetch::is_trusted(&url) => url,
+            Some(url) => {
+                return Err(JwtError::new(format!(
+                    "JwtAuthenticator: the key set URL {url} is neither https nor http on loopback"
+                )));
+            }
+            None => fetch::discover(&client, &self.issuer, MAX_DOCUMENT_BYTES)
+                .await
+                .map_err(|e| {
+                    JwtError::new(format!("JwtAuthenticator: discovery failed: {}", e.0))
+                })?,
+        };
+        let keys = fetch::jwks(&client, &jwks_uri, MAX_DOCUMENT_BYTES)
+            .await
+            .map(Keys::new)
+            .map_err(|e| {
+                JwtError::new(format!(
+                    "JwtAuthenticator: the key set could not be fetched: {}",
+                    e.0
+                ))
+            })?;
+        let validations = ALGORITHMS
+            .iter()
+            .map(|&algorithm| {
+                let mut validation = Validation::new(algorithm);
+                validation.leeway = self.leeway.as_secs();
+                validation.validate_nbf = true;
+                validation.set_issuer(&[&self.issuer]);
+                validation.set_audience(&self.audiences);
+                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+                validation
+            })
+            .collect();
+        Ok(JwtAuthenticator {
+            inner: Arc::new(Inner {
+                issuer: self.issuer,
+                jwks_uri,
+                refresh_interval: self.refresh_interval,
+                validations,
+                client,
+                keys: RwLock::new(Arc::new(keys)),
+                fetched: Mutex::new(Instant::now()),
+            }),
+        })
+    }
+}
+
+impl Authenticator for JwtAuthenticator {
+    async fn authenticate(&self, parts: &Parts) -> Result<Option<Principal>, Unauthenticated> {
+        let Some(value) = parts.headers.get(AUTHORIZATION) else {
+            return Ok(None);
+        };
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|value| value.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim())
+            .filter(|token| !token.is_empty())
+            .ok_or_else(|| Unauthenticated::new("expected Authorization: Bearer <JWT>"))?;
+        self.inner.verify(token).await.map(Some)
+    }
+}
+
+impl Inner {
+    /// The key set now.
+    fn snapshot(&self) -> Arc<Keys> {
+        Arc::clone(&self.keys.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The principal `token` names, if it is valid.
+    async fn verify(&self, token: &str) -> Result<Principal, Unauthenticated> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| {
+            Unauthenticated::new(
+                "the bearer token is not a JWT signed with an accepted algorithm (RS256, ES256, EdDSA)",
+            )
+        })?;
+        let Some(index) = ALGORITHMS.iter().position(|&a| a == header.alg) else {
+            return Err(Unauthenticated::new(format!(
+                "the token's algorithm {:?} is not accepted (RS256, ES256, EdDSA)",
+                header.alg
+            )));
+        };
+        let validation = &self.validations[index];
+        let keys = self.keys_for(header.kid.as_deref(), header.alg).await?;
+        let mut refused = None;
+        for key in keys.matching(header.kid.as_deref(), header.alg) {
+            match jsonwebtoken::decode::<Map<String, Value>>(token, key, validation) {
+                Ok(data) => return principal(&data.claims),
+                // Without a `kid`, another key of the set may have signed it.
+                Err(error) if *error.kind() == ErrorKind::InvalidSignature => {
+                    refused.get_or_insert(error);
+                }
+                Err(error) => return Err(explain(error.kind())),
+            }
+        }
+        Err(refused.map_or_else(
+            || Unauthenticated::new("the token names no key of its issuer"),
+            |error| explain(error.kind()),
+        ))
+    }
+
+    /// The key set, once it has a key for `kid` and `algorithm`: fetched again if it has
+    /// none and the last fetch is at least `refresh_interval` old.
+    async fn keys_for(
+        &self,
+        kid: Option<&str>,
+        algorithm: Algorithm,
+    ) -> Result<Arc<Keys>, Unauthenticated> {
+        let keys = self.snapshot();
+        if keys.matching(kid, algorithm).next().is_some() {
+            return Ok(keys);
+        }
+        let unknown =
+            || Unauthenticated::new("the token's signing key is not one of its issuer's keys");
+        // One fetch at a time; those who waited look again first.
+        let mut fetched = self.fetched.lock().await;
+        let keys = self.snapshot();
+        if keys.matching(kid, algorithm).next().is_some() {
+            return Ok(keys);
+        }
+        if fetched.elapsed() < self.refresh_interval {
+            return Err(unknown());
+        }
+        *fetched = Instant::now();
+        match fetch::jwks(&self.client, &self.jwks_uri, MAX_DOCUMENT_BYTES).await {
+            Ok(set) => {
+                let keys = Arc::new(Keys::new(set));
+                *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::clone(&keys);
+                tracing::debug!(issuer = %self.issuer, keys = keys.keys.len(), "JWT key set fetched again");
+                if keys.matching(kid, algorithm).next().is_some() {
+                    Ok(keys)
+                } else {
+                    Err(unknown())
+                }
+            }
+            Err(failed) => {
+                tracing::warn!(issuer = %self.issuer, error = %failed.0, "the JWT key set could not be fetched again");
+                Err(Unauthenticated::new(
+                    "the token's signing key is not known and the issuer's keys could not be fetched",
+                ))
+            }
+        }
+    }
+}
+
+/// The usable keys of a key set.
+struct Keys {
+    keys: Vec<Key>,
+}
+
+/// A verification key of the set.
+struct Key {
+    kid: Option<String>,
+    /// The algorithm it may verify (from `alg`, else its type and curve).
+    algorithms: &'static [Algorithm],
+    key: DecodingKey,
+}
+
+impl Keys {
+    /// The keys of `set` that may verify signatures with an accepted algorithm; the others
+    /// (encryption keys, symmetric keys, other curves, malformed) are left out.
+    fn new(set: Vec<Jwk>) -> Self {
+        let keys = set.iter().filter_map(Key::new).collect();
+        Self { keys }
+    }
+
+    /// The keys that may have signed a token with `kid` (any, without one) and `algorithm`.
+    fn matching<'a>(
+        &'a self,
+        kid: Option<&'a str>,
+        algorithm: Algorithm,
+    ) -> impl Iterator<Item = &'a DecodingKey> {
+        self.keys
+            .iter()
+            .filter(move |key| kid.is_none() || key.kid.as_deref() == kid)
+            .filter(move |key| key.algorithms.contains(&algorithm))
+            .map(|key| &key.key)
+    }
+}
+
+impl Key {
+    fn new(jwk: &Jwk) -> Option<Self> {
+        if matches!(
+            jwk.common.public_key_use,
+            Some(PublicKeyUse::Encryption | PublicKeyUse::Other(_))
+        ) {
+            return None;
+        }
+        let by_type: &'static [Algorithm] = match &jwk.algorithm {
+            AlgorithmParameters::RSA(_) => &[Algorithm::RS256],
+            AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => {
+                &[Algorithm::ES256]
+            }
+            AlgorithmParameters::OctetKeyPair(okp) if okp.curve == EllipticCurve::Ed25519 => {
+                &[Algorithm::EdDSA]
+            }
+            _ => return None,
+        };
+        // A key that names its algorithm verifies that one only.
+        let named = match jwk.common.key_algorithm {
+            None => None,
+            Some(KeyAlgorithm::RS256) => Some(Algorithm::RS256),
+            Some(KeyAlgorithm::ES256) => Some(Algorithm::ES256),
+            Some(KeyAlgorithm::EdDSA) => Some(Algorithm::EdDSA),
+            Some(_) => return None,
+        };
+        if named.is_some_and(|named| !by_type.contains(&named)) {
+            return None;
+        }
+        Some(Self {
+            kid: jwk.common.key_id.clone(),
+            algorithms: by_type,
+            key: DecodingKey::from_jwk(jwk).ok()?,
+        })
+    }
+}
+
+/// The caller a valid token's claims name.
+fn principal(claims: &Map<String, Value>) -> Result<Principal, Unauthenticated> {
+    let text = |name: &str| {
+        claims
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
+    };
+    let id = text("sub")
+        .or_else(|| text("client_id"))
+        .ok_or_else(|| Unauthenticated::new("the token names no subject (sub or client_id)"))?;
+    let mut scopes: Vec<&str> = text("scope")
+        .map(|scope| scope.split_whitespace().collect())
+        .unwrap_or_default();
+    match claims.get("scp") {
+        Some(Value::Array(items)) => scopes.extend(items.iter().filter_map(Value::as_str)),
+        Some(Value::String(scp)) => scopes.extend(scp.split_whitespace()),
+        _ => {}
+    }
+    Ok(Principal::new(id)
+        .with_scopes(scopes)
+        .authenticated_by(Scheme::Bearer))
+}
+
+/// What to tell the caller about a token jsonwebtoken refused.
+fn explain(kind: &ErrorKind) -> Unauthenticated {
+    Unauthenticated::new(match kind {
+        ErrorKind::ExpiredSignature => "the token has expired".to_owned(),
+        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".to_owned(),
+        ErrorKind::InvalidAudience => "the token is not for this API (aud)".to_owned(),
+        ErrorKind::InvalidIssuer => "the token is not from this API's issuer (iss)".to_owned(),
+        ErrorKind::InvalidSignature => "the token's signature does not match".to_owned(),
+        ErrorKind::InvalidAlgorithm => "the token's algorithm does not match its key".to_owned(),
+        ErrorKind::MissingRequiredClaim(claim) => {
+            format!("the token lacks the {claim} claim")
+        }
+        _ => "the bearer token is not a valid JWT".to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_principal_from_claims() {
+        let claims = |value: Value| value.as_object().cloned().unwrap();
+        let user = principal(&claims(json!({"sub": "u1", "scope": "a  b", "scp": ["c"]}))).unwrap();
+        assert_eq!(user.id(), "u1");
+        assert_eq!(user.scopes().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(user.scheme(), Some(&Scheme::Bearer));
+        let client = principal(&claims(json!({"client_id": "agent", "scp": "x y"}))).unwrap();
+        assert_eq!(client.id(), "agent");
+        assert!(client.has_scope("y"));
+        assert!(principal(&claims(json!({"sub": ""}))).is_err());
+    }
+}

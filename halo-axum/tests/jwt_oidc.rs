@@ -1,0 +1,169 @@
+//! `JwtAuthenticator` with a real authorization server: node's `oidc-provider`
+//! (`halo_tests::oidc`) issues RS256 JWT access tokens for the API's resource with the
+//! client-credentials grant, and a utoipa app behind the layer checks them over HTTP.
+#![allow(missing_docs)]
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::http::header::WWW_AUTHENTICATE;
+use halo_axum::{HaloLayer, JwtAuthenticator, Principal, ProtectedResource};
+use halo_tests::oidc::{AuthorizationServer, CLIENT_ID};
+use serde_json::{Value, json};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+const RESOURCE: &str = "https://books.halo.test";
+
+/// List the books.
+#[utoipa::path(get, path = "/books", security(("oauth" = ["books:read"])),
+    responses((status = 200, body = Value)))]
+async fn list_books(caller: Principal) -> Json<Value> {
+    Json(json!({"caller": caller.id(), "scopes": caller.scopes().collect::<Vec<_>>()}))
+}
+
+/// Add a book.
+#[utoipa::path(post, path = "/books", security(("oauth" = ["books:write"])),
+    responses((status = 201)))]
+async fn add_book() -> StatusCode {
+    StatusCode::CREATED
+}
+
+struct Schemes;
+
+impl Modify for Schemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "oauth",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .build(),
+            ),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Books", version = "1.0.0"), modifiers(&Schemes))]
+struct Doc;
+
+#[tokio::test]
+async fn tokens_from_a_real_authorization_server() {
+    let server = AuthorizationServer::start(
+        RESOURCE,
+        &["books:read", "books:write"],
+        &["books:read", "books:write"],
+    );
+    let authenticator = JwtAuthenticator::builder(server.issuer())
+        .audience(RESOURCE)
+        .build()
+        .await
+        .expect("oidc-provider's discovery and keys");
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(list_books, add_book))
+        .split_for_parts();
+    let layer = HaloLayer::builder(api)
+        .authenticator(authenticator)
+        .protected_resource(ProtectedResource::new(RESOURCE, [server.issuer()]))
+        .build()
+        .unwrap();
+    let app = halo_tests::spawn(router.layer(layer)).await;
+    let http = reqwest::Client::new();
+    let metadata_url = format!("{RESOURCE}/.well-known/oauth-protected-resource");
+
+    // Without a token: 401, pointing at the metadata, which names the issuer.
+    let anonymous = http.get(app.url("/books")).send().await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        anonymous.headers()[WWW_AUTHENTICATE],
+        format!(r#"Bearer realm="Books", resource_metadata="{metadata_url}""#).as_str()
+    );
+    let document: Value = http
+        .get(app.url("/.well-known/oauth-protected-resource"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        document,
+        json!({
+            "resource": RESOURCE,
+            "authorization_servers": [server.issuer()],
+            "scopes_supported": ["books:read", "books:write"],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Books",
+        })
+    );
+
+    // A reader's token: reads, and is refused writing with the scope it lacks.
+    let reader = server
+        .client_credentials(RESOURCE, "books:read")
+        .await
+        .expect("a token for books:read");
+    let listed = http
+        .get(app.url("/books"))
+        .bearer_auth(&reader)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    assert_eq!(
+        listed.json::<Value>().await.unwrap(),
+        json!({"caller": CLIENT_ID, "scopes": ["books:read"]})
+    );
+    let refused = http
+        .post(app.url("/books"))
+        .bearer_auth(&reader)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        refused.headers()[WWW_AUTHENTICATE],
+        format!(
+            r#"Bearer realm="Books", error="insufficient_scope", scope="books:write", resource_metadata="{metadata_url}""#
+        )
+        .as_str()
+    );
+
+    // A writer's token writes.
+    let writer = server
+        .client_credentials(RESOURCE, "books:read books:write")
+        .await
+        .expect("a token for books:write");
+    let added = http
+        .post(app.url("/books"))
+        .bearer_auth(&writer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), StatusCode::CREATED);
+
+    // A token of the same server for another resource is refused.
+    let elsewhere = server
+        .client_credentials("https://other.halo.test", "books:read")
+        .await;
+    assert!(elsewhere.is_err(), "oidc-provider issues only for the API");
+    // Its signature changed in one character.
+    let at = reader.len() - 20;
+    let swapped = if &reader[at..=at] == "A" { "B" } else { "A" };
+    let tampered = format!("{}{swapped}{}", &reader[..at], &reader[at + 1..]);
+    let invalid = http
+        .get(app.url("/books"))
+        .bearer_auth(&tampered)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invalid.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        invalid.headers()[WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
+            .contains(r#"error="invalid_token""#)
+    );
+}
