@@ -108,9 +108,9 @@ async fn flaky_call(app: &App, status: u16) -> Answer {
     app.get(&format!("/flaky?status={status}")).send().await
 }
 
-/// Waits on Tokio's (paused) clock.
+/// Moves Tokio's (paused) clock on.
 async fn wait(seconds: u64) {
-    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    tokio::time::advance(Duration::from_secs(seconds)).await;
 }
 
 fn assert_circuit_open(answer: &Answer, retry_after: &str) {

@@ -617,7 +617,7 @@ async fn unknown_kids_fetch_the_key_set_at_most_once_per_interval() {
     // names it (or any unknown kid) fetches the set, once, and every token signed with the
     // next key then passes; the made-up kids among them cost nothing more.
     issuer.publish(&[rsa_jwk(KID, RSA_N), rsa_jwk(NEXT_KID, NEXT_RSA_N)]);
-    tokio::time::sleep(interval + Duration::from_millis(100)).await;
+    common::fast_forward(interval + Duration::from_millis(100)).await;
     let statuses = send_all(mixed).await;
     assert_eq!(issuer.fetches(), 2);
     for (i, status) in statuses.iter().enumerate() {
@@ -658,7 +658,7 @@ async fn the_issuer_down() {
     );
     // Down later: the keys already fetched keep working...
     issuer.down(true);
-    tokio::time::sleep(interval + Duration::from_millis(50)).await;
+    common::fast_forward(interval + Duration::from_millis(50)).await;
     let fetches = issuer.fetches();
     let answer = app
         .get("/books")
@@ -680,7 +680,7 @@ async fn the_issuer_down() {
     assert_eq!(issuer.fetches(), fetches + 1);
     // ... and passes once the issuer is back and the interval is over.
     issuer.down(false);
-    tokio::time::sleep(interval + Duration::from_millis(50)).await;
+    common::fast_forward(interval + Duration::from_millis(50)).await;
     let answer = app.get("/books").bearer_auth(&next).send().await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
 }

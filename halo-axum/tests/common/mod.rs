@@ -10,3 +10,12 @@ mod petshop;
 
 #[allow(unused_imports)] // not every test uses the pet shop
 pub use petshop::*;
+
+/// Moves Tokio's clock on by `by` at once, then lets it run again: for waits on the layer's
+/// own clock (a key set's refresh interval) in tests that also use real sockets, where the
+/// clock cannot stay paused. Needs the current-thread runtime of `#[tokio::test]`.
+pub async fn fast_forward(by: std::time::Duration) {
+    tokio::time::pause();
+    tokio::time::advance(by).await;
+    tokio::time::resume();
+}
