@@ -89,10 +89,7 @@ impl ToolSet for Shelf {
 }
 
 fn agent(llm: &ScriptedLlm) -> Agent {
-    let provider = common::scripted(llm)
-        .min_retry_delay(Duration::from_millis(10))
-        .build()
-        .unwrap();
+    let provider = common::quick_to_retry(llm);
     Agent::builder(provider)
         .name("shelf_helper")
         .system_prompt(PROMPT)

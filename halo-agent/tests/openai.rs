@@ -56,6 +56,15 @@ async fn collect(
     panic!("the stream ended without Done")
 }
 
+/// [`collect`] the answer to a lone "hi", offering no tools.
+async fn say_hi(provider: &OpenAiProvider) -> halo_agent::Result<(Vec<String>, Completion)> {
+    collect(
+        provider,
+        ChatRequest::new(vec![Message::user("hi")], vec![]),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn text_streams_in_pieces_and_usage_is_reported() {
     let llm = ScriptedLlm::start([Turn::text("Dune is in stock.").usage(21, 7)]).await;
@@ -126,12 +135,7 @@ async fn parallel_tool_calls_are_assembled_from_their_pieces() {
 async fn a_500_is_retried_and_a_400_is_not() {
     let llm = ScriptedLlm::start([Turn::status(500), Turn::text("ok")]).await;
     let provider = provider(&llm);
-    let (_, done) = collect(
-        &provider,
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap();
+    let (_, done) = say_hi(&provider).await.unwrap();
     assert_eq!(done.content.as_deref(), Some("ok"));
     assert_eq!(llm.requests().len(), 2, "one failure, one retry");
 
@@ -140,12 +144,7 @@ async fn a_500_is_retried_and_a_400_is_not() {
         json!({"error": {"message": "messages must not be empty", "type": "invalid_request_error",
                          "param": "messages", "code": null}}),
     )]);
-    let error = collect(
-        &provider,
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap_err();
+    let error = say_hi(&provider).await.unwrap_err();
     assert!(error.is_status() && error.is_llm(), "{error:?}");
     assert_eq!(error.status().map(|s| s.as_u16()), Some(400));
     assert!(
@@ -172,12 +171,7 @@ async fn a_429_honours_retry_after_until_attempts_run_out() {
         .min_retry_delay(Duration::from_millis(10))
         .build()
         .unwrap();
-    let error = collect(
-        &provider,
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap_err();
+    let error = say_hi(&provider).await.unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(429), "{error}");
     assert!(error.to_string().contains("Rate limit reached"));
     assert_eq!(llm.requests().len(), 3);
@@ -193,12 +187,7 @@ async fn a_spent_quota_is_not_retried() {
                          "param": null, "code": "insufficient_quota"}}),
     )])
     .await;
-    let error = collect(
-        &provider(&llm),
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap_err();
+    let error = say_hi(&provider(&llm)).await.unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(429));
     assert!(error.to_string().contains("quota"), "{error}");
     assert_eq!(llm.requests().len(), 1);
@@ -213,12 +202,7 @@ async fn the_api_key_never_shows_in_errors_or_debug() {
     )])
     .await;
     let provider = provider(&llm);
-    let error = collect(
-        &provider,
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap_err();
+    let error = say_hi(&provider).await.unwrap_err();
     let shown = format!("{error} {error:?} {provider:?}");
     assert!(!shown.contains(KEY), "{shown}");
     assert!(
@@ -237,12 +221,7 @@ async fn silence_and_unreachable_endpoints_are_clear_errors() {
         .idle_timeout(Some(Duration::from_millis(200)))
         .build()
         .unwrap();
-    let error = collect(
-        &provider,
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap_err();
+    let error = say_hi(&provider).await.unwrap_err();
     assert!(error.is_timeout(), "{error:?}");
 
     // A port nothing listens on.
@@ -256,11 +235,6 @@ async fn silence_and_unreachable_endpoints_are_clear_errors() {
         .min_retry_delay(Duration::from_millis(10))
         .build()
         .unwrap();
-    let error = collect(
-        &provider,
-        ChatRequest::new(vec![Message::user("hi")], vec![]),
-    )
-    .await
-    .unwrap_err();
+    let error = say_hi(&provider).await.unwrap_err();
     assert!(error.is_connect(), "{error:?}");
 }

@@ -6,7 +6,6 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use futures_util::future::{BoxFuture, FutureExt as _};
@@ -108,10 +107,7 @@ impl ToolSet for Operations {
 }
 
 fn agent(llm: &ScriptedLlm) -> Agent {
-    let provider = common::scripted(llm)
-        .min_retry_delay(Duration::from_millis(10))
-        .build()
-        .unwrap();
+    let provider = common::quick_to_retry(llm);
     Agent::builder(provider).max_turns(6).build()
 }
 

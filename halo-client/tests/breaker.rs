@@ -176,9 +176,7 @@ async fn after_the_cool_down_a_trial_success_closes_it() {
         let client = client.clone();
         async move { go(&client).await }
     });
-    while server.requests().len() < 5 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    server.await_requests(5).await;
     let error = go(&client).await.unwrap_err();
     assert!(error.is_unavailable(), "{error:?}");
     assert_eq!(error.retry_in(), Some(Duration::ZERO));

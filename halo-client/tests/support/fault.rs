@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::lock;
@@ -63,6 +64,8 @@ impl Action {
 struct State {
     connections: AtomicUsize,
     requests: Mutex<Vec<Request>>,
+    /// Woken whenever a request joins `requests`.
+    arrived: Notify,
     discoveries: Mutex<Vec<Request>>,
     script: Mutex<VecDeque<Action>>,
     /// Path template → discovery answer.
@@ -155,6 +158,20 @@ impl Server {
         lock(&self.state.requests).clone()
     }
 
+    /// Waits until the server has read `count` requests (discovery aside), however long
+    /// that takes: bound it with the test's own timeout if it may never happen.
+    pub async fn await_requests(&self, count: usize) {
+        loop {
+            let mut arrived = std::pin::pin!(self.state.arrived.notified());
+            // Registered before the count is read, so no request slips in between.
+            arrived.as_mut().enable();
+            if lock(&self.state.requests).len() >= count {
+                return;
+            }
+            arrived.await;
+        }
+    }
+
     /// Discovery requests read so far.
     pub fn discoveries(&self) -> Vec<Request> {
         lock(&self.state.discoveries).clone()
@@ -191,6 +208,7 @@ async fn handle(state: Arc<State>, mut stream: TcpStream) {
         &json!({"method": request.method, "target": request.target}),
     );
     lock(&state.requests).push(request);
+    state.arrived.notify_waiters();
     let action = lock(&state.script).pop_front();
     let action =
         action.unwrap_or_else(|| Action::Reply(lock(&state.otherwise).clone().unwrap_or(echo)));

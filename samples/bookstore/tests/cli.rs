@@ -1,5 +1,7 @@
 //! The `bookstore` binary's arguments.
 
+mod support;
+
 use bookstore::cli::{Cli, DEFAULT_ADDR};
 
 #[test]
@@ -47,25 +49,12 @@ fn main_binary_reports_bad_addresses() {
 #[cfg(unix)]
 #[tokio::test]
 async fn main_binary_serves_and_shuts_down_gracefully() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
+    use support::{spawn_bookstore, stdout_lines, terminate};
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
-        .args(["--addr", "127.0.0.1:0"])
-        .env("RUST_LOG", "off")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start bookstore");
+    let mut child = spawn_bookstore(&[], &[]);
     // Read the first two lines, and keep draining stdout so that the server never writes to a
     // closed pipe.
-    let stdout = child.stdout.take().expect("stdout");
-    let (lines_tx, lines_rx) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
+    let lines_rx = stdout_lines(&mut child);
     let lines = tokio::task::spawn_blocking(move || {
         (0..2)
             .map(|_| lines_rx.recv_timeout(std::time::Duration::from_secs(30)))
@@ -93,15 +82,7 @@ async fn main_binary_serves_and_shuts_down_gracefully() {
         .expect("discover");
     assert_eq!(response.status(), reqwest::StatusCode::OK);
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(killed.success());
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .expect("wait");
+    let status = terminate(child).await;
     assert!(status.success(), "graceful shutdown exits 0, got {status}");
 }
 

@@ -240,6 +240,12 @@ async fn order_charge_refund() {
     assert_eq!(fetched["status"], "refunded");
 }
 
+/// The `422` problem that an admin's `POST path` with the JSON `body` is answered with.
+async fn unprocessable(server: &Server, path: &str, body: &Value) -> Value {
+    let (_, problem) = expect_problem(server.post(path).bearer_auth(ADMIN).json(body), 422).await;
+    problem
+}
+
 #[tokio::test]
 async fn invalid_orders_and_charges_point_at_the_bad_values() {
     let server = Server::start().await;
@@ -248,53 +254,27 @@ async fn invalid_orders_and_charges_point_at_the_bad_values() {
         "customer_email": "not-an-email",
         "items": [{"book_id": 1, "quantity": 1}, {"book_id": 404, "quantity": 1}]
     });
-    let (_, problem) = expect_problem(
-        server.post("/api/orders").bearer_auth(ADMIN).json(&order),
-        422,
-    )
-    .await;
+    let problem = unprocessable(&server, "/api/orders", &order).await;
     assert_eq!(pointers(&problem), ["/customer_email", "/items/1/book_id"]);
 
     // A value out of the schema's range.
     let order =
         json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 0}]});
-    let (_, problem) = expect_problem(
-        server.post("/api/orders").bearer_auth(ADMIN).json(&order),
-        422,
-    )
-    .await;
+    let problem = unprocessable(&server, "/api/orders", &order).await;
     assert!(
         pointers(&problem).contains(&"/items/0/quantity"),
         "{problem}"
     );
 
     let empty = json!({"customer_email": "ada@example.com", "items": []});
-    let (_, problem) = expect_problem(
-        server.post("/api/orders").bearer_auth(ADMIN).json(&empty),
-        422,
-    )
-    .await;
+    let problem = unprocessable(&server, "/api/orders", &empty).await;
     assert!(pointers(&problem).contains(&"/items"), "{problem}");
 
     let charge = json!({"order_id": 4242, "amount": 1.0, "currency": "EUR", "payment_method": "pm_card_visa"});
-    let (_, problem) = expect_problem(
-        server
-            .post("/api/payments/charge")
-            .bearer_auth(ADMIN)
-            .json(&charge),
-        422,
-    )
-    .await;
+    let problem = unprocessable(&server, "/api/payments/charge", &charge).await;
     assert_eq!(pointers(&problem), ["/order_id"]);
     let charge = json!({"order_id": 4242, "amount": 1.0, "currency": "USD", "payment_method": "pm_card_visa"});
-    let (_, problem) = expect_problem(
-        server
-            .post("/api/payments/charge")
-            .bearer_auth(ADMIN)
-            .json(&charge),
-        422,
-    )
-    .await;
+    let problem = unprocessable(&server, "/api/payments/charge", &charge).await;
     assert_eq!(pointers(&problem), ["/currency"]);
 }
 

@@ -4,12 +4,15 @@
 
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Read};
+mod support;
+
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::{Client, Method};
 use serde_json::json;
+use support::{stdout_lines, terminate};
 
 /// What every secret a request below carries in its query string starts with.
 const QUERY_SECRET: &str = "SECRET-";
@@ -31,13 +34,7 @@ async fn trace_logs_show_requests_without_credentials() {
         let _ = stderr.read_to_end(&mut text);
         String::from_utf8_lossy(&text).into_owned()
     });
-    let stdout = child.stdout.take().expect("stdout");
-    let (lines_tx, lines_rx) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
+    let lines_rx = stdout_lines(&mut child);
     let first = tokio::task::spawn_blocking(move || lines_rx.recv_timeout(Duration::from_secs(60)))
         .await
         .unwrap()
@@ -97,15 +94,7 @@ async fn trace_logs_show_requests_without_credentials() {
         assert!(status.as_u16() < 500, "{status}");
     }
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(killed.success());
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .expect("wait");
+    let status = terminate(child).await;
     assert!(status.success(), "{status}");
     let log = log.join().expect("the log");
 

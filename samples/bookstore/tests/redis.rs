@@ -4,15 +4,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
 use halo_tests::redis::RedisServer;
 use reqwest::header::HeaderMap;
 use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::json;
-use support::{ADMIN, expect_problem, send};
+use support::{ADMIN, expect_problem, send, spawn_bookstore, stdout_lines};
 
 /// The real `bookstore` binary on a free loopback port; killed on drop.
 struct Bookstore {
@@ -24,23 +23,9 @@ struct Bookstore {
 impl Bookstore {
     /// Runs the binary with `args` and `env`, and waits until it prints its address.
     fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
-            .args(["--addr", "127.0.0.1:0"])
-            .args(args)
-            .envs(env.iter().copied())
-            .env("RUST_LOG", "off")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start bookstore");
-        let stdout = child.stdout.take().expect("stdout");
-        let (lines_tx, lines_rx) = std::sync::mpsc::channel::<String>();
+        let mut child = spawn_bookstore(args, env);
         // Keeps draining stdout, so the server never writes to a closed pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = lines_tx.send(line);
-            }
-        });
+        let lines_rx = stdout_lines(&mut child);
         let first = lines_rx
             .recv_timeout(Duration::from_secs(60))
             .expect("bookstore prints its address");

@@ -223,3 +223,48 @@ pub fn pointers(problem: &Value) -> Vec<&str> {
 pub const ADMIN: &str = "demo-admin";
 pub const READER: &str = "demo-reader";
 pub const KEY: &str = "demo-key";
+
+/// Starts the real `bookstore` binary on a free loopback port with `args` and `env`, logging
+/// off, its standard output piped (see [`stdout_lines`]) and its standard error discarded.
+pub fn spawn_bookstore(args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    use std::process::{Command, Stdio};
+
+    Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().copied())
+        .env("RUST_LOG", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start bookstore")
+}
+
+/// The lines `child` writes to standard output, read on a thread that keeps draining the pipe
+/// so that the server never writes to a closed one. `child` must have a piped stdout.
+pub fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::{BufRead, BufReader};
+
+    let stdout = child.stdout.take().expect("stdout");
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    lines_rx
+}
+
+/// Sends `child` SIGTERM and waits for it to exit; its exit status.
+#[cfg(unix)]
+pub async fn terminate(mut child: std::process::Child) -> std::process::ExitStatus {
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(killed.success());
+    tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .expect("wait")
+}
