@@ -20,7 +20,7 @@ impl Registry {
     #[inline] // On the pass-through path of `Halo::call`.
     pub(crate) fn route(&self, uri: &Uri, method: &Method) -> Option<Route> {
         let matched = self.templates.at(uri.path())?;
-        let (tool, _) = self.tool(&self.paths[matched.index], method, uri.query())?;
+        let tool = self.tool(&self.paths[matched.index], method, uri.query())?;
         Some(Route { tool, matched })
     }
 
@@ -36,12 +36,7 @@ impl Registry {
     /// path, the query tells them apart: the tool whose required query parameters the
     /// request gives, the one requiring the most of them; else the first described.
     #[inline]
-    fn tool(
-        &self,
-        entry: &PathEntry,
-        method: &Method,
-        query: Option<&str>,
-    ) -> Option<(usize, &Tool)> {
+    fn tool(&self, entry: &PathEntry, method: &Method, query: Option<&str>) -> Option<usize> {
         let find = |wanted: &str| {
             let mut candidates = entry
                 .methods
@@ -50,7 +45,7 @@ impl Registry {
                 .map(|&(_, index)| index);
             let first = candidates.next()?;
             let Some(second) = candidates.next() else {
-                return Some((first, &self.tools[first]));
+                return Some(first);
             };
             let given: Vec<&str> = query
                 .unwrap_or_default()
@@ -66,7 +61,7 @@ impl Registry {
                 }
             }
             let index = chosen.map_or(first, |(_, index)| index);
-            Some((index, &self.tools[index]))
+            Some(index)
         };
         find(method.as_str()).or_else(|| (method == Method::HEAD).then(|| find("GET")).flatten())
     }
