@@ -50,6 +50,7 @@ pub struct Principal {
     id: String,
     scopes: BTreeSet<String>,
     scheme: Option<Scheme>,
+    tenant: Option<String>,
 }
 
 /// How a caller proved who it is. An operation whose OpenAPI `security` names particular
@@ -84,7 +85,30 @@ impl Principal {
             id: id.into(),
             scopes: BTreeSet::new(),
             scheme: None,
+            tenant: None,
         }
+    }
+
+    /// The same caller, as a member of `tenant` (the organisation or account it acts for),
+    /// which per-tenant rate limits count by.
+    ///
+    /// ```
+    /// use halo_axum::Principal;
+    ///
+    /// let agent = Principal::new("reporting-agent").in_tenant("acme");
+    /// assert_eq!(agent.tenant(), Some("acme"));
+    /// assert_eq!(Principal::new("solo").tenant(), None);
+    /// ```
+    #[must_use]
+    pub fn in_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// The tenant the caller acts for, when the authenticator named one.
+    #[must_use]
+    pub fn tenant(&self) -> Option<&str> {
+        self.tenant.as_deref()
     }
 
     /// The same caller, marked as authenticated by `scheme`.

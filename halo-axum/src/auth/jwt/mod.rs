@@ -102,6 +102,8 @@ struct Inner {
     issuer: String,
     jwks_uri: String,
     refresh_interval: Duration,
+    /// The claim that names the caller's tenant, if any.
+    tenant_claim: Option<String>,
     /// One validation per accepted algorithm, in the order of [`ALGORITHMS`].
     validations: Vec<Validation>,
     client: reqwest::Client,
@@ -120,6 +122,7 @@ pub struct JwtAuthenticatorBuilder {
     refresh_interval: Duration,
     timeout: Duration,
     jwks_uri: Option<String>,
+    tenant_claim: Option<String>,
 }
 
 /// Why a [`JwtAuthenticator`] could not be built: settings that cannot work, or the
@@ -157,6 +160,7 @@ impl JwtAuthenticator {
             refresh_interval: Duration::from_secs(30),
             timeout: Duration::from_secs(10),
             jwks_uri: None,
+            tenant_claim: None,
         }
     }
 
@@ -216,6 +220,15 @@ impl JwtAuthenticatorBuilder {
     /// discovery).
     pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
         self.jwks_uri = Some(url.into());
+        self
+    }
+
+    /// The claim that names the caller's tenant (such as `tenant_id` or `org`): a token
+    /// whose claim is a non-empty string gives a principal
+    /// [`in_tenant`](crate::Principal::in_tenant) that value, which per-tenant rate limits
+    /// count by. Without it, principals have no tenant.
+    pub fn tenant_claim(mut self, claim: impl Into<String>) -> Self {
+        self.tenant_claim = Some(claim.into());
         self
     }
 
@@ -282,6 +295,7 @@ impl JwtAuthenticatorBuilder {
                 issuer: self.issuer,
                 jwks_uri,
                 refresh_interval: self.refresh_interval,
+                tenant_claim: self.tenant_claim,
                 validations,
                 client,
                 keys: RwLock::new(Arc::new(keys)),
@@ -332,7 +346,7 @@ impl Inner {
         let mut refused = None;
         for key in keys.matching(header.kid.as_deref(), header.alg) {
             match jsonwebtoken::decode::<Map<String, Value>>(token, key, validation) {
-                Ok(data) => return principal(&data.claims),
+                Ok(data) => return principal(&data.claims, self.tenant_claim.as_deref()),
                 // Without a `kid`, another key of the set may have signed it.
                 Err(error) if *error.kind() == ErrorKind::InvalidSignature => {
                     refused.get_or_insert(error);
@@ -463,7 +477,10 @@ impl Key {
 }
 
 /// The caller a valid token's claims name.
-fn principal(claims: &Map<String, Value>) -> Result<Principal, Unauthenticated> {
+fn principal(
+    claims: &Map<String, Value>,
+    tenant_claim: Option<&str>,
+) -> Result<Principal, Unauthenticated> {
     let text = |name: &str| {
         claims
             .get(name)
@@ -481,9 +498,13 @@ fn principal(claims: &Map<String, Value>) -> Result<Principal, Unauthenticated> 
         Some(Value::String(scp)) => scopes.extend(scp.split_whitespace()),
         _ => {}
     }
-    Ok(Principal::new(id)
+    let principal = Principal::new(id)
         .with_scopes(scopes)
-        .authenticated_by(Scheme::Bearer))
+        .authenticated_by(Scheme::Bearer);
+    Ok(match tenant_claim.and_then(text) {
+        Some(tenant) => principal.in_tenant(tenant),
+        None => principal,
+    })
 }
 
 /// What to tell the caller about a token jsonwebtoken refused.
@@ -511,13 +532,25 @@ mod tests {
     #[test]
     fn the_principal_from_claims() {
         let claims = |value: Value| value.as_object().cloned().unwrap();
-        let user = principal(&claims(json!({"sub": "u1", "scope": "a  b", "scp": ["c"]}))).unwrap();
+        let user = principal(
+            &claims(json!({"sub": "u1", "scope": "a  b", "scp": ["c"], "org": "acme"})),
+            None,
+        )
+        .unwrap();
         assert_eq!(user.id(), "u1");
         assert_eq!(user.scopes().collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(user.scheme(), Some(&Scheme::Bearer));
-        let client = principal(&claims(json!({"client_id": "agent", "scp": "x y"}))).unwrap();
+        assert_eq!(user.tenant(), None);
+        let client = principal(
+            &claims(json!({"client_id": "agent", "scp": "x y", "org": "acme"})),
+            Some("org"),
+        )
+        .unwrap();
+        assert_eq!(client.tenant(), Some("acme"));
         assert_eq!(client.id(), "agent");
         assert!(client.has_scope("y"));
-        assert!(principal(&claims(json!({"sub": ""}))).is_err());
+        assert!(principal(&claims(json!({"sub": ""})), None).is_err());
+        let untenanted = principal(&claims(json!({"sub": "u", "org": ""})), Some("org")).unwrap();
+        assert_eq!(untenanted.tenant(), None);
     }
 }
