@@ -77,7 +77,8 @@ pub use crate::audit::{
     AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
 };
 pub use crate::auth::{
-    Authenticator, Principal, ProtectedResource, Scheme, StaticAuthenticator, Unauthenticated,
+    Authenticator, EitherAuthenticator, Principal, ProtectedResource, Scheme, StaticAuthenticator,
+    Unauthenticated,
 };
 #[cfg(feature = "jwt")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]

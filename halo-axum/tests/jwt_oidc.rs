@@ -6,14 +6,21 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::http::header::WWW_AUTHENTICATE;
+use halo_axum::mcp::McpService;
 use halo_axum::{HaloLayer, JwtAuthenticator, Principal, ProtectedResource};
 use halo_tests::oidc::{AuthorizationServer, CLIENT_ID};
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 const RESOURCE: &str = "https://books.halo.test";
+/// The MCP endpoint, a resource of its own for MCP clients.
+const MCP_RESOURCE: &str = "https://books.halo.test/mcp";
 
 /// List the books.
 #[utoipa::path(get, path = "/books", security(("oauth" = ["books:read"])),
@@ -165,5 +172,132 @@ async fn tokens_from_a_real_authorization_server() {
             .to_str()
             .unwrap()
             .contains(r#"error="invalid_token""#)
+    );
+}
+
+/// An MCP client that knows nothing of the API finds the MCP endpoint's own metadata from
+/// its `401`, gets a token for that resource from the issuer it names, and calls a tool
+/// with it through the official Rust MCP SDK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_endpoint_is_a_protected_resource_of_its_own() {
+    let server = AuthorizationServer::start(
+        MCP_RESOURCE,
+        &["books:read", "books:write"],
+        &["books:read"],
+    );
+    let authenticator = JwtAuthenticator::builder(server.issuer())
+        .audience(RESOURCE)
+        .audience(MCP_RESOURCE)
+        .build()
+        .await
+        .expect("oidc-provider's discovery and keys");
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(list_books, add_book))
+        .split_for_parts();
+    let layer = HaloLayer::builder(api)
+        .authenticator(authenticator)
+        .require_credentials(true)
+        .protected_resource(ProtectedResource::new(RESOURCE, [server.issuer()]).mcp("/mcp"))
+        .build()
+        .unwrap();
+    let mcp = McpService::builder(&layer, router.clone()).build();
+    let app = halo_tests::spawn(router.layer(layer).nest_service("/mcp", mcp)).await;
+    let http = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}},
+    });
+
+    // Without a token: the challenge names the MCP endpoint's own document...
+    let anonymous = http
+        .post(app.url("/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    let mcp_metadata = format!("{RESOURCE}/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(
+        anonymous.headers()[WWW_AUTHENTICATE],
+        format!(r#"Bearer realm="Books", resource_metadata="{mcp_metadata}""#).as_str()
+    );
+    // ... served at the path-suffixed well-known path, naming the MCP resource...
+    let document = |path: &'static str| {
+        let request = http.get(app.url(path));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let mcp_document = document("/.well-known/oauth-protected-resource/mcp").await;
+    assert_eq!(mcp_document["resource"], MCP_RESOURCE);
+    assert_eq!(
+        mcp_document["authorization_servers"],
+        json!([server.issuer()])
+    );
+    assert_eq!(
+        mcp_document["scopes_supported"],
+        json!(["books:read", "books:write"])
+    );
+    // ... while the API's own document and challenges stay the API's.
+    assert_eq!(
+        document("/.well-known/oauth-protected-resource").await["resource"],
+        RESOURCE
+    );
+    let over_http = http.get(app.url("/books")).send().await.unwrap();
+    assert!(
+        over_http.headers()[WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap()
+            .ends_with(r#"resource_metadata="https://books.halo.test/.well-known/oauth-protected-resource""#)
+    );
+
+    // A token for the MCP resource, from the issuer the document names, works over MCP.
+    let token = server
+        .client_credentials(MCP_RESOURCE, "books:read")
+        .await
+        .expect("a token for the MCP resource");
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    let client = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap();
+    let transport = StreamableHttpClientTransport::with_client(
+        client,
+        StreamableHttpClientTransportConfig::with_uri(app.url("/mcp")),
+    );
+    let session = ().serve(transport).await.expect("an MCP session with the token");
+    let tools = session.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["list_books"], "only what books:read may call");
+    let listed = session
+        .call_tool(CallToolRequestParams::new("list_books"))
+        .await
+        .expect("tools/call");
+    assert_eq!(
+        listed.structured_content,
+        Some(json!({"caller": CLIENT_ID, "scopes": ["books:read"]}))
+    );
+    session.cancel().await.unwrap();
+
+    // A broken token on /mcp: invalid_token, with the MCP endpoint's document.
+    let refused = http
+        .post(app.url("/mcp"))
+        .bearer_auth(format!("{token}x"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        refused.headers()[WWW_AUTHENTICATE],
+        format!(
+            r#"Bearer realm="Books", error="invalid_token", resource_metadata="{mcp_metadata}""#
+        )
+        .as_str()
     );
 }

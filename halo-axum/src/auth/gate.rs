@@ -18,6 +18,8 @@ use crate::step::{Step, Stop};
 pub(crate) struct Gate {
     authenticator: Option<Box<dyn DynAuthenticator>>,
     challenges: Challenges,
+    /// The challenges of the MCP endpoint, which may name a metadata document of its own.
+    mcp_challenges: Challenges,
     /// Discovery without credentials is refused (`401`) rather than shown the public tools.
     require_credentials: bool,
 }
@@ -32,14 +34,17 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
+    /// A gate answering with `challenges`, and with `mcp_challenges` on the MCP endpoint.
     pub(crate) fn new(
         authenticator: Option<Box<dyn DynAuthenticator>>,
         challenges: Challenges,
+        mcp_challenges: Challenges,
         require_credentials: bool,
     ) -> Self {
         Self {
             authenticator,
             challenges,
+            mcp_challenges,
             require_credentials,
         }
     }
@@ -53,6 +58,15 @@ impl Gate {
     /// Who sent the request: `None` for anonymous (or when no authenticator is set), or the
     /// `401` for credentials the authenticator refuses.
     pub(crate) async fn identify(&self, parts: &Parts) -> Step<Option<Principal>> {
+        self.identify_with(parts, &self.challenges).await
+    }
+
+    /// [`identify`](Self::identify), challenging with `challenges`.
+    async fn identify_with(
+        &self,
+        parts: &Parts,
+        challenges: &Challenges,
+    ) -> Step<Option<Principal>> {
         let Some(authenticator) = &self.authenticator else {
             return Ok(None);
         };
@@ -61,7 +75,7 @@ impl Gate {
             // RFC 6750 §3.1: say that the credentials, not their absence, are the problem.
             response
                 .headers_mut()
-                .insert(WWW_AUTHENTICATE, self.challenges.invalid());
+                .insert(WWW_AUTHENTICATE, challenges.invalid());
             Stop::new(Outcome::Denied, response)
         })
     }
@@ -70,9 +84,26 @@ impl Gate {
     /// the `401` for credentials the authenticator refuses, or for none when credentials
     /// are required.
     pub(crate) async fn discoverer(&self, parts: &Parts) -> Result<Option<Principal>, Response> {
-        match self.identify(parts).await {
+        self.discoverer_with(parts, &self.challenges).await
+    }
+
+    /// [`discoverer`](Self::discoverer) for the MCP endpoint, whose challenges name its
+    /// own metadata document when it has one.
+    pub(crate) async fn mcp_discoverer(
+        &self,
+        parts: &Parts,
+    ) -> Result<Option<Principal>, Response> {
+        self.discoverer_with(parts, &self.mcp_challenges).await
+    }
+
+    async fn discoverer_with(
+        &self,
+        parts: &Parts,
+        challenges: &Challenges,
+    ) -> Result<Option<Principal>, Response> {
+        match self.identify_with(parts, challenges).await {
             Ok(None) if self.require_credentials => {
-                Err(self.unauthorized("discovery needs credentials"))
+                Err(unauthorized(challenges, "discovery needs credentials"))
             }
             Ok(caller) => Ok(caller),
             Err(refused) => Err(refused.into_response()),
@@ -91,18 +122,10 @@ impl Gate {
             return Ok(());
         }
         let refused = match caller {
-            None => self.unauthorized("this operation needs credentials"),
+            None => unauthorized(&self.challenges, "this operation needs credentials"),
             Some(caller) => self.forbidden(&registry.missing_scopes(tool, caller)),
         };
         Err(Stop::new(Outcome::Denied, refused))
-    }
-
-    fn unauthorized(&self, detail: impl Into<String>) -> Response {
-        let mut response = problem::response(StatusCode::UNAUTHORIZED, detail);
-        response
-            .headers_mut()
-            .insert(WWW_AUTHENTICATE, self.challenges.missing());
-        response
     }
 
     /// `403` naming the scopes that are missing, in the body and (RFC 6750 §3.1) in
@@ -121,4 +144,13 @@ impl Gate {
         }
         response
     }
+}
+
+/// `401` for a request without credentials, with `challenges`.
+fn unauthorized(challenges: &Challenges, detail: impl Into<String>) -> Response {
+    let mut response = problem::response(StatusCode::UNAUTHORIZED, detail);
+    response
+        .headers_mut()
+        .insert(WWW_AUTHENTICATE, challenges.missing());
+    response
 }

@@ -10,6 +10,7 @@
 //! caller with the [`Principal`] extractor.
 
 mod challenge;
+mod either;
 mod gate;
 #[cfg(feature = "jwt")]
 mod jwt;
@@ -26,6 +27,7 @@ use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 
 pub(crate) use self::challenge::Challenges;
+pub use self::either::EitherAuthenticator;
 pub(crate) use self::gate::Gate;
 #[cfg(feature = "jwt")]
 pub use self::jwt::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
@@ -253,6 +255,24 @@ pub trait Authenticator: Send + Sync + 'static {
         &self,
         parts: &Parts,
     ) -> impl Future<Output = Result<Option<Principal>, Unauthenticated>> + Send;
+
+    /// This authenticator, then `other` for what this one does not accept: see
+    /// [`EitherAuthenticator`].
+    ///
+    /// ```
+    /// use halo_axum::{Authenticator, Principal, StaticAuthenticator};
+    ///
+    /// let demo = StaticAuthenticator::new().bearer("demo-reader", Principal::new("reader"));
+    /// let services = StaticAuthenticator::new().bearer("svc-token", Principal::new("billing"));
+    /// let layer_authenticator = demo.or(services);
+    /// # let _ = layer_authenticator;
+    /// ```
+    fn or<B: Authenticator>(self, other: B) -> EitherAuthenticator<Self, B>
+    where
+        Self: Sized,
+    {
+        EitherAuthenticator::new(self, other)
+    }
 }
 
 /// The future of a type-erased authenticator.

@@ -32,6 +32,8 @@ pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 pub struct ProtectedResource {
     resource: String,
     authorization_servers: Vec<String>,
+    /// Where the app mounts its MCP endpoint, described as a resource of its own.
+    mcp: Option<String>,
 }
 
 impl ProtectedResource {
@@ -49,7 +51,49 @@ impl ProtectedResource {
         Self {
             resource: identifier.into(),
             authorization_servers: authorization_servers.into_iter().map(Into::into).collect(),
+            mcp: None,
         }
+    }
+
+    /// Describes the MCP endpoint the app mounts at `path` (where a
+    /// [`McpService`](crate::mcp::McpService) is nested, usually `/mcp`) as a protected
+    /// resource of its own, as MCP clients expect: its identifier is this one followed by
+    /// `path` (`https://api.example.com/mcp`), its metadata document is served at the
+    /// well-known path followed by that path (`/.well-known/oauth-protected-resource/mcp`,
+    /// where MCP clients look first) with that identifier as `resource`, and the
+    /// [`McpService`](crate::mcp::McpService)'s `401` challenges name that document.
+    ///
+    /// MCP clients ask for tokens for that identifier (RFC 8707 `resource`), so tokens for
+    /// it carry it as `aud`: accept it as an audience too
+    /// (`JwtAuthenticatorBuilder::audience`, feature `jwt`).
+    ///
+    /// ```
+    /// use halo_axum::ProtectedResource;
+    ///
+    /// let resource =
+    ///     ProtectedResource::new("https://api.example.com", ["https://id.example.com"]).mcp("/mcp");
+    /// assert_eq!(resource.mcp_identifier().as_deref(), Some("https://api.example.com/mcp"));
+    /// ```
+    pub fn mcp(mut self, path: impl Into<String>) -> Self {
+        self.mcp = Some(path.into());
+        self
+    }
+
+    /// The MCP endpoint's resource identifier, when [`mcp`](Self::mcp) named its path.
+    #[must_use]
+    pub fn mcp_identifier(&self) -> Option<String> {
+        let path = self.mcp.as_deref()?;
+        Some(format!("{}{path}", self.resource.trim_end_matches('/')))
+    }
+
+    /// The MCP endpoint as a resource of its own (same authorization servers), when
+    /// [`mcp`](Self::mcp) named its path.
+    pub(crate) fn for_mcp(&self) -> Option<Self> {
+        Some(Self {
+            resource: self.mcp_identifier()?,
+            authorization_servers: self.authorization_servers.clone(),
+            mcp: None,
+        })
     }
 
     /// The resource identifier.
@@ -105,7 +149,20 @@ impl ProtectedResource {
         if self.authorization_servers.is_empty() {
             return Some("protected_resource: name at least one authorization server");
         }
-        None
+        match self.mcp.as_deref() {
+            Some(path)
+                if !path.starts_with('/')
+                    || path.len() < 2
+                    || path.ends_with('/')
+                    || path.contains(['?', '#'])
+                    || path.parse::<Uri>().is_err() =>
+            {
+                Some(
+                    "protected_resource: the MCP path must be a path such as /mcp (a leading /, no trailing /, query or fragment)",
+                )
+            }
+            _ => None,
+        }
     }
 }
 
@@ -154,5 +211,31 @@ mod tests {
                 .problem()
                 .is_some()
         );
+    }
+
+    #[test]
+    fn the_mcp_endpoint_is_a_resource_of_its_own() {
+        let servers = ["https://id.example"];
+        let resource = ProtectedResource::new("https://example.com/api/", servers).mcp("/mcp");
+        let mcp = resource.for_mcp().unwrap();
+        assert_eq!(mcp.identifier(), "https://example.com/api/mcp");
+        assert_eq!(
+            mcp.served_path(),
+            "/.well-known/oauth-protected-resource/api/mcp"
+        );
+        assert_eq!(
+            mcp.metadata_url(),
+            "https://example.com/.well-known/oauth-protected-resource/api/mcp"
+        );
+        assert_eq!(resource.problem(), None);
+        assert!(
+            ProtectedResource::new("https://a.example", servers)
+                .for_mcp()
+                .is_none()
+        );
+        for bad in ["mcp", "/", "/mcp/", "/mcp?x", "/mcp#f", "/m cp"] {
+            let resource = ProtectedResource::new("https://a.example", servers).mcp(bad);
+            assert!(resource.problem().is_some(), "{bad}");
+        }
     }
 }

@@ -296,14 +296,15 @@ pub(crate) enum Document {
     ApiCatalog,
     LlmsTxt,
     AgentCard,
-    /// The protected-resource metadata of RFC 9728.
-    ProtectedResource,
+    /// The protected-resource metadata of RFC 9728: the API's (`0`), or its MCP
+    /// endpoint's (`1`).
+    ProtectedResource(usize),
 }
 
 impl Document {
     /// Whether what it says depends on the caller.
     pub(crate) fn is_personal(self) -> bool {
-        !matches!(self, Self::ApiCatalog | Self::ProtectedResource)
+        !matches!(self, Self::ApiCatalog | Self::ProtectedResource(_))
     }
 }
 
@@ -427,8 +428,9 @@ pub(crate) struct Documents {
     llms_txt: Option<Scoped>,
     llms_txt_budget: usize,
     agent_card: Option<Scoped>,
-    /// The protected-resource metadata and the path it is served at.
-    protected_resource: Option<(String, Cached)>,
+    /// The protected-resource metadata documents (the API's, and its MCP endpoint's when
+    /// configured) and the paths they are served at.
+    protected_resource: Vec<(String, Cached)>,
     cache_public: HeaderValue,
     cache_private: HeaderValue,
     /// `Vary` for the documents that depend on the caller: the credential headers.
@@ -479,14 +481,20 @@ impl Documents {
                     .flatten(),
             )
         });
-        let protected_resource = catalogs.protected_resource.as_ref().map(|resource| {
-            let rendered = protected_resource::render(resource, document);
-            (resource.served_path(), Cached::new(rendered))
-        });
+        let protected_resource: Vec<_> = catalogs
+            .protected_resource
+            .iter()
+            .flat_map(|resource| [Some(resource.clone()), resource.for_mcp()])
+            .flatten()
+            .map(|resource| {
+                let rendered = protected_resource::render(&resource, document);
+                (resource.served_path(), Cached::new(rendered))
+            })
+            .collect();
         if api_catalog.is_none()
             && llms_txt.is_none()
             && agent_card.is_none()
-            && protected_resource.is_none()
+            && protected_resource.is_empty()
         {
             return None;
         }
@@ -525,14 +533,11 @@ impl Documents {
             API_CATALOG_PATH if self.api_catalog.is_some() => Some(Document::ApiCatalog),
             LLMS_TXT_PATH if self.llms_txt.is_some() => Some(Document::LlmsTxt),
             AGENT_CARD_PATH if self.agent_card.is_some() => Some(Document::AgentCard),
-            _ if self
+            _ => self
                 .protected_resource
-                .as_ref()
-                .is_some_and(|(served, _)| served == path) =>
-            {
-                Some(Document::ProtectedResource)
-            }
-            _ => None,
+                .iter()
+                .position(|(served, _)| served == path)
+                .map(Document::ProtectedResource),
         }
     }
 
@@ -565,8 +570,8 @@ impl Documents {
                 })?,
                 HeaderValue::from_static(agent_card::CONTENT_TYPE),
             ),
-            Document::ProtectedResource => (
-                self.protected_resource.as_ref()?.1.clone(),
+            Document::ProtectedResource(index) => (
+                self.protected_resource.get(index)?.1.clone(),
                 HeaderValue::from_static(protected_resource::CONTENT_TYPE),
             ),
         };

@@ -525,8 +525,13 @@ impl HaloBuilder {
             self.circuit,
         )?;
         let mut challenges = Challenges::new(&document, self.realm.as_deref());
+        let mut mcp_challenges = challenges.clone();
         if let Some(resource) = &self.protected_resource {
             challenges = challenges.with_resource_metadata(&resource.metadata_url());
+            mcp_challenges = match resource.for_mcp() {
+                Some(mcp) => mcp_challenges.with_resource_metadata(&mcp.metadata_url()),
+                None => challenges.clone(),
+            };
         }
         let mut stores = Stores::local(self.idempotency_ttl, self.idempotency_limits);
         #[cfg(feature = "redis")]
@@ -555,7 +560,12 @@ impl HaloBuilder {
             catalogs,
             shared: Arc::new(Shared {
                 discovery: Discovery::new(registry, self.max_age),
-                gate: Gate::new(self.authenticator, challenges, self.require_credentials),
+                gate: Gate::new(
+                    self.authenticator,
+                    challenges,
+                    mcp_challenges,
+                    self.require_credentials,
+                ),
                 validate: self.validation != Validation::Off,
                 body_limit: self.body_limit,
                 calls: Calls::new(self.stream, replay),

@@ -305,7 +305,7 @@ where
         let mut inner = self.inner.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
-            if let Err(refused) = shared.gate.discoverer(&parts).await {
+            if let Err(refused) = shared.gate.mcp_discoverer(&parts).await {
                 return Ok(refused);
             }
             let answer = inner.call(Request::from_parts(parts, body)).await?;

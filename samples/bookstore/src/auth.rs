@@ -17,6 +17,10 @@
 //! operation included) and `GET /metrics` (tool names and use) are not tools, so
 //! [`AdminOnly`] guards them with the same authenticator: they answer only callers with
 //! [`ADMIN_SCOPE`], which only `demo-admin` holds.
+//!
+//! With an OAuth 2.0 authorization server (`bookstore --oauth-issuer URL`, or
+//! [`Options::oauth`](crate::Options::oauth)), [`callers`] also accepts the JWT access tokens
+//! it issues for the bookstore, with the scopes they carry, beside the demo credentials.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -27,7 +31,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use halo_axum::{Authenticator, Principal, StaticAuthenticator};
+use halo_axum::{
+    Authenticator, EitherAuthenticator, JwtAuthenticator, Principal, StaticAuthenticator,
+};
 use serde_json::Value;
 use utoipa::Modify;
 use utoipa::openapi::OpenApi;
@@ -126,6 +132,21 @@ pub fn authenticator(api: &OpenApi) -> StaticAuthenticator {
         )
 }
 
+/// Who the bookstore accepts: the demo credentials, then an issuer's JWTs when one is
+/// configured.
+pub type Callers = EitherAuthenticator<StaticAuthenticator, Option<JwtAuthenticator>>;
+
+/// The demo credentials of [`authenticator`] for `api`, then the tokens `issuer` accepts,
+/// if any (an expired or foreign JWT is refused with the JWT authenticator's reason).
+///
+/// ```
+/// let callers = bookstore::auth::callers(&bookstore::openapi(), None);
+/// # let _ = callers;
+/// ```
+pub fn callers(api: &OpenApi, issuer: Option<JwtAuthenticator>) -> Callers {
+    authenticator(api).or(issuer)
+}
+
 /// Lets through only callers with [`ADMIN_SCOPE`], as the HALO layer's authenticator
 /// identifies them: the guard of routes HALO does not describe, which the layer does not
 /// check. Used as a middleware with [`admin_only`].
@@ -138,7 +159,7 @@ pub fn authenticator(api: &OpenApi) -> StaticAuthenticator {
 /// use axum::{Router, middleware, routing::get};
 /// use bookstore::auth::{self, AdminOnly};
 ///
-/// let guard = AdminOnly::new(auth::authenticator(&bookstore::openapi()), "Bookstore");
+/// let guard = AdminOnly::new(auth::callers(&bookstore::openapi(), None), "Bookstore");
 /// let internal: Router = Router::new()
 ///     .route("/internal", get(|| async { "for administrators" }))
 ///     .route_layer(middleware::from_fn_with_state(guard, auth::admin_only));
@@ -146,7 +167,7 @@ pub fn authenticator(api: &OpenApi) -> StaticAuthenticator {
 /// ```
 #[derive(Debug, Clone)]
 pub struct AdminOnly {
-    authenticator: Arc<StaticAuthenticator>,
+    authenticator: Arc<Callers>,
     /// `WWW-Authenticate` without credentials, with credentials that are not valid, and
     /// with too few scopes.
     challenges: Arc<[HeaderValue; 3]>,
@@ -154,27 +175,27 @@ pub struct AdminOnly {
 
 impl AdminOnly {
     /// A guard that identifies callers with `authenticator` (the HALO layer's, from
-    /// [`authenticator`]) and names `realm` (the API's title, as the layer does) in its
+    /// [`callers`]) and names `realm` (the API's title, as the layer does) in its
     /// challenges.
     #[must_use]
-    pub fn new(authenticator: StaticAuthenticator, realm: &str) -> Self {
-        let realm: String = realm
-            .chars()
-            .filter(|c| *c == ' ' || (c.is_ascii_graphic() && !matches!(c, '"' | '\\')))
-            .collect();
-        let challenge = |params: &str| {
-            HeaderValue::try_from(format!("Bearer realm=\"{realm}\"{params}"))
-                .unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
-        };
+    pub fn new(authenticator: Callers, realm: &str) -> Self {
         Self {
             authenticator: Arc::new(authenticator),
-            challenges: Arc::new([
-                challenge(""),
-                challenge(", error=\"invalid_token\""),
-                challenge(&format!(
-                    ", error=\"insufficient_scope\", scope=\"{ADMIN_SCOPE}\""
-                )),
-            ]),
+            challenges: Arc::new(challenges(realm, "")),
+        }
+    }
+
+    /// The same guard, its challenges pointing at the protected-resource metadata at `url`
+    /// (RFC 9728), as the layer's do when the bookstore accepts an issuer's tokens.
+    #[must_use]
+    pub fn resource_metadata(self, url: &str, realm: &str) -> Self {
+        let url: String = url
+            .chars()
+            .filter(|c| c.is_ascii_graphic() && *c != '"')
+            .collect();
+        Self {
+            challenges: Arc::new(challenges(realm, &format!(", resource_metadata=\"{url}\""))),
+            ..self
         }
     }
 
@@ -205,6 +226,26 @@ impl AdminOnly {
             .insert(WWW_AUTHENTICATE, challenge.clone());
         Err(response)
     }
+}
+
+/// The `WWW-Authenticate` values of [`AdminOnly`] in `realm`, each ending with `suffix`:
+/// without credentials, with credentials that are not valid, with too few scopes.
+fn challenges(realm: &str, suffix: &str) -> [HeaderValue; 3] {
+    let realm: String = realm
+        .chars()
+        .filter(|c| *c == ' ' || (c.is_ascii_graphic() && !matches!(c, '"' | '\\')))
+        .collect();
+    let challenge = |params: &str| {
+        HeaderValue::try_from(format!("Bearer realm=\"{realm}\"{params}{suffix}"))
+            .unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+    };
+    [
+        challenge(""),
+        challenge(", error=\"invalid_token\""),
+        challenge(&format!(
+            ", error=\"insufficient_scope\", scope=\"{ADMIN_SCOPE}\""
+        )),
+    ]
 }
 
 /// The middleware of [`AdminOnly`]: `axum::middleware::from_fn_with_state(guard, admin_only)`.

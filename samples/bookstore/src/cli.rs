@@ -63,6 +63,28 @@ pub struct Cli {
         value_parser = parse_upstream
     )]
     pub weather_upstream: Option<reqwest::Url>,
+    /// Also accept the JWT access tokens of the OAuth 2.0 authorization server whose issuer
+    /// identifier is URL (its keys found through its RFC 8414 or OpenID Connect metadata),
+    /// with the scopes they carry, and serve the bookstore's protected-resource metadata
+    /// (RFC 9728) at `/.well-known/oauth-protected-resource` (and `.../mcp` for `/mcp`).
+    #[arg(
+        long,
+        env = "HALO_OAUTH_ISSUER",
+        value_name = "URL",
+        value_parser = parse_identifier
+    )]
+    pub oauth_issuer: Option<String>,
+    /// The bookstore's resource identifier: the audience (`aud`) the issuer's tokens must
+    /// name (or the same followed by `/mcp`, for MCP clients). Default: the bookstore's own
+    /// base URL, `http://ADDR`.
+    #[arg(
+        long,
+        env = "HALO_OAUTH_AUDIENCE",
+        value_name = "URL",
+        requires = "oauth_issuer",
+        value_parser = parse_identifier
+    )]
+    pub oauth_audience: Option<String>,
     /// Close a connection that takes longer than SECS (decimals allowed, e.g. 0.5) to send a
     /// request's headers, counted from when the server starts waiting for them: on a new
     /// connection, and on a kept-alive one after each answer, so it is also the keep-alive
@@ -126,6 +148,25 @@ fn parse_upstream(value: &str) -> Result<reqwest::Url, String> {
     match reqwest::Url::parse(value.trim()) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(url),
         _ => Err(format!("{value:?} is not an http or https URL")),
+    }
+}
+
+/// Accepts an `http` or `https` URL without query or fragment, kept as written: issuer and
+/// resource identifiers are compared character for character, so no `/` is added.
+fn parse_identifier(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    match reqwest::Url::parse(value) {
+        Ok(url)
+            if matches!(url.scheme(), "http" | "https")
+                && url.has_host()
+                && url.query().is_none()
+                && url.fragment().is_none() =>
+        {
+            Ok(value.to_owned())
+        }
+        _ => Err(format!(
+            "{value:?} is not an http or https URL without query or fragment"
+        )),
     }
 }
 

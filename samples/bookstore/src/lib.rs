@@ -44,7 +44,10 @@ use halo_agent::LlmProvider;
 use halo_axum::agents::Agents;
 use halo_axum::mcp::McpService;
 use halo_axum::playground::Playground;
-use halo_axum::{Catalogs, HaloLayer, JsonLinesSink, Prometheus, RedisStore, Validation};
+use halo_axum::{
+    Catalogs, HaloLayer, JsonLinesSink, JwtAuthenticator, Prometheus, ProtectedResource,
+    RedisStore, Validation,
+};
 use tower_http::cors::CorsLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
@@ -177,6 +180,9 @@ pub struct Options {
     /// The weather service the weather tool asks (`GET <url>?city=NAME`, answering a
     /// [`model::Weather`]) instead of its built-in table.
     pub weather_upstream: Option<reqwest::Url>,
+    /// An OAuth 2.0 authorization server whose JWT access tokens the bookstore accepts
+    /// beside the demo credentials, and the bookstore as its protected resource.
+    pub oauth: Option<(JwtAuthenticator, ProtectedResource)>,
 }
 
 impl Options {
@@ -222,6 +228,29 @@ impl Options {
         self.weather_upstream = Some(url);
         self
     }
+
+    /// Accepts the JWT access tokens `issuer` checks (beside the demo credentials), with
+    /// the scopes they carry, and describes the bookstore as `resource` (RFC 9728): its
+    /// metadata at `/.well-known/oauth-protected-resource` (and, with
+    /// [`ProtectedResource::mcp`], the MCP endpoint's), named by every `Bearer` challenge.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use halo_axum::{JwtAuthenticator, ProtectedResource};
+    ///
+    /// let issuer = "https://id.example.com";
+    /// let base = "https://books.example.com";
+    /// let jwt = JwtAuthenticator::builder(issuer).audience(base).build().await?;
+    /// let options = bookstore::Options::default().oauth(jwt, ProtectedResource::new(base, [issuer]));
+    /// # let _ = options;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn oauth(mut self, issuer: JwtAuthenticator, resource: ProtectedResource) -> Self {
+        self.oauth = Some((issuer, resource));
+        self
+    }
 }
 
 /// The complete application over the given state, with `options` (see [`app`]).
@@ -250,8 +279,12 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         None => api,
     };
     let spec = Bytes::from(api.to_pretty_json().unwrap_or_else(|_| "{}".to_owned()));
-    let authenticator = auth::authenticator(&api);
-    let admin_only = auth::AdminOnly::new(authenticator.clone(), &api.info.title);
+    let (issuer, resource) = options.oauth.unzip();
+    let authenticator = auth::callers(&api, issuer);
+    let mut admin_only = auth::AdminOnly::new(authenticator.clone(), &api.info.title);
+    if let Some(resource) = &resource {
+        admin_only = admin_only.resource_metadata(&resource.metadata_url(), &api.info.title);
+    }
     let mut halo = HaloLayer::builder(api)
         .authenticator(authenticator)
         // Arguments are checked against the schemas before a handler runs.
@@ -268,6 +301,9 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     }
     if let Some(store) = options.redis {
         halo = halo.redis(store);
+    }
+    if let Some(resource) = resource {
+        halo = halo.protected_resource(resource);
     }
     let halo = halo
         .metrics(options.metrics.is_some())

@@ -4,6 +4,7 @@
 //! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/] [--metrics]
 //!           [--llm-base-url http://127.0.0.1:11434/v1 --llm-model qwen2.5:7b [--llm-api-key KEY]]
 //!           [--weather-upstream http://127.0.0.1:8080/weather]
+//!           [--oauth-issuer https://id.example.com [--oauth-audience https://books.example.com]]
 //!           [--header-timeout 10] [--max-connections 512]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
@@ -15,7 +16,7 @@ use bookstore::cli::Cli;
 use bookstore::{AppState, Options};
 use clap::Parser;
 use halo_agent::OpenAiProvider;
-use halo_axum::{JsonLinesSink, Prometheus, RedisStore};
+use halo_axum::{JsonLinesSink, JwtAuthenticator, Prometheus, ProtectedResource, RedisStore};
 use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
@@ -121,6 +122,33 @@ async fn main() -> ExitCode {
     }
     if let Some(url) = cli.weather_upstream.clone() {
         options = options.weather_upstream(url);
+    }
+    if let Some(issuer) = &cli.oauth_issuer {
+        let audience = cli
+            .oauth_audience
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}"));
+        let resource = ProtectedResource::new(audience.as_str(), [issuer.as_str()]).mcp("/mcp");
+        let mut jwt = JwtAuthenticator::builder(issuer.as_str()).audience(audience.as_str());
+        if let Some(mcp) = resource.mcp_identifier() {
+            jwt = jwt.audience(mcp);
+        }
+        match jwt.build().await {
+            Ok(jwt) => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(
+                    out,
+                    "oauth:       tokens of {issuer} for {audience}; metadata at {}",
+                    resource.metadata_url()
+                );
+                let _ = out.flush();
+                options = options.oauth(jwt, resource);
+            }
+            Err(error) => {
+                eprintln!("bookstore: --oauth-issuer: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     let app = bookstore::app_with(AppState::seeded(), options);
     // Slow and idle connections are closed, and at most `--max-connections` are open.
