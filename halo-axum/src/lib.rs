@@ -80,6 +80,11 @@ pub use crate::auth::{
     Authenticator, EitherAuthenticator, Principal, ProtectedResource, Scheme, StaticAuthenticator,
     Unauthenticated,
 };
+#[cfg(feature = "introspection")]
+#[cfg_attr(docsrs, doc(cfg(feature = "introspection")))]
+pub use crate::auth::{
+    IntrospectionAuthenticator, IntrospectionAuthenticatorBuilder, IntrospectionError,
+};
 #[cfg(feature = "jwt")]
 #[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
 pub use crate::auth::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};

@@ -66,13 +66,36 @@ pub(crate) struct Global {
         global = true,
         value_name = "URL",
         env = "HALO_OAUTH_TOKEN_URL",
-        conflicts_with_all = ["bearer", "api_key"]
+        conflicts_with_all = ["bearer", "api_key", "oauth_issuer"]
     )]
     pub(crate) oauth_token_url: Option<String>,
-    /// The OAuth client's id, for `--oauth-token-url`.
+    /// Get OAuth 2.0 access tokens for the API's host from this authorization server (its
+    /// issuer identifier, written as it writes it; `https`, or `http` on loopback), as
+    /// `--oauth-client-id` with `--oauth-client-secret`: instead of `--oauth-token-url`.
+    ///
+    /// Its token endpoint is read from its metadata (RFC 8414
+    /// `/.well-known/oauth-authorization-server`, else OpenID Connect discovery), which must
+    /// name this issuer. When the API refuses a token with a challenge naming its protected
+    /// resource metadata (RFC 9728), a token is asked for the `resource` it names (RFC 8707),
+    /// provided the document lists this issuer: the secret goes to no other server.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "HALO_OAUTH_ISSUER",
+        conflicts_with_all = ["bearer", "api_key"]
+    )]
+    pub(crate) oauth_issuer: Option<String>,
+    /// The resource to ask every token for (RFC 8707 `resource`: the API's identifier, such
+    /// as `https://api.example.com`), with `--oauth-token-url` or `--oauth-issuer`. Without it,
+    /// none is named, or with `--oauth-issuer` the one the API's metadata names.
+    #[arg(long, global = true, value_name = "URL", env = "HALO_OAUTH_RESOURCE")]
+    pub(crate) oauth_resource: Option<String>,
+    /// The OAuth client's id, for `--oauth-token-url` or `--oauth-issuer`.
     #[arg(long, global = true, value_name = "ID", env = "HALO_OAUTH_CLIENT_ID")]
     pub(crate) oauth_client_id: Option<String>,
-    /// The OAuth client's secret, for `--oauth-token-url` (better from the environment).
+    /// The OAuth client's secret, for `--oauth-token-url` or `--oauth-issuer` (better from
+    /// the environment).
     #[arg(
         long,
         global = true,
@@ -89,9 +112,11 @@ pub(crate) struct Global {
     /// The file maps `host` or `host:port` to `{"type": "bearer", "value": ...}`, `{"type":
     /// "apikey", "header": ..., "value": ...}` (without `header`, as `--api-key` without
     /// `--api-key-header`), `{"type": "basic", "user": ..., "password": ...}` or `{"type":
-    /// "oauth", "token_url": ..., "client_id": ..., "client_secret": ..., "scopes": [...]}`;
-    /// `${NAME}` in a value is read from the environment variable `NAME`.
-    /// `--bearer`, `--api-key` and `--oauth-token-url` replace the API host's entry.
+    /// "oauth", "token_url": ..., "client_id": ..., "client_secret": ..., "scopes": [...]}`
+    /// (`"issuer": ...` instead of `token_url`, as `--oauth-issuer`; an optional
+    /// `"resource": ...`, as `--oauth-resource`); `${NAME}` in a value is read from the
+    /// environment variable `NAME`. `--bearer`, `--api-key`, `--oauth-token-url` and
+    /// `--oauth-issuer` replace the API host's entry.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) credentials: Option<PathBuf>,
     /// Print JSON instead of readable text.

@@ -14,6 +14,7 @@ pub(crate) fn anonymous(global: &Global) -> bool {
     global.bearer.is_none()
         && global.api_key.is_none()
         && global.oauth_token_url.is_none()
+        && global.oauth_issuer.is_none()
         && global.credentials.is_none()
 }
 
@@ -34,24 +35,35 @@ pub(crate) fn client(global: &Global, url: &str) -> Result<Client, Failure> {
         });
     }
     // (clap cannot require one global argument from another given before the subcommand.)
-    match (
-        &global.oauth_token_url,
-        &global.oauth_client_id,
-        &global.oauth_client_secret,
-    ) {
-        (None, None, None) if global.oauth_scopes.is_empty() => {}
-        (Some(token_url), Some(id), Some(secret)) => {
-            let token_url = token_url.parse().map_err(|_| {
-                Failure::Other(format!("--oauth-token-url: `{token_url}` is not a URL"))
-            })?;
-            let oauth = ClientCredentials::new(token_url, id.as_str(), secret.as_str())?
-                .scopes(global.oauth_scopes.iter().cloned());
+    // (`--oauth-token-url` and `--oauth-issuer` conflict: clap says so.)
+    let server = match (&global.oauth_token_url, &global.oauth_issuer) {
+        (Some(token_url), _) => Some((token_url, false)),
+        (None, Some(issuer)) => Some((issuer, true)),
+        (None, None) => None,
+    };
+    let no_oauth = global.oauth_scopes.is_empty() && global.oauth_resource.is_none();
+    match (server, &global.oauth_client_id, &global.oauth_client_secret) {
+        (None, None, None) if no_oauth => {}
+        (Some((url, issuer)), Some(id), Some(secret)) => {
+            let oauth = if issuer {
+                ClientCredentials::from_issuer(url.as_str(), id.as_str(), secret.as_str())?
+            } else {
+                let token_url = url.parse().map_err(|_| {
+                    Failure::Other(format!("--oauth-token-url: `{url}` is not a URL"))
+                })?;
+                ClientCredentials::new(token_url, id.as_str(), secret.as_str())?
+            };
+            let oauth = oauth.scopes(global.oauth_scopes.iter().cloned());
+            let oauth = match &global.oauth_resource {
+                Some(resource) => oauth.resource(resource.as_str()),
+                None => oauth,
+            };
             builder = builder.credential(Credential::from(oauth));
         }
         _ => {
             return Err(Failure::Other(
-                "--oauth-token-url, --oauth-client-id and --oauth-client-secret (or \
-                 HALO_OAUTH_CLIENT_SECRET) go together"
+                "--oauth-token-url (or --oauth-issuer), --oauth-client-id and \
+                 --oauth-client-secret (or HALO_OAUTH_CLIENT_SECRET) go together"
                     .to_owned(),
             ));
         }

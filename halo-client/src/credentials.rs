@@ -185,13 +185,15 @@ impl Credential {
     }
 
     /// Adds the credential's header to `headers`, marked sensitive so it is never logged; an
-    /// OAuth client's token is fetched with `http` when it has none to use. `scheme_header`
+    /// OAuth client's token for `url` is fetched with `http` when it has none to use.
+    /// `scheme_header`
     /// is the API-key header the request's tool names ([`scheme_header`]), for a key that
     /// goes where the scheme says. Gives the value sent when the credential can be renewed
     /// after a refusal ([`refused`](Self::refused)).
     pub(crate) async fn apply(
         &self,
         http: &reqwest::Client,
+        url: &Url,
         headers: &mut HeaderMap,
         scheme_header: Option<&HeaderName>,
     ) -> Result<Option<HeaderValue>> {
@@ -210,7 +212,7 @@ impl Credential {
                 (AUTHORIZATION, format!("Basic {}", STANDARD.encode(pair)))
             }
             Self::ClientCredentials(oauth) => {
-                let token = oauth.authorization(http).await?;
+                let token = oauth.authorization(http, url).await?;
                 headers.insert(AUTHORIZATION, token.clone());
                 return Ok(Some(token));
             }
@@ -305,8 +307,10 @@ impl Credentials {
     /// [`Credential::api_key_in_scheme_header`]),
     /// `{"type": "basic", "user": ..., "password": ...}` or `{"type": "oauth", "token_url":
     /// ..., "client_id": ..., "client_secret": ..., "scopes": [...]}` (OAuth 2.0 client
-    /// credentials, [`ClientCredentials`]). `${NAME}` in any string is replaced by the
-    /// environment variable `NAME`.
+    /// credentials, [`ClientCredentials`]; `"issuer": ...` instead of `token_url` for a token
+    /// endpoint found from the issuer's metadata, [`ClientCredentials::from_issuer`], and an
+    /// optional `"resource": ...`, [`ClientCredentials::resource`]). `${NAME}` in any string
+    /// is replaced by the environment variable `NAME`.
     ///
     /// # Errors
     /// The file cannot be read, is not such a JSON object, or names an environment variable
@@ -350,11 +354,13 @@ impl Credentials {
             },
             #[serde(rename = "oauth")]
             OAuth {
-                token_url: String,
+                token_url: Option<String>,
+                issuer: Option<String>,
                 client_id: String,
                 client_secret: String,
                 #[serde(default)]
                 scopes: Vec<String>,
+                resource: Option<String>,
             },
         }
         let entries: HashMap<String, Entry> = serde_json::from_str(json).map_err(|e| {
@@ -393,23 +399,45 @@ impl Credentials {
                 }
                 Entry::OAuth {
                     token_url,
+                    issuer,
                     client_id,
                     client_secret,
                     scopes,
+                    resource,
                 } => {
-                    let token_url = Url::parse(&expand(&token_url)?).map_err(|_| {
-                        Error::credentials(format!("{host}: the token_url is not a URL"))
-                    })?;
-                    let oauth = ClientCredentials::new(
-                        token_url,
-                        expand(&client_id)?,
-                        expand(&client_secret)?,
-                    )
-                    .map_err(|_| {
-                        Error::credentials(format!(
-                            "{host}: the token_url must be https (or http on a loopback address)"
-                        ))
-                    })?;
+                    let (id, secret) = (expand(&client_id)?, expand(&client_secret)?);
+                    let oauth = match (token_url, issuer) {
+                        (Some(token_url), None) => {
+                            let token_url = Url::parse(&expand(&token_url)?).map_err(|_| {
+                                Error::credentials(format!("{host}: the token_url is not a URL"))
+                            })?;
+                            ClientCredentials::new(token_url, id, secret).map_err(|_| {
+                                Error::credentials(format!(
+                                    "{host}: the token_url must be https (or http on a loopback \
+                                     address)"
+                                ))
+                            })?
+                        }
+                        (None, Some(issuer)) => {
+                            ClientCredentials::from_issuer(expand(&issuer)?, id, secret).map_err(
+                                |_| {
+                                    Error::credentials(format!(
+                                        "{host}: the issuer must be an https URL (or http on a \
+                                         loopback address) without query or fragment"
+                                    ))
+                                },
+                            )?
+                        }
+                        _ => {
+                            return Err(Error::credentials(format!(
+                                "{host}: an oauth entry names either a token_url or an issuer"
+                            )));
+                        }
+                    };
+                    let oauth = match resource {
+                        Some(resource) => oauth.resource(expand(&resource)?),
+                        None => oauth,
+                    };
                     Credential::from(oauth.scopes(scopes))
                 }
             };
@@ -478,7 +506,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         let http = reqwest::Client::new();
         Credential::basic("ada", "pw")
-            .apply(&http, &mut headers, None)
+            .apply(&http, &Url::parse("http://h/").unwrap(), &mut headers, None)
             .await
             .unwrap();
         assert_eq!(headers[AUTHORIZATION], "Basic YWRhOnB3");
@@ -562,7 +590,12 @@ mod tests {
             async move {
                 let mut headers = HeaderMap::new();
                 credential
-                    .apply(&http, &mut headers, scheme.as_ref())
+                    .apply(
+                        &http,
+                        &Url::parse("http://h/").unwrap(),
+                        &mut headers,
+                        scheme.as_ref(),
+                    )
                     .await
                     .unwrap();
                 assert_eq!(headers.len(), 1, "{headers:?}");
@@ -582,6 +615,40 @@ mod tests {
             sent(named, Some(token)).await,
             ("x-other".into(), "k".into())
         );
+    }
+
+    #[test]
+    fn oauth_entries_name_a_token_url_or_an_issuer() {
+        let credentials = Credentials::from_json(
+            r#"{"h": {"type": "oauth", "issuer": "https://id.example", "client_id": "agent",
+                      "client_secret": "s3cret", "resource": "https://h"}}"#,
+        )
+        .unwrap();
+        let debug = format!("{credentials:?}");
+        assert!(debug.contains(r#"issuer: "https://id.example""#), "{debug}");
+        assert!(debug.contains(r#"resource: Some("https://h")"#), "{debug}");
+        assert!(!debug.contains("s3cret"), "{debug}");
+        for (entry, why) in [
+            (
+                r#""token_url": "https://id.example/token", "issuer": "https://id.example""#,
+                "either a token_url or an issuer",
+            ),
+            ("", "either a token_url or an issuer"),
+            (
+                r#""issuer": "http://id.example""#,
+                "the issuer must be an https URL",
+            ),
+            (r#""issuer": "https://id.example/?x=1""#, "without query"),
+        ] {
+            let json = format!(
+                r#"{{"h": {{"type": "oauth", {entry}{} "client_id": "a", "client_secret": "s3cret"}}}}"#,
+                if entry.is_empty() { "" } else { "," }
+            );
+            let error = Credentials::from_json(&json).unwrap_err();
+            assert!(error.is_credentials());
+            assert!(error.to_string().contains(why), "{error}");
+            assert!(!error.to_string().contains("s3cret"), "{error}");
+        }
     }
 
     #[test]

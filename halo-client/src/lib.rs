@@ -6,8 +6,10 @@
 //!   `If-None-Match`; [`Client::describe_all`] reads many concurrently.
 //! - [`Client::invoke`] places each argument where the schema says (`in`: path, query,
 //!   header, body), applies the credential of the request's own host ([`Credentials`]: a
-//!   bearer token, an API key, basic, or an OAuth 2.0 client, [`ClientCredentials`]), and
-//!   retries only what is safe to repeat ([`RetryPolicy`]).
+//!   bearer token, an API key, basic, or an OAuth 2.0 client, [`ClientCredentials`], whose
+//!   token endpoint is named or found from its issuer, and whose tokens are asked for the
+//!   resource the API's protected resource metadata names), and retries only what is safe
+//!   to repeat ([`RetryPolicy`]).
 //! - [`Client::invoke_stream`] calls a tool for its events as they happen (Server-Sent
 //!   Events): a [`ToolStream`] that resumes across dropped connections without running the
 //!   tool again, and yields each event exactly once.

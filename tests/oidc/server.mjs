@@ -5,7 +5,12 @@
 //
 // Environment: HALO_OIDC_RESOURCE (the API's resource identifier, the tokens' audience),
 // HALO_OIDC_SCOPES (the scopes the API knows, space-separated), HALO_OIDC_CLIENT_ID,
-// HALO_OIDC_CLIENT_SECRET, HALO_OIDC_CLIENT_SCOPES (what that client may be granted).
+// HALO_OIDC_CLIENT_SECRET, HALO_OIDC_CLIENT_SCOPES (what that client may be granted), and
+// optionally HALO_OIDC_DEFAULT_RESOURCE=0: a token request without a `resource` then gets an
+// opaque token for no resource instead of a JWT for HALO_OIDC_RESOURCE; and
+// HALO_OIDC_TOKEN_FORMAT=opaque: the tokens for HALO_OIDC_RESOURCE are opaque, to be checked
+// at the introspection endpoint (RFC 7662) by the API's own client, HALO_OIDC_API_CLIENT_ID
+// with HALO_OIDC_API_CLIENT_SECRET (HTTP Basic).
 // It listens on 127.0.0.1 at a port the OS picks and prints one line of JSON,
 // {"issuer": "http://127.0.0.1:<port>"}, once it answers.
 import { generateKeyPairSync } from 'node:crypto';
@@ -23,6 +28,8 @@ const env = (name) => {
 };
 const resource = env('HALO_OIDC_RESOURCE');
 const scopes = env('HALO_OIDC_SCOPES');
+const defaultResource = process.env.HALO_OIDC_DEFAULT_RESOURCE === '0' ? undefined : resource;
+const opaque = process.env.HALO_OIDC_TOKEN_FORMAT === 'opaque';
 const client = {
   client_id: env('HALO_OIDC_CLIENT_ID'),
   client_secret: env('HALO_OIDC_CLIENT_SECRET'),
@@ -41,15 +48,25 @@ const server = createServer();
 server.listen(0, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const provider = new Provider(issuer, {
-    clients: [client],
+    clients: opaque
+      ? [client, {
+        client_id: env('HALO_OIDC_API_CLIENT_ID'),
+        client_secret: env('HALO_OIDC_API_CLIENT_SECRET'),
+        grant_types: ['client_credentials'],
+        token_endpoint_auth_method: 'client_secret_basic',
+        redirect_uris: [],
+        response_types: [],
+      }]
+      : [client],
     jwks: { keys: [signing] },
     scopes: scopes.split(' '),
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      introspection: { enabled: opaque },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => resource,
+        defaultResource: () => defaultResource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
           if (indicator !== resource) {
@@ -59,8 +76,9 @@ server.listen(0, '127.0.0.1', () => {
             scope: scopes,
             audience: resource,
             accessTokenTTL: 300,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'RS256' } },
+            ...(opaque
+              ? { accessTokenFormat: 'opaque' }
+              : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
           };
         },
       },

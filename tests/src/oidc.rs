@@ -17,7 +17,24 @@ use serde_json::Value;
 
 /// The client the server knows.
 pub const CLIENT_ID: &str = "halo-test-agent";
-const CLIENT_SECRET: &str = "halo-test-agent-secret-that-is-long-enough";
+/// Its secret (HTTP Basic or form parameters, RFC 6749 §2.3.1).
+pub const CLIENT_SECRET: &str = "halo-test-agent-secret-that-is-long-enough";
+
+/// The API's own client at the server, which asks the introspection endpoint about tokens.
+pub const API_CLIENT_ID: &str = "halo-test-api";
+/// The secret of [`API_CLIENT_ID`].
+pub const API_CLIENT_SECRET: &str = "halo-test-api-secret-that-is-long-enough";
+
+/// What kind of access tokens a server issues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tokens {
+    /// JWTs for the resource, also to a token request that names none.
+    Jwt,
+    /// JWTs for the resource to a request that names it; else an opaque token for none.
+    JwtOnlyForTheResource,
+    /// Opaque tokens for the resource, to be introspected.
+    Opaque,
+}
 
 /// An `oidc-provider` process started for a test; killed on drop.
 #[derive(Debug)]
@@ -35,6 +52,41 @@ impl AuthorizationServer {
     /// within 30 s.
     #[must_use]
     pub fn start(resource: &str, scopes: &[&str], client_scopes: &[&str]) -> Self {
+        Self::launch(resource, scopes, client_scopes, Tokens::Jwt)
+    }
+
+    /// Starts a server as [`start`](Self::start) does, except that its tokens for `resource`
+    /// are opaque: the API asks the introspection endpoint (RFC 7662) about them, as the
+    /// client [`API_CLIENT_ID`] with [`API_CLIENT_SECRET`] (HTTP Basic).
+    ///
+    /// # Panics
+    /// As [`start`](Self::start).
+    #[must_use]
+    pub fn start_opaque(resource: &str, scopes: &[&str], client_scopes: &[&str]) -> Self {
+        Self::launch(resource, scopes, client_scopes, Tokens::Opaque)
+    }
+
+    /// Starts a server as [`start`](Self::start) does, except that a token request without
+    /// a `resource` (RFC 8707) gets an opaque token for no resource, which the API refuses:
+    /// a client must find the resource (from the API's RFC 9728 metadata) to get a JWT.
+    ///
+    /// # Panics
+    /// As [`start`](Self::start).
+    #[must_use]
+    pub fn start_without_default_resource(
+        resource: &str,
+        scopes: &[&str],
+        client_scopes: &[&str],
+    ) -> Self {
+        Self::launch(
+            resource,
+            scopes,
+            client_scopes,
+            Tokens::JwtOnlyForTheResource,
+        )
+    }
+
+    fn launch(resource: &str, scopes: &[&str], client_scopes: &[&str], tokens: Tokens) -> Self {
         let folder = crate::workspace_root().join("tests/oidc");
         assert!(
             folder.join("node_modules/oidc-provider").is_dir(),
@@ -52,6 +104,24 @@ impl AuthorizationServer {
             .env("HALO_OIDC_CLIENT_ID", CLIENT_ID)
             .env("HALO_OIDC_CLIENT_SECRET", CLIENT_SECRET)
             .env("HALO_OIDC_CLIENT_SCOPES", client_scopes.join(" "))
+            .env(
+                "HALO_OIDC_DEFAULT_RESOURCE",
+                if tokens == Tokens::JwtOnlyForTheResource {
+                    "0"
+                } else {
+                    "1"
+                },
+            )
+            .env(
+                "HALO_OIDC_TOKEN_FORMAT",
+                if tokens == Tokens::Opaque {
+                    "opaque"
+                } else {
+                    "jwt"
+                },
+            )
+            .env("HALO_OIDC_API_CLIENT_ID", API_CLIENT_ID)
+            .env("HALO_OIDC_API_CLIENT_SECRET", API_CLIENT_SECRET)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -66,10 +136,15 @@ impl AuthorizationServer {
         // The first line of its output names the issuer, once it listens.
         let stdout = child.stdout.take().expect("piped stdout");
         let (sender, receiver) = mpsc::channel();
+        // The thread keeps reading after the first line: the server logs notices to its
+        // standard output too (on the first introspection, say), and a closed pipe would
+        // make node exit.
         std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = sender.send(line);
+            }
+            lines.for_each(drop);
         });
         let line = receiver.recv_timeout(Duration::from_secs(30));
         let issuer = line

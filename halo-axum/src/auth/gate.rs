@@ -19,6 +19,10 @@ pub(crate) struct Gate {
     authenticator: Option<Box<dyn DynAuthenticator>>,
     challenges: Challenges,
     /// The challenges of the MCP endpoint, which may name a metadata document of its own.
+    #[cfg_attr(
+        not(feature = "mcp"),
+        expect(dead_code, reason = "read by the MCP endpoint")
+    )]
     mcp_challenges: Challenges,
     /// Discovery without credentials is refused (`401`) rather than shown the public tools.
     require_credentials: bool,
@@ -89,6 +93,7 @@ impl Gate {
 
     /// [`discoverer`](Self::discoverer) for the MCP endpoint, whose challenges name its
     /// own metadata document when it has one.
+    #[cfg(feature = "mcp")]
     pub(crate) async fn mcp_discoverer(
         &self,
         parts: &Parts,

@@ -1,7 +1,9 @@
 //! Who is calling: the [`Authenticator`] an application plugs in, the [`Principal`] it
 //! returns, and a built-in [`StaticAuthenticator`] for tokens and keys known in advance;
 //! with the feature `jwt`, `JwtAuthenticator` checks bearer JWTs against an issuer's published
-//! keys, and [`ProtectedResource`] describes the API to OAuth clients (RFC 9728).
+//! keys, with the feature `introspection`, `IntrospectionAuthenticator` asks the issuer about
+//! opaque tokens (RFC 7662), and [`ProtectedResource`] describes the API to OAuth clients
+//! (RFC 9728).
 //!
 //! With an authenticator set on [`HaloBuilder::authenticator`](crate::HaloBuilder::authenticator),
 //! the layer scopes discovery to what the caller may call and checks every call of a
@@ -12,8 +14,12 @@
 mod challenge;
 mod either;
 mod gate;
+#[cfg(feature = "introspection")]
+mod introspection;
 #[cfg(feature = "jwt")]
 mod jwt;
+#[cfg(any(feature = "jwt", feature = "introspection"))]
+mod oauth;
 mod resource;
 mod static_keys;
 
@@ -29,6 +35,10 @@ use http::request::Parts;
 pub(crate) use self::challenge::Challenges;
 pub use self::either::EitherAuthenticator;
 pub(crate) use self::gate::Gate;
+#[cfg(feature = "introspection")]
+pub use self::introspection::{
+    IntrospectionAuthenticator, IntrospectionAuthenticatorBuilder, IntrospectionError,
+};
 #[cfg(feature = "jwt")]
 pub use self::jwt::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
 pub use self::resource::ProtectedResource;

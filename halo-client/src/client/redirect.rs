@@ -1,14 +1,14 @@
 //! One attempt's hops: redirects followed by hand, each admitted by its own host's circuit
 //! breaker, the credential of each hop's own host applied (and an OAuth token the API
-//! refuses renewed once).
+//! refuses renewed once, for the resource its protected resource metadata names).
 
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 use reqwest::{Method, StatusCode};
 
 use super::{Client, Prepared};
-use crate::Error;
 use crate::breaker::Pass;
 use crate::retry::Failure;
+use crate::{Credential, Error, oauth};
 
 /// How many redirects one attempt follows.
 const MAX_REDIRECTS: usize = 10;
@@ -49,7 +49,7 @@ impl Client {
             let mut renewable = None;
             if let Some(credential) = credentials.for_url(&url) {
                 let sent = credential
-                    .apply(&self.inner.http, &mut headers, key_header)
+                    .apply(&self.inner.http, &url, &mut headers, key_header)
                     .await
                     .map_err(Failure::credential)?;
                 renewable = sent.filter(|_| !renewed).map(|sent| (credential, sent));
@@ -68,8 +68,17 @@ impl Client {
             if response.status() == StatusCode::UNAUTHORIZED
                 && let Some((credential, sent)) = renewable
             {
-                // Refused before it ran: renew the credential and send the request again.
+                // Refused before it ran: renew the credential and send the request again,
+                // for the resource the API's metadata names (RFC 9728) if it names one.
                 credential.refused(&sent).await;
+                if let Credential::ClientCredentials(oauth) = credential
+                    && let Some(metadata) = oauth::resource_metadata(response.headers())
+                {
+                    oauth
+                        .learn(&self.inner.http, &metadata, &url)
+                        .await
+                        .map_err(Failure::credential)?;
+                }
                 renewed = true;
                 continue;
             }

@@ -1,19 +1,20 @@
-//! The issuer's documents over HTTP: its metadata (OpenID Connect discovery, else RFC 8414)
-//! and its key set, each fetched with a deadline and a bound on the body.
+//! The issuer over HTTP: its metadata (OpenID Connect discovery, else RFC 8414), its key
+//! set, and its introspection endpoint, each asked with a deadline and a bound on the body.
 
 use http::Uri;
 use http::header::ACCEPT;
+#[cfg(feature = "jwt")]
 use jsonwebtoken::jwk::Jwk;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Why a document could not be had. Names the URL and the cause, never a token.
 #[derive(Debug)]
-pub(super) struct Failed(pub(super) String);
+pub(crate) struct Failed(pub(crate) String);
 
-/// Whether `url` may be fetched for keys: `https`, or `http` to a loopback host (for
-/// development and tests).
-pub(super) fn is_trusted(url: &str) -> bool {
+/// Whether `url` may be asked for keys or tokens: `https`, or `http` to a loopback host
+/// (for development and tests).
+pub(crate) fn is_trusted(url: &str) -> bool {
     let Ok(uri) = url.parse::<Uri>() else {
         return false;
     };
@@ -33,17 +34,26 @@ async fn get_json<T: DeserializeOwned>(
     url: &str,
     limit: usize,
 ) -> Result<T, Failed> {
-    let mut response = client
-        .get(url)
+    json(client.get(url), &format!("GET {url}"), limit).await
+}
+
+/// The JSON answer to `request` (named `what` in errors), refused when the status is not a
+/// success or the body passes `limit` bytes.
+pub(crate) async fn json<T: DeserializeOwned>(
+    request: reqwest::RequestBuilder,
+    what: &str,
+    limit: usize,
+) -> Result<T, Failed> {
+    let mut response = request
         .header(ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| Failed(format!("GET {url}: {}", cause(&e))))?;
+        .map_err(|e| Failed(format!("{what}: {}", cause(&e))))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(Failed(format!("GET {url}: status {status}")));
+        return Err(Failed(format!("{what}: status {status}")));
     }
-    let too_large = || Failed(format!("GET {url}: the body is over {limit} bytes"));
+    let too_large = || Failed(format!("{what}: the body is over {limit} bytes"));
     if response
         .content_length()
         .is_some_and(|length| length > limit as u64)
@@ -54,15 +64,14 @@ async fn get_json<T: DeserializeOwned>(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| Failed(format!("GET {url}: {}", cause(&e))))?
+        .map_err(|e| Failed(format!("{what}: {}", cause(&e))))?
     {
         if body.len() + chunk.len() > limit {
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
-    serde_json::from_slice(&body)
-        .map_err(|e| Failed(format!("GET {url}: not the JSON expected: {e}")))
+    serde_json::from_slice(&body).map_err(|e| Failed(format!("{what}: not the JSON expected: {e}")))
 }
 
 /// A reqwest error with its causes, on one line.
@@ -77,13 +86,16 @@ fn cause(error: &reqwest::Error) -> String {
     text
 }
 
-/// The `jwks_uri` of `issuer`, from its OpenID Connect discovery document
+/// The endpoint `field` names (`jwks_uri`, `introspection_endpoint`) in the metadata of
+/// `issuer`: its OpenID Connect discovery document
 /// (`{issuer}/.well-known/openid-configuration`), else its RFC 8414 metadata
 /// (`/.well-known/oauth-authorization-server` put before the issuer's path). The document
-/// must name the same issuer (OpenID Connect Discovery §4.3, RFC 8414 §3.3).
-pub(super) async fn discover(
+/// must name the same issuer (OpenID Connect Discovery §4.3, RFC 8414 §3.3), and the
+/// endpoint must be `https` or loopback `http`.
+pub(crate) async fn discover(
     client: &reqwest::Client,
     issuer: &str,
+    field: &str,
     limit: usize,
 ) -> Result<String, Failed> {
     let openid = format!(
@@ -103,12 +115,12 @@ pub(super) async fn discover(
         if metadata.get("issuer").and_then(Value::as_str) != Some(issuer) {
             return Err(Failed(format!("{url} names another issuer than {issuer}")));
         }
-        return match metadata.get("jwks_uri").and_then(Value::as_str) {
-            Some(jwks) if is_trusted(jwks) => Ok(jwks.to_owned()),
-            Some(jwks) => Err(Failed(format!(
-                "{url}: jwks_uri {jwks} is neither https nor loopback http"
+        return match metadata.get(field).and_then(Value::as_str) {
+            Some(endpoint) if is_trusted(endpoint) => Ok(endpoint.to_owned()),
+            Some(endpoint) => Err(Failed(format!(
+                "{url}: {field} {endpoint} is neither https nor loopback http"
             ))),
-            None => Err(Failed(format!("{url} has no jwks_uri"))),
+            None => Err(Failed(format!("{url} has no {field}"))),
         };
     }
     Err(Failed(failures.join("; ")))
@@ -131,7 +143,8 @@ fn oauth_metadata_url(issuer: &str) -> String {
 
 /// The keys of the set at `jwks_uri` that jsonwebtoken can read (a key of a type or
 /// algorithm it does not know is left out rather than failing the set).
-pub(super) async fn jwks(
+#[cfg(feature = "jwt")]
+pub(crate) async fn jwks(
     client: &reqwest::Client,
     jwks_uri: &str,
     limit: usize,

@@ -1,0 +1,588 @@
+//! What checking bearer JWTs costs (`JwtAuthenticator`, feature `jwt`), against an issuer
+//! played on loopback (`support/jwt_issuer.rs`: RSA 2048 and EC P-256 keys made at start-up,
+//! discovery and key set served over HTTP). Each figure has a baseline of the same run:
+//!
+//! - `jwt_auth/*`: one `Authenticator::authenticate` in process, keys cached (absolute times):
+//!   `static_bearer` is `StaticAuthenticator` on a static bearer token (the baseline),
+//!   `jwt_rs256` and `jwt_es256` the `JwtAuthenticator` on a valid token. Target: ≤ 20 µs.
+//!   Where that time goes, on the same tokens: `decode_*` is `jsonwebtoken::decode` alone
+//!   (same key and checks, no header parsing of ours, no principal), `verify_*` the signature
+//!   alone as jsonwebtoken checks it (the public key rebuilt from the JWK's parameters every
+//!   call), `parsed_*` the signature with aws-lc-rs and a key parsed once (the floor).
+//! - `jwt_auth_paired/*`: ratios measured alternating: `rs256_vs_static`, `es256_vs_static`
+//!   (JWT / static token); `static_vs_static`, the method's control (1.000 when sound);
+//!   `rs256_vs_parsed_rs256`, `es256_vs_parsed_es256` (the whole check / the signature
+//!   alone) and `verify_rs256_vs_parsed_rs256` (jsonwebtoken's signature check / aws-lc-rs's
+//!   with a parsed key).
+//! - `jwt_http_paired/governed_get_jwt_vs_static`: a governed GET tool (a rate and a deadline,
+//!   both enforced, never reached, as in `execution`'s `govern_paired`, and a scope required)
+//!   called over loopback HTTP with an RS256 JWT, against the same app whose layer has a
+//!   `StaticAuthenticator` called with a static token. Target: ≤ 1.05.
+//!   `governed_get_es256_vs_static`: the same with an ES256 token;
+//!   `governed_get_static_vs_static`: the control; `governed_get_long_static_vs_static`: a
+//!   static token as long as the JWT (what the longer header costs by itself);
+//!   `oneshot_get_jwt_vs_static`: the JWT call in process (`tower::oneshot`, no sockets).
+//!   `jwt_http/*` and `jwt_app/*`: those calls' own times, one after the other.
+//! - The JWKS fetch bound (printed, not timed): 1,000 requests with tokens naming unknown
+//!   `kid`s, 50 at a time over HTTP, against an authenticator whose refresh interval is 30 s:
+//!   once right after the build (whose fetch is that interval's one), then in each of three
+//!   later intervals (Tokio's clock moved on 30 s each time). Prints the key-set fetches the
+//!   issuer served in each round; the bound is at most one per interval.
+//!
+//! Paired figures alternate baseline and candidate in rounds within every sample; criterion
+//! prints the ratio as a time (`1.0300 µs` = 1.030).
+//!
+//! Run `cargo bench -p halo-axum --features jwt --bench jwt`.
+
+#[path = "support/jwt_issuer.rs"]
+mod jwt_issuer;
+
+use std::future::Future;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED, ParsedPublicKey, RSA_PKCS1_2048_8192_SHA256};
+use axum::Json;
+use axum::extract::Path;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use criterion::{Criterion, criterion_main};
+use futures_util::StreamExt as _;
+use halo_axum::{Authenticator, HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_tests::BearerScheme;
+use http::header::AUTHORIZATION;
+use http::request::Parts;
+use http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jwt_issuer::{AUDIENCE, EC_KID, Issuer, RSA_KID};
+use serde_json::{Map, Value, json};
+use tokio::runtime::Runtime;
+use tower::ServiceExt as _;
+use utoipa::OpenApi;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+/// The static bearer token of the baseline.
+const STATIC_TOKEN: &str = "bench-static-reader-token";
+/// The reader's scope, which the governed tool requires.
+const SCOPE: &str = "books:read";
+
+/// Read a book (a rate and a deadline, both far from reached; the reader's scope).
+#[halo(rate = "1000000/second", timeout_ms = 5000)]
+#[utoipa::path(get, path = "/governed/{id}", params(("id" = u64, Path)),
+    responses((status = 200)), security(("bearer" = ["books:read"])))]
+async fn governed_book(Path(id): Path<u64>, caller: Principal) -> Json<Value> {
+    Json(json!({"id": id, "title": "Dune", "reader": caller.id()}))
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Bench", version = "1"), modifiers(&BearerScheme))]
+struct Doc;
+
+/// The bench API behind `authenticator`.
+fn app(authenticator: impl Authenticator) -> axum::Router {
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(governed_book))
+        .split_for_parts();
+    let layer = HaloLayer::builder(api)
+        .authenticator(authenticator)
+        .build()
+        .expect("a layer");
+    router.layer(layer)
+}
+
+fn static_authenticator() -> StaticAuthenticator {
+    StaticAuthenticator::new().bearer(
+        STATIC_TOKEN,
+        Principal::new("reader-1").with_scopes([SCOPE]),
+    )
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// The head of a request bearing `token`.
+fn parts(token: &str) -> Parts {
+    Request::builder()
+        .uri("/governed/7")
+        .header(AUTHORIZATION, format!("Bearer {token}"))
+        .body(())
+        .expect("a request")
+        .into_parts()
+        .0
+}
+
+/// The time `n` calls of `call` take, one after another.
+fn time<F, Fut>(rt: &Runtime, n: u64, call: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future,
+{
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..n {
+            black_box(call().await);
+        }
+        started.elapsed()
+    })
+}
+
+/// The time `n` calls of `call` take, outside any runtime.
+fn time_sync<T>(n: u64, call: impl Fn() -> T) -> Duration {
+    let started = Instant::now();
+    for _ in 0..n {
+        black_box(call());
+    }
+    started.elapsed()
+}
+
+/// Iterations of one side before switching to the other.
+const ROUND: u64 = 32;
+
+/// `candidate / baseline` over `iters` calls each, in alternating rounds, as microseconds
+/// per iteration (criterion's `1.0300 µs` reads "ratio 1.030"). Each closure times `n` calls.
+fn paired(
+    iters: u64,
+    mut baseline: impl FnMut(u64) -> Duration,
+    mut candidate: impl FnMut(u64) -> Duration,
+) -> Duration {
+    let (mut base, mut cand, mut done, mut base_first) = (Duration::ZERO, Duration::ZERO, 0, true);
+    while done < iters {
+        let n = ROUND.min(iters - done);
+        if base_first {
+            base += baseline(n);
+            cand += candidate(n);
+        } else {
+            cand += candidate(n);
+            base += baseline(n);
+        }
+        base_first = !base_first;
+        done += n;
+    }
+    let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
+    #[allow(clippy::cast_precision_loss)] // iteration counts stay far below 2^52
+    Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
+}
+
+/// Asserts that `authenticator` takes the request bearing `token` as the reader.
+fn assert_reader(rt: &Runtime, authenticator: &impl Authenticator, token: &str) {
+    let principal = rt
+        .block_on(authenticator.authenticate(&parts(token)))
+        .expect("a valid token")
+        .expect("a principal");
+    assert_eq!(principal.id(), "reader-1");
+    assert!(principal.has_scope(SCOPE));
+}
+
+/// What `JwtAuthenticator` checks, as a jsonwebtoken `Validation`.
+fn validation(issuer: &str, algorithm: Algorithm) -> Validation {
+    let mut validation = Validation::new(algorithm);
+    validation.leeway = 60;
+    validation.validate_nbf = true;
+    validation.set_issuer(&[issuer]);
+    validation.set_audience(&[AUDIENCE]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+    validation
+}
+
+/// A token's signing input and its signature (base64url, as in the token).
+fn split(token: &str) -> (&str, &str) {
+    token.rsplit_once('.').expect("a JWS")
+}
+
+fn in_process(c: &mut Criterion) {
+    let rt = runtime();
+    let issuer = rt.block_on(Issuer::start());
+    let jwt = rt
+        .block_on(issuer.authenticator().build())
+        .expect("an authenticator");
+    let fixed = static_authenticator();
+    let rs256 = issuer.rs256(RSA_KID, "reader-1", SCOPE);
+    let es256 = issuer.es256(EC_KID, "reader-1", SCOPE);
+    assert_reader(&rt, &fixed, STATIC_TOKEN);
+    assert_reader(&rt, &jwt, &rs256);
+    assert_reader(&rt, &jwt, &es256);
+    let (static_parts, rs256_parts, es256_parts) =
+        (parts(STATIC_TOKEN), parts(&rs256), parts(&es256));
+
+    // The pieces: jsonwebtoken's decode, its signature check, aws-lc-rs with a parsed key.
+    let jwk = |kid: &str| {
+        let jwk = issuer.key_set().find(kid).expect("the issuer's key");
+        DecodingKey::from_jwk(jwk).expect("a decoding key")
+    };
+    let (rsa_key, ec_key) = (jwk(RSA_KID), jwk(EC_KID));
+    let (rs256_validation, es256_validation) = (
+        validation(&issuer.url(), Algorithm::RS256),
+        validation(&issuer.url(), Algorithm::ES256),
+    );
+    let decode = |token: &str, key: &DecodingKey, validation: &Validation| {
+        jsonwebtoken::decode::<Map<String, Value>>(token, key, validation).expect("valid")
+    };
+    let verify = |token: &str, key: &DecodingKey, algorithm: Algorithm| {
+        let (message, signature) = split(token);
+        let valid = jsonwebtoken::crypto::verify(signature, message.as_bytes(), key, algorithm);
+        assert!(valid.expect("a signature check"));
+    };
+    let rsa_parsed = ParsedPublicKey::new(&RSA_PKCS1_2048_8192_SHA256, issuer.rsa_public_der())
+        .expect("an RSA public key");
+    let ec_parsed = ParsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, issuer.ec_public_point())
+        .expect("an EC public key");
+    let parsed = |token: &str, key: &ParsedPublicKey| {
+        let (message, signature) = split(token);
+        let signature = URL_SAFE_NO_PAD.decode(signature).expect("base64url");
+        key.verify_sig(message.as_bytes(), &signature)
+            .expect("a valid signature");
+    };
+    decode(&rs256, &rsa_key, &rs256_validation);
+    decode(&es256, &ec_key, &es256_validation);
+    verify(&rs256, &rsa_key, Algorithm::RS256);
+    verify(&es256, &ec_key, Algorithm::ES256);
+    parsed(&rs256, &rsa_parsed);
+    parsed(&es256, &ec_parsed);
+
+    let mut group = c.benchmark_group("jwt_auth");
+    group.bench_function("static_bearer", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || fixed.authenticate(&static_parts)));
+    });
+    group.bench_function("jwt_rs256", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || jwt.authenticate(&rs256_parts)));
+    });
+    group.bench_function("jwt_es256", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || jwt.authenticate(&es256_parts)));
+    });
+    group.bench_function("decode_rs256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || decode(&rs256, &rsa_key, &rs256_validation)));
+    });
+    group.bench_function("decode_es256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || decode(&es256, &ec_key, &es256_validation)));
+    });
+    group.bench_function("verify_rs256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || verify(&rs256, &rsa_key, Algorithm::RS256)));
+    });
+    group.bench_function("verify_es256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || verify(&es256, &ec_key, Algorithm::ES256)));
+    });
+    group.bench_function("parsed_rs256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || parsed(&rs256, &rsa_parsed)));
+    });
+    group.bench_function("parsed_es256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || parsed(&es256, &ec_parsed)));
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("jwt_auth_paired");
+    group.bench_function("rs256_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
+                |n| time(&rt, n, || jwt.authenticate(&rs256_parts)),
+            )
+        });
+    });
+    group.bench_function("es256_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
+                |n| time(&rt, n, || jwt.authenticate(&es256_parts)),
+            )
+        });
+    });
+    group.bench_function("static_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
+                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
+            )
+        });
+    });
+    // Where the time goes: the whole check against the signature alone (a key parsed once),
+    // and jsonwebtoken's signature check (its key rebuilt every call) against the same.
+    group.bench_function("rs256_vs_parsed_rs256", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_sync(n, || parsed(&rs256, &rsa_parsed)),
+                |n| time(&rt, n, || jwt.authenticate(&rs256_parts)),
+            )
+        });
+    });
+    group.bench_function("verify_rs256_vs_parsed_rs256", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_sync(n, || parsed(&rs256, &rsa_parsed)),
+                |n| time_sync(n, || verify(&rs256, &rsa_key, Algorithm::RS256)),
+            )
+        });
+    });
+    group.bench_function("es256_vs_parsed_es256", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time_sync(n, || parsed(&es256, &ec_parsed)),
+                |n| time(&rt, n, || jwt.authenticate(&es256_parts)),
+            )
+        });
+    });
+    group.finish();
+    assert_eq!(issuer.fetches(), 1, "only the build fetched the key set");
+}
+
+/// `GET url` bearing `token`: the status, the body read.
+async fn get(client: &reqwest::Client, url: &str, token: &str) -> StatusCode {
+    let response = client
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("an answer");
+    let status = response.status();
+    black_box(response.bytes().await.expect("a body"));
+    status
+}
+
+/// The governed GET bearing `token`, called in process: the status, the body read.
+async fn oneshot(app: &axum::Router, token: &str) -> StatusCode {
+    let request = Request::builder()
+        .uri("/governed/7")
+        .header(AUTHORIZATION, format!("Bearer {token}"))
+        .body(axum::body::Body::empty())
+        .expect("a request");
+    let response = app.clone().oneshot(request).await.expect("infallible");
+    let status = response.status();
+    black_box(response.into_body().collect().await.expect("a body"));
+    status
+}
+
+fn over_http(c: &mut Criterion) {
+    let rt = runtime();
+    let issuer = rt.block_on(Issuer::start());
+    let jwt = rt
+        .block_on(issuer.authenticator().build())
+        .expect("an authenticator");
+    let client = reqwest::Client::new();
+    let rs256 = issuer.rs256(RSA_KID, "reader-1", SCOPE);
+    let es256 = issuer.es256(EC_KID, "reader-1", SCOPE);
+    // A static token as long as the RS256 JWT: what the longer header costs by itself.
+    let long_static = "s".repeat(rs256.len());
+    let (jwt_app, static_app) = (
+        app(jwt),
+        app(static_authenticator().bearer(
+            &long_static,
+            Principal::new("reader-1").with_scopes([SCOPE]),
+        )),
+    );
+    let (jwt_server, static_server) = rt.block_on(async {
+        let jwt = halo_tests::spawn(jwt_app.clone()).await;
+        let fixed = halo_tests::spawn(static_app.clone()).await;
+        (jwt, fixed)
+    });
+    let (jwt_url, static_url) = (
+        jwt_server.url("/governed/7"),
+        static_server.url("/governed/7"),
+    );
+    for (url, token) in [
+        (&jwt_url, rs256.as_str()),
+        (&jwt_url, es256.as_str()),
+        (&static_url, STATIC_TOKEN),
+    ] {
+        let response = rt
+            .block_on(client.get(url.as_str()).bearer_auth(token).send())
+            .expect("an answer");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response.headers().contains_key("ratelimit"),
+            "the rate is enforced"
+        );
+    }
+    // Without the scope: refused, so the scope is checked.
+    let unscoped = issuer.rs256(RSA_KID, "reader-1", "other");
+    assert_eq!(
+        rt.block_on(get(&client, &jwt_url, &unscoped)),
+        StatusCode::FORBIDDEN
+    );
+
+    // In process (`tower::oneshot`, no network): the same calls without the sockets.
+    let mut group = c.benchmark_group("jwt_app");
+    group.bench_function("oneshot_get_static", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || oneshot(&static_app, STATIC_TOKEN)));
+    });
+    group.bench_function("oneshot_get_rs256", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || oneshot(&jwt_app, &rs256)));
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("jwt_http");
+    group.bench_function("governed_get_static", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || get(&client, &static_url, STATIC_TOKEN)));
+    });
+    group.bench_function("governed_get_static_long", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || get(&client, &static_url, &long_static)));
+    });
+    group.bench_function("governed_get_rs256", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || get(&client, &jwt_url, &rs256)));
+    });
+    group.bench_function("governed_get_es256", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || get(&client, &jwt_url, &es256)));
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("jwt_http_paired");
+    group.bench_function("oneshot_get_jwt_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || oneshot(&static_app, STATIC_TOKEN)),
+                |n| time(&rt, n, || oneshot(&jwt_app, &rs256)),
+            )
+        });
+    });
+    group.bench_function("governed_get_long_static_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
+                |n| time(&rt, n, || get(&client, &static_url, &long_static)),
+            )
+        });
+    });
+    group.bench_function("governed_get_jwt_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
+                |n| time(&rt, n, || get(&client, &jwt_url, &rs256)),
+            )
+        });
+    });
+    group.bench_function("governed_get_es256_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
+                |n| time(&rt, n, || get(&client, &jwt_url, &es256)),
+            )
+        });
+    });
+    group.bench_function("governed_get_static_vs_static", |b| {
+        b.iter_custom(|iters| {
+            paired(
+                iters,
+                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
+                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
+            )
+        });
+    });
+    group.finish();
+}
+
+/// Requests per round of the fetch bound.
+const FLOOD: usize = 1_000;
+/// Requests in flight at once.
+const IN_FLIGHT: usize = 50;
+/// The authenticator's refresh interval.
+const INTERVAL: Duration = Duration::from_secs(30);
+
+/// Moves Tokio's clock on by `by` at once, then lets it run again (the servers use real
+/// sockets, so the clock cannot stay paused). Needs the current-thread runtime.
+async fn fast_forward(by: Duration) {
+    tokio::time::pause();
+    tokio::time::advance(by).await;
+    tokio::time::resume();
+}
+
+/// Sends a `GET` bearing each of `tokens`, `IN_FLIGHT` at a time: how many were `401`.
+async fn flood(client: &reqwest::Client, url: &str, tokens: &[String]) -> usize {
+    futures_util::stream::iter(tokens)
+        .map(|token| get(client, url, token))
+        .buffer_unordered(IN_FLIGHT)
+        .filter(|status| std::future::ready(*status == StatusCode::UNAUTHORIZED))
+        .count()
+        .await
+}
+
+/// The key-set fetches that 1,000 requests with unknown `kid`s cause, per refresh interval.
+/// Printed; criterion has no unit for it.
+fn fetch_bound(_: &mut Criterion) {
+    let rt = runtime();
+    let issuer = rt.block_on(Issuer::start());
+    let jwt = rt
+        .block_on(issuer.authenticator().refresh_interval(INTERVAL).build())
+        .expect("an authenticator");
+    assert_eq!(issuer.fetches(), 1, "the build fetches the key set");
+    let client = reqwest::Client::new();
+    let server = rt.block_on(halo_tests::spawn(app(jwt)));
+    let url = server.url("/governed/7");
+    let rounds = 4;
+    // Signed up front: every token names its own made-up key (RS256, ES256 alternately).
+    let tokens: Vec<Vec<String>> = (0..rounds)
+        .map(|round| {
+            (0..FLOOD)
+                .map(|i| {
+                    let kid = format!("made-up-{round}-{i}");
+                    if i % 2 == 0 {
+                        issuer.rs256(&kid, "reader-1", SCOPE)
+                    } else {
+                        issuer.es256(&kid, "reader-1", SCOPE)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    println!(
+        "jwt_fetch_bound: {FLOOD} requests per round with unknown kids, {IN_FLIGHT} in flight, \
+         refresh interval {} s",
+        INTERVAL.as_secs()
+    );
+    let mut counts = Vec::new();
+    for (round, tokens) in tokens.iter().enumerate() {
+        if round > 0 {
+            rt.block_on(fast_forward(INTERVAL));
+        }
+        let before = issuer.fetches();
+        let started = Instant::now();
+        let refused = rt.block_on(flood(&client, &url, tokens));
+        let elapsed = started.elapsed();
+        let fetched = issuer.fetches() - before;
+        assert_eq!(refused, FLOOD, "every unknown kid is refused");
+        assert!(
+            fetched <= 1,
+            "round {round}: {fetched} fetches in one interval"
+        );
+        let when = if round == 0 {
+            "the build's interval".to_owned()
+        } else {
+            format!("interval {round} after it")
+        };
+        println!(
+            "jwt_fetch_bound/round_{round}: {fetched} key-set fetch(es) in {when}, \
+             {refused}/{FLOOD} refused with 401, in {:.1} ms",
+            elapsed.as_secs_f64() * 1e3
+        );
+        counts.push(fetched);
+    }
+    println!(
+        "jwt_fetch_bound: {} fetches in total ({} including the build's) for {} requests over \
+         {rounds} intervals; at most 1 per interval",
+        counts.iter().sum::<usize>(),
+        issuer.fetches(),
+        FLOOD * rounds,
+    );
+}
+
+// `criterion_group!` writes an undocumented `pub fn benches`.
+#[allow(missing_docs)]
+mod group {
+    use super::{fetch_bound, in_process, over_http};
+
+    criterion::criterion_group!(benches, fetch_bound, in_process, over_http);
+}
+
+criterion_main!(group::benches);
