@@ -192,6 +192,88 @@ async fn an_issuers_tokens_are_accepted_beside_the_demo_credentials() {
     assert!(terminate(child).await.success());
 }
 
+/// Tokens never reach the log (at `trace`) or the audit trail: not the valid one, not a
+/// tampered one, not one sent to `/mcp` and passed on to a tool in process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_never_reach_the_log_or_the_audit_trail() {
+    use std::io::Read as _;
+
+    let server = AuthorizationServer::start(AUDIENCE, READ_SCOPES, READ_SCOPES);
+    let audit = std::env::temp_dir().join(format!(
+        "bookstore-oauth-audit-{}.jsonl",
+        std::process::id()
+    ));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--addr", "127.0.0.1:0", "--oauth-issuer", server.issuer()])
+        .args(["--oauth-audience", AUDIENCE, "--audit"])
+        .arg(&audit)
+        .env("RUST_LOG", "trace")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bookstore");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let log = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let lines = stdout_lines(&mut child);
+    let first = tokio::task::spawn_blocking(move || lines.recv_timeout(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("the first line of stdout");
+    let base = first
+        .strip_prefix("bookstore listening on ")
+        .unwrap()
+        .to_owned();
+
+    let token = server
+        .client_credentials(AUDIENCE, &READ_SCOPES.join(" "))
+        .await
+        .unwrap();
+    let tampered = format!("{}x", &token);
+    let http = reqwest::Client::new();
+    for bearer in [&token, &tampered] {
+        let answer = http
+            .get(format!("{base}/api/orders/1001"))
+            .bearer_auth(bearer)
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_client_error(), "{}", answer.status());
+    }
+    let over_mcp = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "get_order", "arguments": {"id": 1001}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(over_mcp.status(), StatusCode::OK);
+    assert!(terminate(child).await.success());
+
+    let log = log.join().unwrap();
+    let trail = std::fs::read_to_string(&audit).unwrap_or_default();
+    let _ = std::fs::remove_file(&audit);
+    assert!(
+        log.contains("/api/orders/1001"),
+        "the requests were traced: {log}"
+    );
+    assert!(
+        trail.contains("get_order"),
+        "the calls were audited: {trail}"
+    );
+    // Not the token, nor its signature alone.
+    let signature = token.rsplit('.').next().unwrap();
+    for (name, text) in [("log", &log), ("audit trail", &trail)] {
+        assert!(!text.contains(signature), "a token in the {name}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audience_defaults_to_the_bookstores_base_url() {
     let server = AuthorizationServer::start(AUDIENCE, &["books:read"], &["books:read"]);
