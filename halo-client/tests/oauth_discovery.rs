@@ -6,6 +6,9 @@
 //! tokens to another API.
 #![allow(missing_docs)]
 
+#[path = "../../tests/shared/books_api.rs"]
+mod books_api;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,77 +17,11 @@ use axum::extract::State;
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use halo_axum::{HaloLayer, JwtAuthenticator, Principal, ProtectedResource};
+use books_api::books_api;
 use halo_client::{Client, ClientCredentials, Credential, Method};
 use halo_tests::TestServer;
-use halo_tests::oidc::{AuthorizationServer, CLIENT_ID, CLIENT_SECRET};
+use halo_tests::oidc::{CLIENT_ID, CLIENT_SECRET};
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
-use utoipa_axum::{router::OpenApiRouter, routes};
-
-/// List the books (any valid token).
-#[utoipa::path(get, path = "/books", security(("oauth" = [])),
-    responses((status = 200, body = Value)))]
-async fn list_books(caller: Principal) -> Json<Value> {
-    Json(json!({"caller": caller.id(), "scopes": caller.scopes().collect::<Vec<_>>()}))
-}
-
-/// Add a book.
-#[utoipa::path(post, path = "/books", security(("oauth" = ["books:write"])),
-    responses((status = 201)))]
-async fn add_book() -> StatusCode {
-    StatusCode::CREATED
-}
-
-struct Schemes;
-
-impl Modify for Schemes {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "oauth",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            ),
-        );
-    }
-}
-
-#[derive(OpenApi)]
-#[openapi(info(title = "Books", version = "1.0.0"), modifiers(&Schemes))]
-struct Doc;
-
-/// The books API on loopback, its resource identifier its own base URL, behind
-/// `JwtAuthenticator` for a real authorization server that gives a client no JWT for it
-/// unless asked for that resource; and that server.
-async fn books_api() -> (AuthorizationServer, String) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let issuer = AuthorizationServer::start_without_default_resource(
-        &base,
-        &["books:read", "books:write"],
-        &["books:read", "books:write"],
-    );
-    let authenticator = JwtAuthenticator::builder(issuer.issuer())
-        .audience(&base)
-        .build()
-        .await
-        .expect("oidc-provider's discovery and keys");
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(list_books, add_book))
-        .split_for_parts();
-    let layer = HaloLayer::builder(api)
-        .authenticator(authenticator)
-        .protected_resource(ProtectedResource::new(&base, [issuer.issuer()]))
-        .build()
-        .unwrap();
-    tokio::spawn(async move { axum::serve(listener, router.layer(layer)).await });
-    (issuer, base)
-}
 
 fn client(base: &str, oauth: ClientCredentials) -> Client {
     Client::builder(base)

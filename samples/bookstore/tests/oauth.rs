@@ -50,6 +50,12 @@ async fn start(args: &[&str]) -> (Child, String) {
     (child, base)
 }
 
+/// The protected-resource metadata at the well-known path followed by `suffix`.
+async fn metadata(base: &str, suffix: &str) -> Value {
+    let url = format!("{base}/.well-known/oauth-protected-resource{suffix}");
+    reqwest::get(url).await.unwrap().json().await.unwrap()
+}
+
 /// The names of the tools a discovery with `token` lists.
 async fn tool_names(base: &str, token: &str) -> Vec<String> {
     let manifest: Value = reqwest::Client::new()
@@ -128,24 +134,10 @@ async fn an_issuers_tokens_are_accepted_beside_the_demo_credentials() {
         challenge.contains(&format!(r#"resource_metadata="{metadata_url}""#)),
         "{challenge}"
     );
-    let document: Value = http
-        .get(format!("{base}/.well-known/oauth-protected-resource"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document = metadata(&base, "").await;
     assert_eq!(document["resource"], AUDIENCE);
     assert_eq!(document["authorization_servers"], json!([server.issuer()]));
-    let mcp: Value = http
-        .get(format!("{base}/.well-known/oauth-protected-resource/mcp"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let mcp = metadata(&base, "/mcp").await;
     assert_eq!(mcp["resource"], format!("{AUDIENCE}/mcp"));
 
     // The whole document is for administrators: a reader's token lacks the scope, and the
@@ -278,12 +270,7 @@ async fn tokens_never_reach_the_log_or_the_audit_trail() {
 async fn the_audience_defaults_to_the_bookstores_base_url() {
     let server = AuthorizationServer::start(AUDIENCE, &["books:read"], &["books:read"]);
     let (child, base) = start(&["--oauth-issuer", server.issuer()]).await;
-    let document: Value = reqwest::get(format!("{base}/.well-known/oauth-protected-resource"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document = metadata(&base, "").await;
     assert_eq!(document["resource"], base.as_str());
     assert!(terminate(child).await.success());
 }
