@@ -97,38 +97,28 @@ pub trait ToolSet: Send + Sync {
     }
 }
 
-impl<T: ToolSet + ?Sized> ToolSet for Arc<T> {
-    fn definitions(&self) -> &[ToolDefinition] {
-        (**self).definitions()
-    }
+/// Implements [`ToolSet`] for a smart pointer to a tool set (`Arc<T>`, `Box<T>`) by
+/// calling the set it points to.
+macro_rules! forward_tool_set {
+    ($($pointer:ident),+) => {$(
+        impl<T: ToolSet + ?Sized> ToolSet for $pointer<T> {
+            fn definitions(&self) -> &[ToolDefinition] {
+                (**self).definitions()
+            }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Map<String, Value>,
-    ) -> BoxFuture<'a, ToolOutput> {
-        (**self).call(name, arguments)
-    }
+            fn call<'a>(
+                &'a self,
+                name: &'a str,
+                arguments: Map<String, Value>,
+            ) -> BoxFuture<'a, ToolOutput> {
+                (**self).call(name, arguments)
+            }
 
-    fn catalog(&self) -> Option<&ToolCatalog> {
-        (**self).catalog()
-    }
+            fn catalog(&self) -> Option<&ToolCatalog> {
+                (**self).catalog()
+            }
+        }
+    )+};
 }
 
-impl<T: ToolSet + ?Sized> ToolSet for Box<T> {
-    fn definitions(&self) -> &[ToolDefinition] {
-        (**self).definitions()
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Map<String, Value>,
-    ) -> BoxFuture<'a, ToolOutput> {
-        (**self).call(name, arguments)
-    }
-
-    fn catalog(&self) -> Option<&ToolCatalog> {
-        (**self).catalog()
-    }
-}
+forward_tool_set!(Arc, Box);

@@ -7,16 +7,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use common::{InMemory, InMemoryTools};
 use futures_util::StreamExt as _;
-use futures_util::future::{BoxFuture, FutureExt as _};
+use halo_agent::Agent;
 use halo_agent::protocol::{
     AgentEvent, Call, FailureCode, InputField, Location, Message, ToolDefinition, ToolEntry,
     ToolOutput, ToolSchema, Usage, tool_definitions,
 };
-use halo_agent::{Agent, ToolSet};
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use serde_json::{Map, Value, json};
-use tokio::sync::Barrier;
+use tokio::sync::{Barrier, watch};
 
 const PROMPT: &str = "You are the bookstore's assistant. SECRET-PROMPT-MARKER";
 
@@ -30,7 +30,7 @@ struct Shelf {
 }
 
 impl Shelf {
-    fn new(together: bool) -> Arc<Self> {
+    fn new(together: bool) -> Arc<InMemory<Self>> {
         let tool = |name: &str, url: &str| {
             let mut schema = ToolSchema::new(Call::new("GET", url));
             schema.input.insert(
@@ -44,47 +44,40 @@ impl Shelf {
                 schema,
             )
         };
-        Arc::new(Self {
+        Arc::new(InMemory(Self {
             definitions: tool_definitions(&[tool("lookup", "/books"), tool("stock", "/stock")]),
             calls: AtomicUsize::new(0),
             together: together.then(|| Barrier::new(2)),
-        })
+        }))
     }
 }
 
-impl ToolSet for Shelf {
+impl InMemoryTools for Shelf {
     fn definitions(&self) -> &[ToolDefinition] {
         &self.definitions
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Map<String, Value>,
-    ) -> BoxFuture<'a, ToolOutput> {
-        async move {
-            self.calls.fetch_add(1, Ordering::SeqCst);
-            if let Some(barrier) = &self.together
-                && tokio::time::timeout(Duration::from_secs(5), barrier.wait())
-                    .await
-                    .is_err()
-            {
-                return ToolOutput::failure("ran alone");
-            }
-            let id = arguments.get("id").and_then(Value::as_u64).unwrap_or(0);
-            if id == 0 {
-                return ToolOutput::from_response(
-                    404,
-                    json!({"type": "about:blank", "title": "Not Found", "status": 404,
-                           "detail": "no book has id 0"}),
-                );
-            }
-            match name {
-                "lookup" => ToolOutput::from_response(200, json!({"id": id, "title": "Dune"})),
-                _ => ToolOutput::from_response(200, json!({"id": id, "on_hand": 12})),
-            }
+    async fn answer(&self, name: &str, arguments: Map<String, Value>) -> ToolOutput {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(barrier) = &self.together
+            && tokio::time::timeout(Duration::from_secs(5), barrier.wait())
+                .await
+                .is_err()
+        {
+            return ToolOutput::failure("ran alone");
         }
-        .boxed()
+        let id = arguments.get("id").and_then(Value::as_u64).unwrap_or(0);
+        if id == 0 {
+            return ToolOutput::from_response(
+                404,
+                json!({"type": "about:blank", "title": "Not Found", "status": 404,
+                       "detail": "no book has id 0"}),
+            );
+        }
+        match name {
+            "lookup" => ToolOutput::from_response(200, json!({"id": id, "title": "Dune"})),
+            _ => ToolOutput::from_response(200, json!({"id": id, "on_hand": 12})),
+        }
     }
 }
 
@@ -269,15 +262,8 @@ async fn run_stream_sends_the_documented_events_in_order() {
         })
         .collect();
     assert_eq!(text, "Dune has 12 copies.");
-    let starts: Vec<(String, Value)> = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolStart(call) => Some((call.tool.clone(), call.arguments.clone())),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        starts,
+        common::tool_starts(&events),
         [
             ("lookup".to_owned(), json!({"id": 1})),
             ("stock".to_owned(), json!({"id": 1}))
@@ -351,36 +337,93 @@ async fn dropping_the_stream_stops_the_run() {
     assert_eq!(events.next().await.unwrap().name(), "agent_start");
     assert_eq!(events.next().await.unwrap().name(), "llm_chunk");
     drop(events);
-    // Nothing runs on: the one request was made, and no other follows.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Nothing runs on: the run leaves the model's answer mid-stream, having made the one
+    // request, and no other follows.
+    tokio::time::timeout(Duration::from_secs(5), llm.cut_short())
+        .await
+        .expect("the run leaves the model's answer once its stream is dropped");
     assert_eq!(llm.requests().len(), 1);
 }
 
-/// A tool that takes a while and records how many of its calls ran at once.
+/// A tool that records how many of its calls ran at once. A call stays until the turn has
+/// been as busy as it may be since the call started (`busiest` calls running, or every one of
+/// the turn's `calls` started), so that calls the agent would let overlap do overlap.
 struct Gauge {
     definitions: Vec<ToolDefinition>,
-    running: AtomicUsize,
+    calls: usize,
+    busiest: usize,
+    started: AtomicUsize,
+    busy: watch::Sender<Busy>,
     most: AtomicUsize,
 }
 
-impl ToolSet for Gauge {
+/// How busy a [`Gauge`] is: its calls running now, and how many times `busiest` of them ran
+/// at once.
+#[derive(Debug, Default)]
+struct Busy {
+    running: usize,
+    peaks: usize,
+}
+
+impl Gauge {
+    fn new(calls: usize, busiest: usize) -> InMemory<Self> {
+        let schema = ToolSchema::new(Call::new("GET", "/gauge"));
+        let entry = ToolEntry::new("/gauge", "GET", "gauge", "");
+        InMemory(Self {
+            definitions: tool_definitions(&[(entry, schema)]),
+            calls,
+            busiest,
+            started: AtomicUsize::new(0),
+            busy: watch::Sender::default(),
+            most: AtomicUsize::new(0),
+        })
+    }
+
+    /// Counts a call in, and gives how many peaks there were before it.
+    fn enter(&self) -> usize {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let mut peaks_before = 0;
+        self.busy.send_modify(|busy| {
+            peaks_before = busy.peaks;
+            busy.running += 1;
+            if busy.running >= self.busiest {
+                busy.peaks += 1;
+            }
+            self.most.fetch_max(busy.running, Ordering::SeqCst);
+        });
+        peaks_before
+    }
+
+    /// Waits until the turn has been as busy as it may be since the call came in (there were
+    /// `peaks_before` peaks then): whether it was within 5 s (when not, the agent ran fewer
+    /// calls at once than it could).
+    async fn busiest_moment(&self, peaks_before: usize) -> bool {
+        let mut busy = self.busy.subscribe();
+        let busiest = busy.wait_for(|busy| {
+            busy.peaks > peaks_before || self.started.load(Ordering::SeqCst) == self.calls
+        });
+        tokio::time::timeout(Duration::from_secs(5), busiest)
+            .await
+            .is_ok()
+    }
+}
+
+impl InMemoryTools for Gauge {
     fn definitions(&self) -> &[ToolDefinition] {
         &self.definitions
     }
 
-    fn call<'a>(
-        &'a self,
-        _name: &'a str,
-        arguments: Map<String, Value>,
-    ) -> BoxFuture<'a, ToolOutput> {
-        async move {
-            let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
-            self.most.fetch_max(now, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(30)).await;
-            self.running.fetch_sub(1, Ordering::SeqCst);
+    async fn answer(&self, _name: &str, arguments: Map<String, Value>) -> ToolOutput {
+        let peaks_before = self.enter();
+        // Let the agent start whatever else it would run at once before this call may end.
+        tokio::task::yield_now().await;
+        let came = self.busiest_moment(peaks_before).await;
+        self.busy.send_modify(|busy| busy.running -= 1);
+        if came {
             ToolOutput::from_response(200, json!({"n": arguments.get("n")}))
+        } else {
+            ToolOutput::failure("fewer calls ran at once than allowed")
         }
-        .boxed()
     }
 }
 
@@ -392,12 +435,7 @@ async fn a_turn_runs_at_most_max_concurrent_tools_calls_at_once_and_answers_in_o
         Turn::text("done"),
     ])
     .await;
-    let schema = ToolSchema::new(Call::new("GET", "/gauge"));
-    let gauge = Gauge {
-        definitions: tool_definitions(&[(ToolEntry::new("/gauge", "GET", "gauge", ""), schema)]),
-        running: AtomicUsize::new(0),
-        most: AtomicUsize::new(0),
-    };
+    let gauge = Gauge::new(CALLS as usize, 3);
     let provider = common::scripted(&llm).build().unwrap();
     let answer = Agent::builder(provider)
         .max_concurrent_tools(3)

@@ -7,13 +7,13 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
+use common::{InMemory, InMemoryTools};
 use futures_util::StreamExt as _;
-use futures_util::future::{BoxFuture, FutureExt as _};
+use halo_agent::Agent;
 use halo_agent::protocol::{
     AgentEvent, Call, DEFAULT_TOOL_BUDGET, InputField, Location, ToolDefinition, ToolEntry,
     ToolOutput, ToolSchema, tool_definitions,
 };
-use halo_agent::{Agent, ToolSet};
 use halo_tests::generated::RESOURCES as THINGS;
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use serde_json::{Map, Value, json};
@@ -30,7 +30,7 @@ struct Operations {
 }
 
 impl Operations {
-    fn new(things: &[&str]) -> Arc<Self> {
+    fn new(things: &[&str]) -> Arc<InMemory<Self>> {
         let mut tools = Vec::new();
         for thing in things {
             for verb in VERBS {
@@ -59,10 +59,10 @@ impl Operations {
                 tools.push((entry, schema));
             }
         }
-        Arc::new(Self {
+        Arc::new(InMemory(Self {
             definitions: tool_definitions(&tools),
             calls: Mutex::new(Vec::new()),
-        })
+        }))
     }
 
     fn tokens(&self) -> usize {
@@ -85,24 +85,17 @@ fn capitalised(word: &str) -> String {
         .unwrap_or_default()
 }
 
-impl ToolSet for Operations {
+impl InMemoryTools for Operations {
     fn definitions(&self) -> &[ToolDefinition] {
         &self.definitions
     }
 
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Map<String, Value>,
-    ) -> BoxFuture<'a, ToolOutput> {
-        async move {
-            self.calls
-                .lock()
-                .unwrap()
-                .push((name.to_owned(), arguments.clone()));
-            ToolOutput::from_response(200, json!({"done": name, "id": arguments.get("id")}))
-        }
-        .boxed()
+    async fn answer(&self, name: &str, arguments: Map<String, Value>) -> ToolOutput {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((name.to_owned(), arguments.clone()));
+        ToolOutput::from_response(200, json!({"done": name, "id": arguments.get("id")}))
     }
 }
 
@@ -189,15 +182,8 @@ async fn four_hundred_tools_reach_the_model_as_search_then_call() {
     assert!(tools_bytes(&requests[1]) < DEFAULT_TOOL_BUDGET * 4);
 
     // Events show the tool that ran, not call_tool.
-    let starts: Vec<(String, Value)> = events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::ToolStart(call) => Some((call.tool.clone(), call.arguments.clone())),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        starts,
+        common::tool_starts(&events),
         [
             (
                 "search_tools".to_owned(),

@@ -1,28 +1,29 @@
 //! What checking bearer JWTs costs (`JwtAuthenticator`, feature `jwt`), against an issuer
 //! played on loopback (`support/jwt_issuer.rs`: RSA 2048 and EC P-256 keys made at start-up,
-//! discovery and key set served over HTTP). Each figure has a baseline of the same run:
+//! discovery and key set served over HTTP). `JwtAuthenticator` remembers a verified token (by
+//! its SHA-256, for `cache_ttl`, 60 s by default), so each JWT figure comes twice: **cached**,
+//! the same token every call (a client reusing its access token: after the first call, a
+//! digest and a lookup), and **cold**, an authenticator built with
+//! `cache_ttl(Duration::ZERO)`, which checks the signature on every call. Each figure has a
+//! baseline of the same run: `StaticAuthenticator` on a static bearer token.
 //!
-//! - `jwt_auth/*`: one `Authenticator::authenticate` in process, keys cached (absolute times):
-//!   `static_bearer` is `StaticAuthenticator` on a static bearer token (the baseline),
-//!   `jwt_rs256` and `jwt_es256` the `JwtAuthenticator` on a valid token. Target: ≤ 20 µs.
-//!   Where that time goes, on the same tokens: `decode_*` is `jsonwebtoken::decode` alone
-//!   (same key and checks, no header parsing of ours, no principal), `verify_*` the signature
-//!   alone as jsonwebtoken checks it (the public key rebuilt from the JWK's parameters every
-//!   call), `parsed_*` the signature with aws-lc-rs and a key parsed once (the floor).
-//! - `jwt_auth_paired/*`: ratios measured alternating: `rs256_vs_static`, `es256_vs_static`
-//!   (JWT / static token); `static_vs_static`, the method's control (1.000 when sound);
-//!   `rs256_vs_parsed_rs256`, `es256_vs_parsed_es256` (the whole check / the signature
-//!   alone) and `verify_rs256_vs_parsed_rs256` (jsonwebtoken's signature check / aws-lc-rs's
-//!   with a parsed key).
-//! - `jwt_http_paired/governed_get_jwt_vs_static`: a governed GET tool (a rate and a deadline,
-//!   both enforced, never reached, as in `execution`'s `govern_paired`, and a scope required)
-//!   called over loopback HTTP with an RS256 JWT, against the same app whose layer has a
-//!   `StaticAuthenticator` called with a static token. Target: ≤ 1.05.
-//!   `governed_get_es256_vs_static`: the same with an ES256 token;
-//!   `governed_get_static_vs_static`: the control; `governed_get_long_static_vs_static`: a
-//!   static token as long as the JWT (what the longer header costs by itself);
-//!   `oneshot_get_jwt_vs_static`: the JWT call in process (`tower::oneshot`, no sockets).
-//!   `jwt_http/*` and `jwt_app/*`: those calls' own times, one after the other.
+//! - `jwt_auth/*`: one `Authenticator::authenticate` in process, keys fetched (absolute
+//!   times): `static_bearer` (the baseline), `rs256_cached`, `rs256_cold`, `es256_cold`.
+//!   Target: ≤ 20 µs for RS256. `signature_rs256`, `signature_es256`: the signature check
+//!   alone (aws-lc-rs, the public key parsed once), the floor of the cold figures.
+//! - `jwt_auth_paired/*`: the same, measured alternating: `rs256_cached_vs_static`,
+//!   `rs256_cold_vs_static`, `es256_cold_vs_static`; `rs256_cold_vs_signature` (the whole
+//!   cold check / its signature check alone).
+//! - `jwt_http/*`: a governed GET tool (a rate and a deadline, both enforced, never reached,
+//!   as in `execution`'s `govern_paired`, and a scope required) called over loopback HTTP,
+//!   one call after the other: `governed_get_static` (the app with a `StaticAuthenticator`,
+//!   a static token), `governed_get_rs256_cached`, `governed_get_rs256_cold` (the same app
+//!   with either `JwtAuthenticator`, an RS256 token).
+//! - `jwt_http_paired/*`: those calls alternating, against the static one:
+//!   `governed_get_rs256_cached_vs_static` (target: ≤ 1.05), `governed_get_rs256_cold_vs_static`;
+//!   `governed_get_long_static_vs_static`, a static token as long as the JWT (what the longer
+//!   header costs by itself); `governed_get_static_vs_static`, the method's control (1.000
+//!   when sound).
 //! - The JWKS fetch bound (printed, not timed): 1,000 requests with tokens naming unknown
 //!   `kid`s, 50 at a time over HTTP, against an authenticator whose refresh interval is 30 s:
 //!   once right after the build (whose fetch is that interval's one), then in each of three
@@ -30,7 +31,8 @@
 //!   issuer served in each round; the bound is at most one per interval.
 //!
 //! Paired figures alternate baseline and candidate in rounds within every sample; criterion
-//! prints the ratio as a time (`1.0300 µs` = 1.030).
+//! prints the ratio as a time (`1.0300 µs` = 1.030). `python3 halo-axum/benches/ratios.py`
+//! lists them.
 //!
 //! Run `cargo bench -p halo-axum --features jwt --bench jwt`.
 
@@ -48,17 +50,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use criterion::{Criterion, criterion_main};
 use futures_util::StreamExt as _;
-use halo_axum::{Authenticator, HaloLayer, Principal, StaticAuthenticator, halo};
+use halo_axum::{Authenticator, HaloLayer, JwtAuthenticator, Principal, StaticAuthenticator, halo};
 use halo_tests::BearerScheme;
 use http::header::AUTHORIZATION;
 use http::request::Parts;
 use http::{Request, StatusCode};
-use http_body_util::BodyExt as _;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use jwt_issuer::{AUDIENCE, EC_KID, Issuer, RSA_KID};
-use serde_json::{Map, Value, json};
+use jwt_issuer::{EC_KID, Issuer, RSA_KID};
+use serde_json::{Value, json};
 use tokio::runtime::Runtime;
-use tower::ServiceExt as _;
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -96,6 +95,23 @@ fn static_authenticator() -> StaticAuthenticator {
         STATIC_TOKEN,
         Principal::new("reader-1").with_scopes([SCOPE]),
     )
+}
+
+/// The issuer's authenticators: one that remembers verified tokens (the default), one that
+/// checks every token's signature every time.
+fn jwt_authenticators(rt: &Runtime, issuer: &Issuer) -> (JwtAuthenticator, JwtAuthenticator) {
+    rt.block_on(async {
+        let cached = issuer.authenticator().build().await;
+        let cold = issuer
+            .authenticator()
+            .cache_ttl(Duration::ZERO)
+            .build()
+            .await;
+        (
+            cached.expect("an authenticator"),
+            cold.expect("an authenticator"),
+        )
+    })
 }
 
 fn runtime() -> Runtime {
@@ -178,161 +194,83 @@ fn assert_reader(rt: &Runtime, authenticator: &impl Authenticator, token: &str) 
     assert!(principal.has_scope(SCOPE));
 }
 
-/// What `JwtAuthenticator` checks, as a jsonwebtoken `Validation`.
-fn validation(issuer: &str, algorithm: Algorithm) -> Validation {
-    let mut validation = Validation::new(algorithm);
-    validation.leeway = 60;
-    validation.validate_nbf = true;
-    validation.set_issuer(&[issuer]);
-    validation.set_audience(&[AUDIENCE]);
-    validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-    validation
-}
-
-/// A token's signing input and its signature (base64url, as in the token).
-fn split(token: &str) -> (&str, &str) {
-    token.rsplit_once('.').expect("a JWS")
-}
-
 fn in_process(c: &mut Criterion) {
     let rt = runtime();
     let issuer = rt.block_on(Issuer::start());
-    let jwt = rt
-        .block_on(issuer.authenticator().build())
-        .expect("an authenticator");
+    let (cached, cold) = jwt_authenticators(&rt, &issuer);
     let fixed = static_authenticator();
     let rs256 = issuer.rs256(RSA_KID, "reader-1", SCOPE);
     let es256 = issuer.es256(EC_KID, "reader-1", SCOPE);
     assert_reader(&rt, &fixed, STATIC_TOKEN);
-    assert_reader(&rt, &jwt, &rs256);
-    assert_reader(&rt, &jwt, &es256);
+    // The cached authenticator's first call verifies the token; every later one finds it.
+    assert_reader(&rt, &cached, &rs256);
+    assert_reader(&rt, &cold, &rs256);
+    assert_reader(&rt, &cold, &es256);
     let (static_parts, rs256_parts, es256_parts) =
         (parts(STATIC_TOKEN), parts(&rs256), parts(&es256));
 
-    // The pieces: jsonwebtoken's decode, its signature check, aws-lc-rs with a parsed key.
-    let jwk = |kid: &str| {
-        let jwk = issuer.key_set().find(kid).expect("the issuer's key");
-        DecodingKey::from_jwk(jwk).expect("a decoding key")
-    };
-    let (rsa_key, ec_key) = (jwk(RSA_KID), jwk(EC_KID));
-    let (rs256_validation, es256_validation) = (
-        validation(&issuer.url(), Algorithm::RS256),
-        validation(&issuer.url(), Algorithm::ES256),
-    );
-    let decode = |token: &str, key: &DecodingKey, validation: &Validation| {
-        jsonwebtoken::decode::<Map<String, Value>>(token, key, validation).expect("valid")
-    };
-    let verify = |token: &str, key: &DecodingKey, algorithm: Algorithm| {
-        let (message, signature) = split(token);
-        let valid = jsonwebtoken::crypto::verify(signature, message.as_bytes(), key, algorithm);
-        assert!(valid.expect("a signature check"));
-    };
-    let rsa_parsed = ParsedPublicKey::new(&RSA_PKCS1_2048_8192_SHA256, issuer.rsa_public_der())
+    // The floor of the cold figures: the signature alone, the public key parsed once.
+    let rsa_key = ParsedPublicKey::new(&RSA_PKCS1_2048_8192_SHA256, issuer.rsa_public_der())
         .expect("an RSA public key");
-    let ec_parsed = ParsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, issuer.ec_public_point())
+    let ec_key = ParsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, issuer.ec_public_point())
         .expect("an EC public key");
-    let parsed = |token: &str, key: &ParsedPublicKey| {
-        let (message, signature) = split(token);
+    let signature = |token: &str, key: &ParsedPublicKey| {
+        let (message, signature) = token.rsplit_once('.').expect("a JWS");
         let signature = URL_SAFE_NO_PAD.decode(signature).expect("base64url");
         key.verify_sig(message.as_bytes(), &signature)
             .expect("a valid signature");
     };
-    decode(&rs256, &rsa_key, &rs256_validation);
-    decode(&es256, &ec_key, &es256_validation);
-    verify(&rs256, &rsa_key, Algorithm::RS256);
-    verify(&es256, &ec_key, Algorithm::ES256);
-    parsed(&rs256, &rsa_parsed);
-    parsed(&es256, &ec_parsed);
+    signature(&rs256, &rsa_key);
+    signature(&es256, &ec_key);
 
     let mut group = c.benchmark_group("jwt_auth");
     group.bench_function("static_bearer", |b| {
         b.iter_custom(|iters| time(&rt, iters, || fixed.authenticate(&static_parts)));
     });
-    group.bench_function("jwt_rs256", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || jwt.authenticate(&rs256_parts)));
+    group.bench_function("rs256_cached", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || cached.authenticate(&rs256_parts)));
     });
-    group.bench_function("jwt_es256", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || jwt.authenticate(&es256_parts)));
+    group.bench_function("rs256_cold", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || cold.authenticate(&rs256_parts)));
     });
-    group.bench_function("decode_rs256", |b| {
-        b.iter_custom(|iters| time_sync(iters, || decode(&rs256, &rsa_key, &rs256_validation)));
+    group.bench_function("es256_cold", |b| {
+        b.iter_custom(|iters| time(&rt, iters, || cold.authenticate(&es256_parts)));
     });
-    group.bench_function("decode_es256", |b| {
-        b.iter_custom(|iters| time_sync(iters, || decode(&es256, &ec_key, &es256_validation)));
+    group.bench_function("signature_rs256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || signature(&rs256, &rsa_key)));
     });
-    group.bench_function("verify_rs256", |b| {
-        b.iter_custom(|iters| time_sync(iters, || verify(&rs256, &rsa_key, Algorithm::RS256)));
-    });
-    group.bench_function("verify_es256", |b| {
-        b.iter_custom(|iters| time_sync(iters, || verify(&es256, &ec_key, Algorithm::ES256)));
-    });
-    group.bench_function("parsed_rs256", |b| {
-        b.iter_custom(|iters| time_sync(iters, || parsed(&rs256, &rsa_parsed)));
-    });
-    group.bench_function("parsed_es256", |b| {
-        b.iter_custom(|iters| time_sync(iters, || parsed(&es256, &ec_parsed)));
+    group.bench_function("signature_es256", |b| {
+        b.iter_custom(|iters| time_sync(iters, || signature(&es256, &ec_key)));
     });
     group.finish();
 
     let mut group = c.benchmark_group("jwt_auth_paired");
-    group.bench_function("rs256_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
-                |n| time(&rt, n, || jwt.authenticate(&rs256_parts)),
-            )
+    for (name, authenticator, request) in [
+        ("rs256_cached_vs_static", &cached, &rs256_parts),
+        ("rs256_cold_vs_static", &cold, &rs256_parts),
+        ("es256_cold_vs_static", &cold, &es256_parts),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                paired(
+                    iters,
+                    |n| time(&rt, n, || fixed.authenticate(&static_parts)),
+                    |n| time(&rt, n, || authenticator.authenticate(request)),
+                )
+            });
         });
-    });
-    group.bench_function("es256_vs_static", |b| {
+    }
+    group.bench_function("rs256_cold_vs_signature", |b| {
         b.iter_custom(|iters| {
             paired(
                 iters,
-                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
-                |n| time(&rt, n, || jwt.authenticate(&es256_parts)),
-            )
-        });
-    });
-    group.bench_function("static_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
-                |n| time(&rt, n, || fixed.authenticate(&static_parts)),
-            )
-        });
-    });
-    // Where the time goes: the whole check against the signature alone (a key parsed once),
-    // and jsonwebtoken's signature check (its key rebuilt every call) against the same.
-    group.bench_function("rs256_vs_parsed_rs256", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time_sync(n, || parsed(&rs256, &rsa_parsed)),
-                |n| time(&rt, n, || jwt.authenticate(&rs256_parts)),
-            )
-        });
-    });
-    group.bench_function("verify_rs256_vs_parsed_rs256", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time_sync(n, || parsed(&rs256, &rsa_parsed)),
-                |n| time_sync(n, || verify(&rs256, &rsa_key, Algorithm::RS256)),
-            )
-        });
-    });
-    group.bench_function("es256_vs_parsed_es256", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time_sync(n, || parsed(&es256, &ec_parsed)),
-                |n| time(&rt, n, || jwt.authenticate(&es256_parts)),
+                |n| time_sync(n, || signature(&rs256, &rsa_key)),
+                |n| time(&rt, n, || cold.authenticate(&rs256_parts)),
             )
         });
     });
     group.finish();
-    assert_eq!(issuer.fetches(), 1, "only the build fetched the key set");
+    assert_eq!(issuer.fetches(), 2, "only the builds fetched the key set");
 }
 
 /// `GET url` bearing `token`: the status, the body read.
@@ -348,50 +286,31 @@ async fn get(client: &reqwest::Client, url: &str, token: &str) -> StatusCode {
     status
 }
 
-/// The governed GET bearing `token`, called in process: the status, the body read.
-async fn oneshot(app: &axum::Router, token: &str) -> StatusCode {
-    let request = Request::builder()
-        .uri("/governed/7")
-        .header(AUTHORIZATION, format!("Bearer {token}"))
-        .body(axum::body::Body::empty())
-        .expect("a request");
-    let response = app.clone().oneshot(request).await.expect("infallible");
-    let status = response.status();
-    black_box(response.into_body().collect().await.expect("a body"));
-    status
-}
-
 fn over_http(c: &mut Criterion) {
     let rt = runtime();
     let issuer = rt.block_on(Issuer::start());
-    let jwt = rt
-        .block_on(issuer.authenticator().build())
-        .expect("an authenticator");
+    let (cached, cold) = jwt_authenticators(&rt, &issuer);
     let client = reqwest::Client::new();
     let rs256 = issuer.rs256(RSA_KID, "reader-1", SCOPE);
-    let es256 = issuer.es256(EC_KID, "reader-1", SCOPE);
-    // A static token as long as the RS256 JWT: what the longer header costs by itself.
+    // A static token as long as the JWT: what the longer header costs by itself.
     let long_static = "s".repeat(rs256.len());
-    let (jwt_app, static_app) = (
-        app(jwt),
-        app(static_authenticator().bearer(
-            &long_static,
-            Principal::new("reader-1").with_scopes([SCOPE]),
-        )),
+    let fixed = static_authenticator().bearer(
+        &long_static,
+        Principal::new("reader-1").with_scopes([SCOPE]),
     );
-    let (jwt_server, static_server) = rt.block_on(async {
-        let jwt = halo_tests::spawn(jwt_app.clone()).await;
-        let fixed = halo_tests::spawn(static_app.clone()).await;
-        (jwt, fixed)
+    // The servers stop when dropped: kept to the end.
+    let servers = rt.block_on(async {
+        let fixed = halo_tests::spawn(app(fixed)).await;
+        let cached = halo_tests::spawn(app(cached)).await;
+        [fixed, cached, halo_tests::spawn(app(cold)).await]
     });
-    let (jwt_url, static_url) = (
-        jwt_server.url("/governed/7"),
-        static_server.url("/governed/7"),
-    );
+    let [static_url, cached_url, cold_url] = servers.each_ref().map(|s| s.url("/governed/7"));
+    let unscoped = issuer.rs256(RSA_KID, "reader-1", "other");
     for (url, token) in [
-        (&jwt_url, rs256.as_str()),
-        (&jwt_url, es256.as_str()),
         (&static_url, STATIC_TOKEN),
+        (&static_url, long_static.as_str()),
+        (&cached_url, rs256.as_str()),
+        (&cold_url, rs256.as_str()),
     ] {
         let response = rt
             .block_on(client.get(url.as_str()).bearer_auth(token).send())
@@ -401,86 +320,59 @@ fn over_http(c: &mut Criterion) {
             response.headers().contains_key("ratelimit"),
             "the rate is enforced"
         );
+        // Without the scope: refused, so the scope is checked.
+        if url != &static_url {
+            assert_eq!(
+                rt.block_on(get(&client, url, &unscoped)),
+                StatusCode::FORBIDDEN
+            );
+        }
     }
-    // Without the scope: refused, so the scope is checked.
-    let unscoped = issuer.rs256(RSA_KID, "reader-1", "other");
-    assert_eq!(
-        rt.block_on(get(&client, &jwt_url, &unscoped)),
-        StatusCode::FORBIDDEN
-    );
-
-    // In process (`tower::oneshot`, no network): the same calls without the sockets.
-    let mut group = c.benchmark_group("jwt_app");
-    group.bench_function("oneshot_get_static", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || oneshot(&static_app, STATIC_TOKEN)));
-    });
-    group.bench_function("oneshot_get_rs256", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || oneshot(&jwt_app, &rs256)));
-    });
-    group.finish();
 
     let mut group = c.benchmark_group("jwt_http");
-    group.bench_function("governed_get_static", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || get(&client, &static_url, STATIC_TOKEN)));
-    });
-    group.bench_function("governed_get_static_long", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || get(&client, &static_url, &long_static)));
-    });
-    group.bench_function("governed_get_rs256", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || get(&client, &jwt_url, &rs256)));
-    });
-    group.bench_function("governed_get_es256", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || get(&client, &jwt_url, &es256)));
-    });
+    for (name, url, token) in [
+        ("governed_get_static", &static_url, STATIC_TOKEN),
+        ("governed_get_rs256_cached", &cached_url, rs256.as_str()),
+        ("governed_get_rs256_cold", &cold_url, rs256.as_str()),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| time(&rt, iters, || get(&client, url, token)));
+        });
+    }
     group.finish();
 
     let mut group = c.benchmark_group("jwt_http_paired");
-    group.bench_function("oneshot_get_jwt_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || oneshot(&static_app, STATIC_TOKEN)),
-                |n| time(&rt, n, || oneshot(&jwt_app, &rs256)),
-            )
+    for (name, url, token) in [
+        (
+            "governed_get_rs256_cached_vs_static",
+            &cached_url,
+            rs256.as_str(),
+        ),
+        (
+            "governed_get_rs256_cold_vs_static",
+            &cold_url,
+            rs256.as_str(),
+        ),
+        (
+            "governed_get_long_static_vs_static",
+            &static_url,
+            long_static.as_str(),
+        ),
+        ("governed_get_static_vs_static", &static_url, STATIC_TOKEN),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                paired(
+                    iters,
+                    |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
+                    |n| time(&rt, n, || get(&client, url, token)),
+                )
+            });
         });
-    });
-    group.bench_function("governed_get_long_static_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
-                |n| time(&rt, n, || get(&client, &static_url, &long_static)),
-            )
-        });
-    });
-    group.bench_function("governed_get_jwt_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
-                |n| time(&rt, n, || get(&client, &jwt_url, &rs256)),
-            )
-        });
-    });
-    group.bench_function("governed_get_es256_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
-                |n| time(&rt, n, || get(&client, &jwt_url, &es256)),
-            )
-        });
-    });
-    group.bench_function("governed_get_static_vs_static", |b| {
-        b.iter_custom(|iters| {
-            paired(
-                iters,
-                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
-                |n| time(&rt, n, || get(&client, &static_url, STATIC_TOKEN)),
-            )
-        });
-    });
+    }
     group.finish();
+    assert_eq!(issuer.fetches(), 2, "only the builds fetched the key set");
+    drop(servers);
 }
 
 /// Requests per round of the fetch bound.

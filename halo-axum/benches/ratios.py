@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Prints the ratios of the `discovery` and `execution` benchmarks from criterion's estimates.
+"""Prints the ratios of the `discovery`, `execution` and `jwt` benchmarks from criterion's
+estimates.
 
-Run after `cargo bench -p halo-axum` (either bench, any filter; missing results are
-skipped):
+Run after `cargo bench -p halo-axum` (any bench, any filter; `--features jwt --bench jwt` for
+the JWT figures; missing results are skipped):
 
     python3 halo-axum/benches/ratios.py [CRITERION_DIR]
 
@@ -75,6 +76,22 @@ PAIRED = [
      "govern_paired/http_get_metrics_vs_none", None),
     ("    undeclared GET tool, metrics on / off (the execution path metrics force)",
      "govern_paired/http_get_plain_metrics_vs_off", None),
+    ("    JWT in process: RS256 reused (cached) / static token",
+     "jwt_auth_paired/rs256_cached_vs_static", None),
+    ("    JWT in process: RS256, no cache (cold) / static",
+     "jwt_auth_paired/rs256_cold_vs_static", None),
+    ("    JWT in process: ES256, no cache (cold) / static",
+     "jwt_auth_paired/es256_cold_vs_static", None),
+    ("    JWT in process: RS256 cold / its signature alone",
+     "jwt_auth_paired/rs256_cold_vs_signature", None),
+    ("    control: governed GET over HTTP, static / static",
+     "jwt_http_paired/governed_get_static_vs_static", None),
+    ("JWT: governed GET over HTTP, RS256 cached / static",
+     "jwt_http_paired/governed_get_rs256_cached_vs_static", 1.05),
+    ("    the same, no cache (cache_ttl 0) / static",
+     "jwt_http_paired/governed_get_rs256_cold_vs_static", None),
+    ("    the same, a static token as long as the JWT / static",
+     "jwt_http_paired/governed_get_long_static_vs_static", None),
 ]
 
 # (label, benchmark, events per iteration): throughput from the mean time.

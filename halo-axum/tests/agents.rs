@@ -14,37 +14,18 @@ use axum::extract::{Path, Query};
 use axum::http::StatusCode;
 use common::audit::Records;
 use common::client::{self, App, Event, read_until};
+use common::notes::{self, Note, Search};
 use halo_agent::{Agent, OpenAiProvider};
 use halo_axum::agents::{Agents, HostedAgent};
-use halo_axum::{HaloLayer, OnDisconnect, Principal, StaticAuthenticator};
+use halo_axum::{HaloLayer, OnDisconnect};
 use halo_tests::BearerScheme;
 use halo_tests::llm::{Call, ScriptedLlm, Turn};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::{IntoParams, OpenApi, ToSchema};
+use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 const PROMPT: &str = "You keep notes. PROMPT-MARKER-7f3";
 const PROMPT_ZH: &str = "你负责记笔记。PROMPT-MARKER-zh";
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-struct Note {
-    id: u64,
-    text: String,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-struct NewNote {
-    /// What the note says.
-    text: String,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-struct Search {
-    /// Words to look for.
-    q: Option<String>,
-}
 
 /// Read one note.
 #[utoipa::path(get, path = "/notes/{id}", tags = ["notes", "read"],
@@ -67,20 +48,6 @@ async fn get_note(Path(id): Path<u64>) -> Result<Json<Note>, StatusCode> {
 async fn search_notes(Query(search): Query<Search>) -> Json<Vec<Note>> {
     let text = format!("found {}", search.q.unwrap_or_default());
     Json(vec![Note { id: 1, text }])
-}
-
-/// Write a note.
-#[utoipa::path(post, path = "/notes", tags = ["notes", "write"], request_body = NewNote,
-    responses((status = 201, body = Note)),
-    security(("bearer" = ["notes:write"])))]
-async fn create_note(Json(note): Json<NewNote>) -> (StatusCode, Json<Note>) {
-    (
-        StatusCode::CREATED,
-        Json(Note {
-            id: 2,
-            text: note.text,
-        }),
-    )
 }
 
 #[derive(OpenApi)]
@@ -131,22 +98,12 @@ fn serve(llm: &ScriptedLlm, on_disconnect: OnDisconnect) -> (App, Records) {
         .on_disconnect(on_disconnect);
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(get_note))
-        .routes(routes!(search_notes, create_note))
+        .routes(routes!(search_notes, notes::create_note))
         .split_for_parts();
     let api = agents.document(api).unwrap();
     let audit = Records::default();
     let halo = HaloLayer::builder(api)
-        .authenticator(
-            StaticAuthenticator::new()
-                .bearer(
-                    "reader-token",
-                    Principal::new("reader").with_scopes(["notes:read"]),
-                )
-                .bearer(
-                    "writer-token",
-                    Principal::new("writer").with_scopes(["notes:read", "notes:write"]),
-                ),
-        )
+        .authenticator(notes::readers_and_writers("reader-token", "writer-token"))
         .audit(audit.clone())
         .build()
         .unwrap();

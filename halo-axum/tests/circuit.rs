@@ -5,15 +5,13 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use common::audit::Records;
 use common::client::{Answer, App};
-use common::gate::{Drops, Gate};
+use common::gate::{Drops, Gate, Runs};
 use halo_axum::protocol::Circuit;
 use halo_axum::{BuildError, Describe, HaloBuilder, HaloLayer, halo};
 use serde::Deserialize;
@@ -25,15 +23,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 /// calls dropped before they finished.
 #[derive(Clone, Default)]
 struct Upstream {
-    runs: Arc<AtomicUsize>,
+    runs: Runs,
     gate: Gate,
     unfinished: Drops,
-}
-
-impl Upstream {
-    fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -47,7 +39,7 @@ struct Answering {
 }
 
 async fn answer(upstream: &Upstream, query: &Answering) -> StatusCode {
-    upstream.runs.fetch_add(1, Ordering::SeqCst);
+    upstream.runs.add();
     if query.hold {
         let running = upstream.unfinished.running();
         upstream.gate.pass().await;
@@ -74,7 +66,7 @@ async fn plain(State(upstream): State<Upstream>, Query(query): Query<Answering>)
 #[halo(timeout_ms = 100, circuit = "2/5s/1")]
 #[utoipa::path(get, path = "/slow", responses((status = 200)))]
 async fn slow(State(upstream): State<Upstream>) -> StatusCode {
-    upstream.runs.fetch_add(1, Ordering::SeqCst);
+    upstream.runs.add();
     std::future::pending::<()>().await;
     StatusCode::OK
 }
@@ -114,13 +106,7 @@ async fn wait(seconds: u64) {
 }
 
 fn assert_circuit_open(answer: &Answer, retry_after: &str) {
-    assert_eq!(
-        answer.status,
-        StatusCode::SERVICE_UNAVAILABLE,
-        "{}",
-        answer.body
-    );
-    assert_eq!(answer.header("content-type"), "application/problem+json");
+    answer.assert_problem(StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(answer.header("retry-after"), retry_after);
 }
 
@@ -147,7 +133,7 @@ async fn failures_in_a_row_open_the_circuit_and_refusals_skip_the_handler() {
     assert!(!refused.header("ratelimit-policy").is_empty());
     wait(4).await;
     assert_circuit_open(&flaky_call(&app, 200).await, "6");
-    assert_eq!(upstream.runs(), 3, "no refused call ran");
+    assert_eq!(upstream.runs.count(), 3, "no refused call ran");
     assert_eq!(
         records.outcomes(),
         [
@@ -175,7 +161,7 @@ async fn client_errors_and_successes_between_failures_keep_it_closed() {
         assert_eq!(invalid.status, StatusCode::BAD_REQUEST, "{}", invalid.body);
     }
     assert_eq!(flaky_call(&app, 200).await.status, 200);
-    assert_eq!(upstream.runs(), 12);
+    assert_eq!(upstream.runs.count(), 12);
 }
 
 #[tokio::test(start_paused = true)]
@@ -202,7 +188,7 @@ async fn half_open_lets_one_probe_through_and_successes_close_it() {
         assert_eq!(flaky_call(&app, 500).await.status, 500);
     }
     assert_eq!(flaky_call(&app, 200).await.status, 200);
-    assert_eq!(upstream.runs(), 3 + 2 + 3);
+    assert_eq!(upstream.runs.count(), 3 + 2 + 3);
 }
 
 #[tokio::test(start_paused = true)]
@@ -217,7 +203,7 @@ async fn a_failed_probe_opens_it_again() {
     // A success, then a failed probe: open for a whole cool-down again.
     assert_eq!(flaky_call(&app, 500).await.status, 500);
     assert_circuit_open(&flaky_call(&app, 200).await, "10");
-    assert_eq!(upstream.runs(), 5);
+    assert_eq!(upstream.runs.count(), 5);
 }
 
 #[tokio::test(start_paused = true)]
@@ -255,7 +241,7 @@ async fn the_layers_own_timeouts_are_failures() {
         assert_eq!(app.get("/slow").send().await.status, 504);
     }
     assert_circuit_open(&app.get("/slow").send().await, "5");
-    assert_eq!(upstream.runs(), 2);
+    assert_eq!(upstream.runs.count(), 2);
 }
 
 #[tokio::test(start_paused = true)]
@@ -278,7 +264,7 @@ async fn streamed_calls_count_when_their_handler_ends() {
         flaky_call(&app, 500).await;
     }
     assert_eq!(flaky_call(&app, 200).await.status, 200, "closed again");
-    assert_eq!(upstream.runs(), 3 + 2 + 2 + 1);
+    assert_eq!(upstream.runs.count(), 3 + 2 + 2 + 1);
 }
 
 #[tokio::test(start_paused = true)]

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use axum::Router;
 use axum::routing::options;
 use halo_axum::HaloLayer;
+use halo_tests::json::each_str;
 use reqwest::{Method, StatusCode, header};
 use serde_json::Value;
 use tower_http::cors::CorsLayer;
@@ -102,12 +103,7 @@ async fn per_path_arrays_match_templates() {
         let response = halo(&base, path).await;
         assert_eq!(response.status(), StatusCode::OK, "{path}");
         let schemas: Value = response.json().await.unwrap();
-        let methods: Vec<&str> = schemas
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["call"]["method"].as_str().unwrap())
-            .collect();
+        let methods = each_str(&schemas, "/call/method");
         assert_eq!(methods, ["GET", "PUT", "DELETE"], "{path}");
         assert_eq!(schemas[0]["call"]["url"], "/pets/{id}");
     }
@@ -123,12 +119,8 @@ async fn per_path_arrays_match_templates() {
 async fn tag_filters() {
     let base = petshop().await;
     let names = |manifest: Value| -> Vec<String> {
-        manifest["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
+        let listed = each_str(&manifest["tools"], "/name");
+        listed.into_iter().map(str::to_owned).collect()
     };
     let admin = names(halo(&base, "/?tags=admin").await.json().await.unwrap());
     assert_eq!(admin, ["delete_pet"]);

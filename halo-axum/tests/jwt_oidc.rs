@@ -3,59 +3,46 @@
 //! client-credentials grant, and a utoipa app behind the layer checks them over HTTP.
 #![allow(missing_docs)]
 
-use axum::Json;
+#[path = "../../tests/shared/books_api.rs"]
+mod books_api;
+
 use axum::http::StatusCode;
 use axum::http::header::WWW_AUTHENTICATE;
 use halo_axum::mcp::McpService;
-use halo_axum::{HaloLayer, JwtAuthenticator, Principal, ProtectedResource};
+use halo_axum::{HaloLayer, JwtAuthenticator, ProtectedResource};
 use halo_tests::oidc::{AuthorizationServer, CLIENT_ID};
 use rmcp::ServiceExt as _;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
-use utoipa_axum::{router::OpenApiRouter, routes};
 
 const RESOURCE: &str = "https://books.halo.test";
 /// The MCP endpoint, a resource of its own for MCP clients.
 const MCP_RESOURCE: &str = "https://books.halo.test/mcp";
 
-/// List the books.
-#[utoipa::path(get, path = "/books", security(("oauth" = ["books:read"])),
-    responses((status = 200, body = Value)))]
-async fn list_books(caller: Principal) -> Json<Value> {
-    Json(json!({"caller": caller.id(), "scopes": caller.scopes().collect::<Vec<_>>()}))
+/// `request`, sent.
+async fn send(request: reqwest::RequestBuilder) -> reqwest::Response {
+    request.send().await.expect("an answer")
 }
 
-/// Add a book.
-#[utoipa::path(post, path = "/books", security(("oauth" = ["books:write"])),
-    responses((status = 201)))]
-async fn add_book() -> StatusCode {
-    StatusCode::CREATED
+/// The JSON answer to `request`.
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    send(request).await.json().await.expect("JSON")
 }
 
-struct Schemes;
-
-impl Modify for Schemes {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "oauth",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            ),
-        );
-    }
+/// Checks the tokens of `server` for `audiences`.
+async fn jwt(server: &AuthorizationServer, audiences: &[&str]) -> JwtAuthenticator {
+    audiences
+        .iter()
+        .fold(
+            JwtAuthenticator::builder(server.issuer()),
+            |builder, audience| builder.audience(*audience),
+        )
+        .build()
+        .await
+        .expect("oidc-provider's discovery and keys")
 }
-
-#[derive(OpenApi)]
-#[openapi(info(title = "Books", version = "1.0.0"), modifiers(&Schemes))]
-struct Doc;
 
 #[tokio::test]
 async fn tokens_from_a_real_authorization_server() {
@@ -64,16 +51,9 @@ async fn tokens_from_a_real_authorization_server() {
         &["books:read", "books:write"],
         &["books:read", "books:write"],
     );
-    let authenticator = JwtAuthenticator::builder(server.issuer())
-        .audience(RESOURCE)
-        .build()
-        .await
-        .expect("oidc-provider's discovery and keys");
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(list_books, add_book))
-        .split_for_parts();
+    let (router, api) = books_api::books();
     let layer = HaloLayer::builder(api)
-        .authenticator(authenticator)
+        .authenticator(jwt(&server, &[RESOURCE]).await)
         .protected_resource(ProtectedResource::new(RESOURCE, [server.issuer()]))
         .build()
         .unwrap();
@@ -82,26 +62,19 @@ async fn tokens_from_a_real_authorization_server() {
     let metadata_url = format!("{RESOURCE}/.well-known/oauth-protected-resource");
 
     // Without a token: 401, pointing at the metadata, which names the issuer.
-    let anonymous = http.get(app.url("/books")).send().await.unwrap();
+    let anonymous = send(http.get(app.url("/books"))).await;
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(
         anonymous.headers()[WWW_AUTHENTICATE],
         format!(r#"Bearer realm="Books", resource_metadata="{metadata_url}""#).as_str()
     );
-    let document: Value = http
-        .get(app.url("/.well-known/oauth-protected-resource"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document = json_of(http.get(app.url("/.well-known/oauth-protected-resource"))).await;
     assert_eq!(
         document,
         json!({
             "resource": RESOURCE,
             "authorization_servers": [server.issuer()],
-            "scopes_supported": ["books:read", "books:write"],
+            "scopes_supported": ["books:write"],
             "bearer_methods_supported": ["header"],
             "resource_name": "Books",
         })
@@ -112,23 +85,13 @@ async fn tokens_from_a_real_authorization_server() {
         .client_credentials(RESOURCE, "books:read")
         .await
         .expect("a token for books:read");
-    let listed = http
-        .get(app.url("/books"))
-        .bearer_auth(&reader)
-        .send()
-        .await
-        .unwrap();
+    let listed = send(http.get(app.url("/books")).bearer_auth(&reader)).await;
     assert_eq!(listed.status(), StatusCode::OK);
     assert_eq!(
         listed.json::<Value>().await.unwrap(),
         json!({"caller": CLIENT_ID, "scopes": ["books:read"]})
     );
-    let refused = http
-        .post(app.url("/books"))
-        .bearer_auth(&reader)
-        .send()
-        .await
-        .unwrap();
+    let refused = send(http.post(app.url("/books")).bearer_auth(&reader)).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert_eq!(
         refused.headers()[WWW_AUTHENTICATE],
@@ -143,12 +106,7 @@ async fn tokens_from_a_real_authorization_server() {
         .client_credentials(RESOURCE, "books:read books:write")
         .await
         .expect("a token for books:write");
-    let added = http
-        .post(app.url("/books"))
-        .bearer_auth(&writer)
-        .send()
-        .await
-        .unwrap();
+    let added = send(http.post(app.url("/books")).bearer_auth(&writer)).await;
     assert_eq!(added.status(), StatusCode::CREATED);
 
     // A token of the same server for another resource is refused.
@@ -157,15 +115,8 @@ async fn tokens_from_a_real_authorization_server() {
         .await;
     assert!(elsewhere.is_err(), "oidc-provider issues only for the API");
     // Its signature changed in one character.
-    let at = reader.len() - 20;
-    let swapped = if &reader[at..=at] == "A" { "B" } else { "A" };
-    let tampered = format!("{}{swapped}{}", &reader[..at], &reader[at + 1..]);
-    let invalid = http
-        .get(app.url("/books"))
-        .bearer_auth(&tampered)
-        .send()
-        .await
-        .unwrap();
+    let tampered = halo_tests::oidc::tampered(&reader);
+    let invalid = send(http.get(app.url("/books")).bearer_auth(&tampered)).await;
     assert_eq!(invalid.status(), StatusCode::UNAUTHORIZED);
     assert!(
         invalid.headers()[WWW_AUTHENTICATE]
@@ -185,17 +136,9 @@ async fn the_mcp_endpoint_is_a_protected_resource_of_its_own() {
         &["books:read", "books:write"],
         &["books:read"],
     );
-    let authenticator = JwtAuthenticator::builder(server.issuer())
-        .audience(RESOURCE)
-        .audience(MCP_RESOURCE)
-        .build()
-        .await
-        .expect("oidc-provider's discovery and keys");
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(list_books, add_book))
-        .split_for_parts();
+    let (router, api) = books_api::books();
     let layer = HaloLayer::builder(api)
-        .authenticator(authenticator)
+        .authenticator(jwt(&server, &[RESOURCE, MCP_RESOURCE]).await)
         .require_credentials(true)
         .protected_resource(ProtectedResource::new(RESOURCE, [server.issuer()]).mcp("/mcp"))
         .build()
@@ -210,13 +153,17 @@ async fn the_mcp_endpoint_is_a_protected_resource_of_its_own() {
     });
 
     // Without a token: the challenge names the MCP endpoint's own document...
-    let anonymous = http
-        .post(app.url("/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .json(&initialize)
-        .send()
-        .await
-        .unwrap();
+    let initialize = |bearer: Option<String>| {
+        let request = http
+            .post(app.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        send(match bearer {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        })
+    };
+    let anonymous = initialize(None).await;
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     let mcp_metadata = format!("{RESOURCE}/.well-known/oauth-protected-resource/mcp");
     assert_eq!(
@@ -224,26 +171,20 @@ async fn the_mcp_endpoint_is_a_protected_resource_of_its_own() {
         format!(r#"Bearer realm="Books", resource_metadata="{mcp_metadata}""#).as_str()
     );
     // ... served at the path-suffixed well-known path, naming the MCP resource...
-    let document = |path: &'static str| {
-        let request = http.get(app.url(path));
-        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
-    };
+    let document = |path: &'static str| json_of(http.get(app.url(path)));
     let mcp_document = document("/.well-known/oauth-protected-resource/mcp").await;
     assert_eq!(mcp_document["resource"], MCP_RESOURCE);
     assert_eq!(
         mcp_document["authorization_servers"],
         json!([server.issuer()])
     );
-    assert_eq!(
-        mcp_document["scopes_supported"],
-        json!(["books:read", "books:write"])
-    );
+    assert_eq!(mcp_document["scopes_supported"], json!(["books:write"]));
     // ... while the API's own document and challenges stay the API's.
     assert_eq!(
         document("/.well-known/oauth-protected-resource").await["resource"],
         RESOURCE
     );
-    let over_http = http.get(app.url("/books")).send().await.unwrap();
+    let over_http = send(http.get(app.url("/books"))).await;
     assert!(
         over_http.headers()[WWW_AUTHENTICATE]
             .to_str()
@@ -284,14 +225,7 @@ async fn the_mcp_endpoint_is_a_protected_resource_of_its_own() {
     session.cancel().await.unwrap();
 
     // A broken token on /mcp: invalid_token, with the MCP endpoint's document.
-    let refused = http
-        .post(app.url("/mcp"))
-        .bearer_auth(format!("{token}x"))
-        .header("accept", "application/json, text/event-stream")
-        .json(&initialize)
-        .send()
-        .await
-        .unwrap();
+    let refused = initialize(Some(format!("{token}x"))).await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(
         refused.headers()[WWW_AUTHENTICATE],

@@ -9,41 +9,20 @@ use axum::Json;
 use axum::extract::{Path, Query};
 use axum::http::{HeaderName, StatusCode};
 use common::audit::Records;
+use common::notes::{self, Note, Search};
 use halo_axum::mcp::McpService;
 use halo_axum::{HaloLayer, Principal, StaticAuthenticator, Validation, halo};
 use halo_tests::mcp::call;
-use halo_tests::{TestServer, spawn};
+use halo_tests::{ApiKeyScheme, BearerScheme, TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt as _};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-struct Note {
-    id: u64,
-    text: String,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-struct NewNote {
-    /// What the note says.
-    #[schema(min_length = 1, max_length = 100)]
-    text: String,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-struct Search {
-    /// Words to look for.
-    q: Option<String>,
-}
 
 /// Read one note.
 #[halo(why = "Use when you know the note's id")]
@@ -70,21 +49,6 @@ async fn search_notes(Query(search): Query<Search>) -> Json<Vec<Note>> {
     Json(vec![Note { id: 1, text }])
 }
 
-/// Write a note.
-#[halo(reversible = false)]
-#[utoipa::path(post, path = "/notes", tags = ["notes", "write"], request_body = NewNote,
-    responses((status = 201, body = Note)),
-    security(("bearer" = ["notes:write"])))]
-async fn create_note(Json(note): Json<NewNote>) -> (StatusCode, Json<Note>) {
-    (
-        StatusCode::CREATED,
-        Json(Note {
-            id: 2,
-            text: note.text,
-        }),
-    )
-}
-
 /// Count what is in stock.
 #[utoipa::path(get, path = "/stock", tags = ["stock", "read"],
     responses((status = 200, body = Value)), security(("key" = [])))]
@@ -92,24 +56,14 @@ async fn stock() -> Json<Value> {
     Json(json!({"notebooks": 3}))
 }
 
-struct Schemes;
-
-impl Modify for Schemes {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-        components.add_security_scheme(
-            "key",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Key"))),
-        );
-    }
-}
+/// The security scheme `key`: a key in `X-Key`.
+const KEY: ApiKeyScheme = ApiKeyScheme {
+    name: "key",
+    header: "X-Key",
+};
 
 #[derive(OpenApi)]
-#[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&Schemes))]
+#[openapi(info(title = "Notes", version = "1.0.0"), modifiers(&BearerScheme, &KEY))]
 struct Doc;
 
 /// The notes app with `/mcp` mounted; `configure` adjusts the MCP service.
@@ -118,27 +72,16 @@ async fn serve(
 ) -> (TestServer, Records) {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(get_note))
-        .routes(routes!(search_notes, create_note))
+        .routes(routes!(search_notes, notes::create_note))
         .routes(routes!(stock))
         .split_for_parts();
     let audit = Records::default();
     let halo = HaloLayer::builder(api)
-        .authenticator(
-            StaticAuthenticator::new()
-                .bearer(
-                    "reader",
-                    Principal::new("reader").with_scopes(["notes:read"]),
-                )
-                .bearer(
-                    "writer",
-                    Principal::new("writer").with_scopes(["notes:read", "notes:write"]),
-                )
-                .api_key(
-                    HeaderName::from_static("x-key"),
-                    "secret-key",
-                    Principal::new("stock-keeper"),
-                ),
-        )
+        .authenticator(notes::readers_and_writers("reader", "writer").api_key(
+            HeaderName::from_static("x-key"),
+            "secret-key",
+            Principal::new("stock-keeper"),
+        ))
         .audit(audit.clone())
         .validate(Validation::On)
         .build()

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Json;
@@ -14,7 +12,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use common::audit::Records;
 use common::client::Answer;
-use common::gate::Gate;
+use common::gate::{Gate, Runs};
 use halo_axum::{
     Fallback, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator, ValidJson,
     Validation, halo,
@@ -32,16 +30,10 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 /// instance's audit records.
 #[derive(Debug, Clone, Default)]
 struct Instance {
-    runs: Arc<AtomicUsize>,
-    charges: Arc<AtomicUsize>,
+    runs: Runs,
+    charges: Runs,
     gate: Gate,
     audit: Records,
-}
-
-impl Instance {
-    fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -55,7 +47,7 @@ struct Amount {
 #[utoipa::path(post, path = "/charge", request_body = Amount, responses((status = 200)),
     security(("bearer" = [])))]
 async fn charge(State(instance): State<Instance>, ValidJson(_): ValidJson<Amount>) -> Json<Value> {
-    let run = instance.charges.fetch_add(1, Ordering::SeqCst) + 1;
+    let run = instance.charges.add();
     Json(json!({"charged": run}))
 }
 
@@ -67,7 +59,7 @@ async fn order(
     State(instance): State<Instance>,
     ValidJson(order): ValidJson<Amount>,
 ) -> (StatusCode, [(&'static str, &'static str); 1], Json<Value>) {
-    let run = instance.runs.fetch_add(1, Ordering::SeqCst) + 1;
+    let run = instance.runs.add();
     if order.amount == 77 {
         instance.gate.pass().await;
     }
@@ -82,7 +74,7 @@ async fn order(
 #[halo(stream = true)]
 #[utoipa::path(post, path = "/work", responses((status = 200)), security(("bearer" = [])))]
 async fn work(State(instance): State<Instance>, progress: Progress) -> Json<Value> {
-    instance.runs.fetch_add(1, Ordering::SeqCst);
+    instance.runs.add();
     progress.step(1, Some(2), "first");
     instance.gate.pass().await;
     progress.step(2, Some(2), "second");
@@ -155,13 +147,7 @@ where
 
 /// A 503 for an unreachable store: problem+json, Retry-After, and nothing of the URL.
 fn assert_unavailable(answer: &Answer, redis: &RedisServer) {
-    assert_eq!(
-        answer.status,
-        StatusCode::SERVICE_UNAVAILABLE,
-        "{}",
-        answer.body
-    );
-    assert_eq!(answer.header("content-type"), "application/problem+json");
+    answer.assert_problem(StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(answer.header("retry-after"), "1");
     let problem = answer.json();
     assert_eq!(problem["status"], 503);
@@ -237,8 +223,7 @@ async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body
     ));
     on_a.gate.arrivals(1).await;
     let running = post(&b, "/orders", Some("k-1"), json!({"amount": 77})).await;
-    assert_eq!(running.status, StatusCode::CONFLICT, "{}", running.body);
-    assert_eq!(running.header("content-type"), "application/problem+json");
+    running.assert_problem(StatusCode::CONFLICT);
     let other = post(&b, "/orders", Some("k-1"), json!({"amount": 78})).await;
     assert_eq!(
         other.status,
@@ -259,7 +244,7 @@ async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body
     let other = post(&b, "/orders", Some("k-1"), json!({"amount": 78})).await;
     assert_eq!(other.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(
-        (on_a.runs(), on_b.runs()),
+        (on_a.runs.count(), on_b.runs.count()),
         (1, 0),
         "the order ran once, on A"
     );
@@ -278,7 +263,7 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
         json!({"amount": 77}),
     ));
     on_a.gate.arrivals(1).await;
-    assert_eq!(on_a.runs(), 2);
+    assert_eq!(on_a.runs.count(), 2);
     redis.stop();
 
     // A new key is refused before its handler runs; so is a replay Redis holds.
@@ -286,7 +271,7 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
     assert_unavailable(&refused, &redis);
     let refused = post(&b, "/orders", Some("before"), json!({"amount": 5})).await;
     assert_unavailable(&refused, &redis);
-    assert_eq!(on_b.runs(), 0);
+    assert_eq!(on_b.runs.count(), 0);
     assert_eq!(on_b.audit.outcomes(), ["unavailable", "unavailable"]);
     // Rates fall back to each instance's own budget.
     let charged = post(&b, "/charge", None, json!({"amount": 5})).await;
@@ -326,7 +311,11 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
         })
         .await;
     }
-    assert_eq!((on_a.runs(), on_b.runs()), (2, 0), "no order ran twice");
+    assert_eq!(
+        (on_a.runs.count(), on_b.runs.count()),
+        (2, 0),
+        "no order ran twice"
+    );
 }
 
 #[tokio::test]
@@ -343,14 +332,14 @@ async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
     let refused = post(&a, "/charge", None, json!({"amount": 5})).await;
     assert_unavailable(&refused, &redis);
     assert!(refused.body.contains("rate budgets"), "{}", refused.body);
-    assert_eq!(on_a.charges.load(Ordering::SeqCst), 0);
+    assert_eq!(on_a.charges.count(), 0);
     assert_eq!(on_a.audit.outcomes(), ["unavailable"]);
     let local = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
     assert_eq!(local.status, StatusCode::CREATED);
     let again = post(&a, "/orders", Some("k"), json!({"amount": 5})).await;
     assert_eq!(again.header("idempotent-replayed"), "true");
     assert_eq!(again.body, local.body);
-    assert_eq!(on_a.runs(), 1);
+    assert_eq!(on_a.runs.count(), 1);
 }
 
 /// `POST /work` as `token`, asking for an event stream; resuming `call` after `last` when given.
@@ -419,7 +408,7 @@ async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
     assert!(text.contains("event: tool_end"), "{text}");
     assert!(text.contains("\"done\":true"), "{text}");
     assert_eq!(
-        (on_a.runs(), on_b.runs()),
+        (on_a.runs.count(), on_b.runs.count()),
         (1, 0),
         "the handler ran once, on A"
     );

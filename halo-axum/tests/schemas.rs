@@ -169,12 +169,7 @@ async fn object_bodies_are_flattened_and_others_are_one_entry() {
 #[tokio::test]
 async fn one_schema_per_method_in_path_order() {
     let (_, schemas) = options(layer(), "/pets/42").await;
-    let methods: Vec<&str> = schemas
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["call"]["method"].as_str().unwrap())
-        .collect();
+    let methods = halo_tests::json::each_str(&schemas, "/call/method");
     assert_eq!(methods, ["GET", "PUT", "DELETE"]);
     let delete = &schemas[2];
     assert_eq!(delete["limits"]["idempotent"], true);

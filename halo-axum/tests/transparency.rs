@@ -358,15 +358,7 @@ async fn the_apps_event_stream_is_not_described_as_a_tool_stream() {
     let gate = Gate::default();
     let (router, api) = app(&gate);
     let base = serve(router.layer(HaloLayer::from_openapi(api))).await;
-    let schemas: serde_json::Value = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, format!("{base}/events"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let schemas = halo_tests::discover(&format!("{base}/events"), None).await;
     assert!(schemas[0].get("stream").is_none(), "{schemas}");
 }
 

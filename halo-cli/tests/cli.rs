@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use common::{Run, halo, halo_with_env, serve};
+use halo_tests::json::strings;
 use serde_json::{Value, json};
 
 /// The bookstore on `127.0.0.1:<free port>`, served by a background thread with its own
@@ -1239,12 +1240,7 @@ fn assert_closed(schema: &Value) {
         Value::Object(map) => {
             if let Some(Value::Object(properties)) = map.get("properties") {
                 assert_eq!(map["additionalProperties"], false, "{schema}");
-                let required: HashSet<&str> = map["required"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect();
+                let required: HashSet<&str> = strings(&map["required"]).into_iter().collect();
                 assert!(
                     properties
                         .keys()

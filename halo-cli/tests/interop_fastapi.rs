@@ -15,6 +15,13 @@ fn halo(args: &[&str]) -> Output {
         .expect("the halo binary runs")
 }
 
+/// `halo call <base> /notes -X POST --data <data>`, then the `more` arguments.
+fn post_note(base: &str, data: &str, more: &[&str]) -> Output {
+    let mut args = vec!["call", base, "/notes", "-X", "POST", "--data", data];
+    args.extend_from_slice(more);
+    halo(&args)
+}
+
 fn json(output: &Output) -> Value {
     assert!(
         output.status.success(),
@@ -61,28 +68,13 @@ fn the_cli_discovers_describes_and_calls_halo_fastapi() {
     let concrete = json(&halo(&["call", &base, "/notes/1", "-X", "GET", "--json"]));
     assert_eq!(concrete["id"], 1, "{concrete}");
 
-    let denied = halo(&[
-        "call",
-        &base,
-        "/notes",
-        "-X",
-        "POST",
-        "--data",
-        r#"{"title": "x"}"#,
-    ]);
+    let denied = post_note(&base, r#"{"title": "x"}"#, &[]);
     assert_eq!(denied.status.code(), Some(1), "a 401 exits 1");
-    let created = json(&halo(&[
-        "call",
+    let created = json(&post_note(
         &base,
-        "/notes",
-        "-X",
-        "POST",
-        "--data",
         r#"{"title": "from the cli"}"#,
-        "--bearer",
-        FastApiServer::TOKEN,
-        "--json",
-    ]));
+        &["--bearer", FastApiServer::TOKEN, "--json"],
+    ));
     assert_eq!(created["title"], "from the cli", "{created}");
 }
 

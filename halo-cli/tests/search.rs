@@ -8,7 +8,6 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{Run, halo, serve};
-use serde_json::Value;
 
 /// The bookstore on `127.0.0.1:<free port>`, for as long as the test process lives.
 fn server() -> &'static str {
@@ -79,12 +78,7 @@ fn tags_and_limit() {
         .expect(0)
         .json();
     for tool in orders.as_array().expect("an array") {
-        let tags: Vec<&str> = tool["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let tags = halo_tests::json::strings(&tool["tags"]);
         assert!(tags.contains(&"orders"), "{tool}");
     }
 

@@ -6,13 +6,22 @@ mod support;
 
 use std::process::Command;
 
-use halo_client::{Client, Credential, Credentials, HeaderName, Method};
+use halo_client::{Client, ClientBuilder, Credential, Credentials, HeaderName, Method};
 use serde_json::json;
 use support::fault::{self, Action};
 use support::{authority, halo};
 
 const TOKEN: &str = "tok-a1b2c3";
 const KEY: &str = "key-d4e5f6";
+
+/// Builds `client` and gets item 1 through it: the server sees a discovery, then the call.
+async fn get_item(client: ClientBuilder) {
+    let client = client.build().unwrap();
+    client
+        .invoke("/items/{id}", Method::GET, json!({"id": "1"}))
+        .await
+        .unwrap();
+}
 
 /// `(authorization, x-custom-key)` of a request recorded by the HALO server.
 fn carried(seen: &halo::Seen) -> (Option<&str>, Option<&str>) {
@@ -35,14 +44,10 @@ async fn each_kind_is_applied_to_its_host() {
         ),
     ] {
         let before = server.seen().len();
-        let client = Client::builder(&server.base)
-            .credentials(Credentials::new().with(host, credential))
-            .build()
-            .unwrap();
-        client
-            .invoke("/items/{id}", Method::GET, json!({"id": "1"}))
-            .await
-            .unwrap();
+        get_item(
+            Client::builder(&server.base).credentials(Credentials::new().with(host, credential)),
+        )
+        .await;
         let seen = &server.seen()[before..];
         assert_eq!(seen.len(), 2, "discovery and call");
         for request in seen {
@@ -60,14 +65,7 @@ async fn each_kind_is_applied_to_its_host() {
 #[tokio::test]
 async fn the_builders_credential_is_for_the_base_host() {
     let server = halo::Server::start().await;
-    let client = Client::builder(&server.base)
-        .credential(Credential::bearer(TOKEN))
-        .build()
-        .unwrap();
-    client
-        .invoke("/items/{id}", Method::GET, json!({"id": "1"}))
-        .await
-        .unwrap();
+    get_item(Client::builder(&server.base).credential(Credential::bearer(TOKEN))).await;
     let calls = server.calls("GET", "/items/1");
     assert_eq!(calls[0].header("authorization"), Some("Bearer tok-a1b2c3"));
 }
@@ -84,14 +82,7 @@ async fn hosts_not_in_the_map_get_nothing() {
             Credential::api_key(HeaderName::from_static("x-custom-key"), KEY),
         )
         .with("example.com", Credential::basic("ada", "pw"));
-    let client = Client::builder(&server.base)
-        .credentials(credentials)
-        .build()
-        .unwrap();
-    client
-        .invoke("/items/{id}", Method::GET, json!({"id": "1"}))
-        .await
-        .unwrap();
+    get_item(Client::builder(&server.base).credentials(credentials)).await;
     let seen = server.seen();
     assert_eq!(seen.len(), 2);
     for request in &seen {
@@ -349,14 +340,7 @@ async fn file_credentials_child() {
     assert!(!format!("{credentials:?}").contains(&secret));
 
     for target in [&server, &other] {
-        let client = Client::builder(&target.base)
-            .credentials(credentials.clone())
-            .build()
-            .unwrap();
-        client
-            .invoke("/items/{id}", Method::GET, json!({"id": "1"}))
-            .await
-            .unwrap();
+        get_item(Client::builder(&target.base).credentials(credentials.clone())).await;
     }
     let call = &server.calls("GET", "/items/1")[0];
     let expected = format!("Bearer pre-{secret}-post");

@@ -12,10 +12,16 @@ use serde_json::json;
 use support::fault::{self, Action};
 use support::halo::{self, count};
 
-#[tokio::test]
-async fn path_parameters_are_percent_encoded_and_headers_placed() {
+/// The HALO test server, and a client of it with the default settings.
+async fn serve() -> (halo::Server, Client) {
     let server = halo::Server::start().await;
     let client = Client::new(&server.base).unwrap();
+    (server, client)
+}
+
+#[tokio::test]
+async fn path_parameters_are_percent_encoded_and_headers_placed() {
+    let (server, client) = serve().await;
     let id = "a b/c?d#e%f café";
     let response = client
         .invoke(
@@ -41,8 +47,7 @@ async fn path_parameters_are_percent_encoded_and_headers_placed() {
 
 #[tokio::test]
 async fn query_arrays_are_repeated() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let response = client
         .invoke(
             "/search",
@@ -62,8 +67,7 @@ async fn query_arrays_are_repeated() {
 
 #[tokio::test]
 async fn body_entries_become_one_json_object() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let response = client
         .invoke("/orders", Method::POST, json!({"item": "lamp", "qty": 2}))
         .await
@@ -82,8 +86,7 @@ async fn body_entries_become_one_json_object() {
 
 #[tokio::test]
 async fn a_whole_array_body_is_sent_as_it_is() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let schema = client.describe("/tags", Method::POST).await.unwrap();
     let (name, entry) = schema.input.iter().next().unwrap();
     assert_eq!(name, "body");
@@ -98,8 +101,7 @@ async fn a_whole_array_body_is_sent_as_it_is() {
 
 #[tokio::test]
 async fn a_non_json_body_is_sent_raw_with_its_media_type() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (_server, client) = serve().await;
     let schema = client.describe("/notes", Method::POST).await.unwrap();
     assert_eq!(
         schema.input["body"].schema["contentMediaType"],
@@ -121,8 +123,7 @@ async fn a_non_json_body_is_sent_raw_with_its_media_type() {
 
 #[tokio::test]
 async fn put_places_the_path_and_the_body() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let response = client
         .invoke(
             "/items/{id}",
@@ -137,8 +138,7 @@ async fn put_places_the_path_and_the_body() {
 
 #[tokio::test]
 async fn no_content_is_an_empty_body() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let response = client
         .invoke("/items/{id}", Method::DELETE, json!({"id": "7"}))
         .await
@@ -151,8 +151,7 @@ async fn no_content_is_an_empty_body() {
 
 #[tokio::test]
 async fn text_bodies_are_text() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (_server, client) = serve().await;
     let response = client
         .invoke("/note", Method::GET, serde_json::Value::Null)
         .await
@@ -164,8 +163,7 @@ async fn text_bodies_are_text() {
 
 #[tokio::test]
 async fn a_4xx_keeps_the_problem_document() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let error = client
         .invoke("/validate", Method::POST, json!({"amount": -5}))
         .await
@@ -211,8 +209,7 @@ async fn a_4xx_keeps_the_problem_document() {
 /// Unprocessable Entity: ..."), while a 5xx did. Passes with the current working tree.
 #[tokio::test]
 async fn a_4xx_error_names_the_method_and_path() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (_server, client) = serve().await;
     let error = client
         .invoke("/validate", Method::POST, json!({"amount": -5}))
         .await
@@ -222,8 +219,7 @@ async fn a_4xx_error_names_the_method_and_path() {
 
 #[tokio::test]
 async fn arguments_that_cannot_be_placed_send_nothing() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     let missing = client
         .invoke("/items/{id}", Method::GET, json!({"fields": "name"}))
         .await
@@ -254,8 +250,7 @@ async fn arguments_that_cannot_be_placed_send_nothing() {
 /// too), so such values are refused.
 #[tokio::test]
 async fn dot_segments_and_empty_values_cannot_leave_the_template() {
-    let server = halo::Server::start().await;
-    let client = Client::new(&server.base).unwrap();
+    let (server, client) = serve().await;
     client
         .describe("/items/{id}", Method::DELETE)
         .await

@@ -67,12 +67,24 @@ fn effects(e: &Effects) -> Option<Json> {
     Json::object([("reversible", flag(e.reversible)), ("undo", text(&e.undo))])
 }
 
-/// `{"rate": "N/unit", "idempotent": bool, "idempotency_key": str}`
+/// `{"rate": "N/unit", "rates": [limit], "idempotent": bool, "idempotency_key": str}`
 fn limits(l: &Limits) -> Option<Json> {
+    let rates = l.rates.iter().flatten().filter_map(limit);
     Json::object([
         ("rate", text(&l.rate)),
+        ("rates", Json::array(rates)),
         ("idempotent", flag(l.idempotent)),
         ("idempotency_key", text(&l.idempotency_key)),
+    ])
+}
+
+/// `{"rate": "N/unit", "per": "caller"|"tenant"|"tool"|"argument", "argument": str}`
+fn limit(l: &halo_protocol::Limit) -> Option<Json> {
+    let per = l.per();
+    Json::object([
+        ("rate", Some(Json::str(&l.rate().to_string()))),
+        ("per", Some(Json::str(per.as_str()))),
+        ("argument", per.argument().map(Json::str)),
     ])
 }
 

@@ -42,6 +42,7 @@ use proc_macro::TokenStream;
 /// | `why` | string | `x-halo-why`: `"..."` |
 /// | `reversible`, `undo` | bool, string | `x-halo-effects`: `{"reversible", "undo"}` |
 /// | `rate`, `idempotent`, `idempotency_key` | `"N/unit"`, bool, header name | `x-halo-limits`: `{"rate", "idempotent", "idempotency_key"}` |
+/// | `rates("..", ..)` | strings `"N/unit per caller\|tenant\|tool\|<argument>"`, at least one | `x-halo-limits`: `{"rates": [{"rate", "per", "argument"}]}` |
 /// | `next(when = "..", suggest = "..")` (repeatable) | strings, both required | `x-halo-next`: `[{"when", "suggest"}]` |
 /// | `example(input = {..}, output = ..)` (repeatable) | json! object, any json! value | `x-halo-examples`: `[{"input", "output"}]` |
 /// | `retry`, `backoff`, `timeout_ms`, `fallback` | bool, `"exponential"`/`"linear"`/`"none"`, integer > 0, string | `x-halo-resilience`: `{"retry", "backoff", "timeout_ms", "fallback"}` |

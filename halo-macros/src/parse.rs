@@ -34,10 +34,12 @@ pub(crate) struct Effects {
     pub(crate) undo: Option<String>,
 }
 
-/// `rate` (canonical `N/unit`), `idempotent`, `idempotency_key`
+/// `rate` (canonical `N/unit`), `rates(...)` (limits with a dimension), `idempotent`,
+/// `idempotency_key`
 #[derive(Default)]
 pub(crate) struct Limits {
     pub(crate) rate: Option<String>,
+    pub(crate) rates: Option<Vec<halo_protocol::Limit>>,
     pub(crate) idempotent: Option<bool>,
     pub(crate) idempotency_key: Option<String>,
 }
@@ -113,6 +115,7 @@ const HALO_KEYS: &[Key<HaloArgs>] = &[
             checked(k, i, "\"5/minute\"", validate::rate),
         )
     }),
+    Key::once("rates", |a, k, i| put(&mut a.limits.rates, rates(k, i))),
     Key::once("idempotent", |a, k, i| {
         put(&mut a.limits.idempotent, boolean(k, i))
     }),
@@ -449,6 +452,42 @@ fn example(key: &Ident, input: ParseStream<'_>) -> syn::Result<Example> {
     Ok(example)
 }
 
+/// `rates("1000/hour per tenant", "3/minute per sku", ...)`: rate limits with their
+/// dimension, each checked by the parser the server uses.
+fn rates(key: &Ident, input: ParseStream<'_>) -> syn::Result<Vec<halo_protocol::Limit>> {
+    const USAGE: &str =
+        "rates(\"1000/hour per tenant\", \"20/minute per tool\", \"3/minute per sku\")";
+    let content = list(key, input, USAGE)?;
+    let texts = content.parse_terminated(|item| item.parse::<LitStr>(), Token![,]);
+    let texts = texts.map_err(|error| {
+        syn::Error::new(
+            error.span(),
+            format!("`rates(...)` lists strings: write `{USAGE}`"),
+        )
+    })?;
+    if texts.is_empty() {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`rates(...)` needs at least one limit: write `{USAGE}`"),
+        ));
+    }
+    texts
+        .iter()
+        .map(|lit| {
+            lit.value()
+                .parse::<halo_protocol::Limit>()
+                .map_err(|error| {
+                    let message = format!(
+                        "invalid limit {:?} in `rates(...)`: {}",
+                        lit.value(),
+                        error.reason()
+                    );
+                    syn::Error::new(lit.span(), message)
+                })
+        })
+        .collect()
+}
+
 /// `= { ... }`: a JSON object in json! syntax, kept as tokens.
 fn json_object(key: &Ident, input: ParseStream<'_>) -> syn::Result<TokenStream> {
     equals(key, input, "{ \"id\": 1 }")?;
@@ -551,7 +590,8 @@ mod tests {
     #[test]
     fn every_key_is_read() {
         let args = parse(quote! {
-            why = "w", reversible = true, undo = "/u", rate = "5/min", idempotent = false,
+            why = "w", reversible = true, undo = "/u", rate = "5/min",
+            rates("1000/hr per tenant", "3/minute per sku"), idempotent = false,
             idempotency_key = "Idempotency-Key",
             next(when = "a", suggest = "b"), next(suggest = "d", when = "c"),
             example(input = {"a": 1}), example(input = {}, output = [1, 2]),
@@ -563,6 +603,15 @@ mod tests {
         })
         .unwrap();
         assert_eq!(args.limits.rate.as_deref(), Some("5/minute"));
+        assert_eq!(
+            args.limits
+                .rates
+                .unwrap()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["1000/hour per tenant", "3/minute per sku"]
+        );
         assert_eq!(args.next.len(), 2);
         assert_eq!(args.examples.len(), 2);
         assert_eq!(args.resilience.timeout_ms, Some(2000));
@@ -605,6 +654,23 @@ mod tests {
         assert!(error(quote!(example(input = {}, output = ))).contains("expects a JSON value"));
         assert!(error(quote!(locale("zh"))).contains("at least one of"));
         assert!(error(quote!(next)).contains("takes a list"));
+    }
+
+    #[test]
+    fn rates_list_checked_limits() {
+        let message = error(quote!(rates("5/minute")));
+        assert!(
+            message.contains("invalid limit \"5/minute\" in `rates(...)`: say whose budget"),
+            "{message}"
+        );
+        assert!(error(quote!(rates("0/minute per tool"))).contains("above zero"));
+        assert!(error(quote!(rates())).contains("at least one limit"));
+        assert!(error(quote!(rates(5))).contains("lists strings"));
+        assert!(error(quote!(rates = "5/minute per tool")).contains("takes a list"));
+        assert!(
+            error(quote!(rates("1/s per tool"), rates("2/s per tool")))
+                .contains("duplicate key `rates`")
+        );
     }
 
     #[test]

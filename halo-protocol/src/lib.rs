@@ -50,6 +50,7 @@ mod date;
 mod definition;
 mod disclosure;
 mod events;
+mod limit;
 mod link;
 pub mod lint;
 mod manifest;
@@ -88,6 +89,7 @@ pub use disclosure::{
     search_answer, search_tools_definition,
 };
 pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
+pub use limit::{Dimension, Limit, LimitParseError};
 pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]

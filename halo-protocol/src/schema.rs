@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::Rate;
+use crate::{Limit, Rate};
 
 mod circuit;
 
@@ -442,6 +442,11 @@ pub struct Limits {
     /// The header that makes a repeat safe (usually `Idempotency-Key`) (extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// More rate limits, each with whose budget it counts (per caller, tenant, tool or
+    /// argument value) (extension). A call must fit all of them and [`rate`](Self::rate)
+    /// (per caller); one refused by any spends none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<Limit>,
 }
 
 /// A suggested next step.
@@ -608,6 +613,35 @@ mod tests {
             json!({"call": {"method": "POST", "url": "/x"},
                    "limits": {"idempotent": false},
                    "resilience": {"timeout_ms": 0}})
+        );
+    }
+
+    #[test]
+    fn limits_with_dimensions_round_trip_beside_the_plain_rate() {
+        let wire = json!({
+            "rate": "100/minute",
+            "rates": [
+                {"rate": "1000/hour", "per": "tenant"},
+                {"rate": "20/minute", "per": "tool"},
+                {"rate": "3/minute", "per": "argument", "argument": "sku"}
+            ]
+        });
+        let limits: Limits = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(limits.rate.unwrap().to_string(), "100/minute");
+        assert_eq!(
+            limits.rates,
+            [
+                "1000/hour per tenant".parse().unwrap(),
+                "20/minute per tool".parse().unwrap(),
+                "3/minute per sku".parse().unwrap(),
+            ]
+        );
+        assert_eq!(serde_json::to_value(&limits).unwrap(), wire);
+        // A reader of `rate` alone (HALO 0.3.1) sees what it always did.
+        assert_eq!(
+            serde_json::to_value(Limits::default()).unwrap(),
+            json!({}),
+            "no `rates` when there are none"
         );
     }
 

@@ -1,7 +1,8 @@
 //! A small books API behind `JwtAuthenticator` and a real authorization server, for the
-//! OAuth discovery tests of halo-client and halo-cli. It needs halo-axum (feature `jwt`),
+//! OAuth tests of halo-axum, halo-client and halo-cli. It needs halo-axum (feature `jwt`),
 //! so it cannot live in `halo-tests` (which halo-axum's own tests use): those tests include
 //! this one file with `#[path = "../../tests/shared/books_api.rs"] mod books_api;`.
+#![allow(dead_code)] // not every test that includes it uses all of it
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -47,6 +48,15 @@ impl Modify for Schemes {
 #[openapi(info(title = "Books", version = "1.0.0"), modifiers(&Schemes))]
 struct Doc;
 
+/// The books API's router and document: `GET /books` for any valid token (answering the
+/// caller and its scopes), `POST /books` for `books:write`, both under the bearer scheme
+/// `oauth`.
+pub(crate) fn books() -> (axum::Router, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(list_books, add_book))
+        .split_for_parts()
+}
+
 /// The books API on loopback, its resource identifier its own base URL, behind
 /// `JwtAuthenticator` for a real authorization server that gives a client no JWT for it
 /// unless asked for that resource; that server, and the base URL.
@@ -63,9 +73,7 @@ pub(crate) async fn books_api() -> (AuthorizationServer, String) {
         .build()
         .await
         .expect("oidc-provider's discovery and keys");
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(list_books, add_book))
-        .split_for_parts();
+    let (router, api) = books();
     let layer = HaloLayer::builder(api)
         .authenticator(authenticator)
         .protected_resource(ProtectedResource::new(&base, [issuer.issuer()]))

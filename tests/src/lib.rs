@@ -15,6 +15,8 @@
 //!   turns a test scripts, for the tests of agents.
 //! - [`wait::eventually`] polls for what a test cannot be told about (a shared store catching
 //!   up after an outage).
+//! - [`json::strings`] and [`json::each_str`] read the lists of a JSON answer, and
+//!   [`sse::data_events`] the events of an event stream.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -25,10 +27,12 @@
 
 pub mod corpus;
 pub mod generated;
+pub mod json;
 pub mod llm;
 pub mod mcp;
 pub mod oidc;
 pub mod redis;
+pub mod sse;
 pub mod tokens;
 pub mod wait;
 
@@ -266,14 +270,54 @@ pub struct BearerScheme;
 impl utoipa::Modify for BearerScheme {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
+        let bearer = HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build();
+        declare_scheme(openapi, "bearer", SecurityScheme::Http(bearer));
     }
+}
+
+/// A utoipa modifier that declares the security scheme `name`: an API key sent in the
+/// request header `header`. As `#[openapi(modifiers(...))]` takes names, a test API declares
+/// it as a constant:
+///
+/// ```
+/// use halo_tests::{ApiKeyScheme, BearerScheme};
+/// use utoipa::OpenApi;
+///
+/// const KEY: ApiKeyScheme = ApiKeyScheme { name: "key", header: "X-Key" };
+///
+/// #[derive(OpenApi)]
+/// #[openapi(modifiers(&BearerScheme, &KEY))]
+/// struct Doc;
+///
+/// let components = Doc::openapi().components.unwrap();
+/// assert!(components.security_schemes.contains_key("key"));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ApiKeyScheme {
+    /// The scheme's name, as operations name it in `security(...)`.
+    pub name: &'static str,
+    /// The request header that carries the key.
+    pub header: &'static str,
+}
+
+impl utoipa::Modify for ApiKeyScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+        let key = ApiKey::Header(ApiKeyValue::new(self.header));
+        declare_scheme(openapi, self.name, SecurityScheme::ApiKey(key));
+    }
+}
+
+/// Adds `scheme`, named `name`, to the security schemes of `openapi`.
+fn declare_scheme(
+    openapi: &mut utoipa::openapi::OpenApi,
+    name: &str,
+    scheme: utoipa::openapi::security::SecurityScheme,
+) {
+    openapi
+        .components
+        .get_or_insert_with(Default::default)
+        .add_security_scheme(name, scheme);
 }
 
 /// An in-process HALO discovery request: `OPTIONS uri` with `Accept: application/llm+json`,
@@ -309,11 +353,7 @@ where
 {
     use http_body_util::BodyExt as _;
     use tower::ServiceExt as _;
-    let response = service
-        .clone()
-        .oneshot(request)
-        .await
-        .unwrap_or_else(|never| match never {});
+    let Ok(response) = service.clone().oneshot(request).await;
     let status = response.status();
     let body = response
         .into_body()

@@ -9,8 +9,9 @@
 //! (an injected `500`, a `429`), or an answer that never comes.
 //!
 //! Every request is recorded, so a test can assert what the model saw (and that no secret
-//! was ever sent to it). When the script runs out, the server answers `400` with an OpenAI
-//! error body, which clients do not retry: a test fails clearly instead of hanging.
+//! was ever sent to it); a test can also await a client leaving an answer before its end
+//! ([`ScriptedLlm::cut_short`]). When the script runs out, the server answers `400` with an
+//! OpenAI error body, which clients do not retry: a test fails clearly instead of hanging.
 //!
 //! ```no_run
 //! use halo_tests::llm::{ScriptedLlm, Turn, Call};
@@ -41,6 +42,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures_util::stream;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use crate::TestServer;
 
@@ -204,11 +206,19 @@ struct Script {
     requests: Vec<Recorded>,
 }
 
+/// What the server's requests share: the script, and how many streamed answers were cut
+/// short.
+#[derive(Debug, Clone)]
+struct Shared {
+    script: Arc<Mutex<Script>>,
+    cut_short: Arc<watch::Sender<usize>>,
+}
+
 /// The scripted server (see the [module](self)); stopped when dropped.
 #[derive(Debug)]
 pub struct ScriptedLlm {
     server: TestServer,
-    script: Arc<Mutex<Script>>,
+    shared: Shared,
 }
 
 fn lock(script: &Mutex<Script>) -> std::sync::MutexGuard<'_, Script> {
@@ -221,16 +231,19 @@ impl ScriptedLlm {
     /// # Panics
     /// When no local port can be bound.
     pub async fn start(turns: impl IntoIterator<Item = Turn>) -> Self {
-        let script = Arc::new(Mutex::new(Script {
-            turns: turns.into_iter().collect(),
-            requests: Vec::new(),
-        }));
+        let shared = Shared {
+            script: Arc::new(Mutex::new(Script {
+                turns: turns.into_iter().collect(),
+                requests: Vec::new(),
+            })),
+            cut_short: Arc::new(watch::Sender::new(0)),
+        };
         let router = Router::new()
             .route("/v1/chat/completions", post(complete))
-            .with_state(Arc::clone(&script));
+            .with_state(shared.clone());
         Self {
             server: crate::spawn(router).await,
-            script,
+            shared,
         }
     }
 
@@ -242,13 +255,13 @@ impl ScriptedLlm {
 
     /// Adds turns at the end of the script.
     pub fn push(&self, turns: impl IntoIterator<Item = Turn>) {
-        lock(&self.script).turns.extend(turns);
+        lock(&self.shared.script).turns.extend(turns);
     }
 
     /// Every request received so far, in order.
     #[must_use]
     pub fn requests(&self) -> Vec<Recorded> {
-        lock(&self.script).requests.clone()
+        lock(&self.shared.script).requests.clone()
     }
 
     /// Every request received so far as one text (headers and bodies), to search for what
@@ -273,18 +286,40 @@ impl ScriptedLlm {
     /// How many turns are left.
     #[must_use]
     pub fn remaining(&self) -> usize {
-        lock(&self.script).turns.len()
+        lock(&self.shared.script).turns.len()
+    }
+
+    /// Waits until a client leaves a streamed answer before its end (drops the response, or
+    /// the connection breaks): how a test sees that an agent stopped reading.
+    pub async fn cut_short(&self) {
+        let mut cut_short = self.shared.cut_short.subscribe();
+        // The sender lives as long as `self`: the wait ends with a count.
+        let _count = cut_short.wait_for(|count| *count > 0).await;
     }
 }
 
-async fn complete(
-    State(script): State<Arc<Mutex<Script>>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+/// A streamed answer not yet sent to its end: counted as cut short when it is dropped so.
+struct Unfinished(Option<Arc<watch::Sender<usize>>>);
+
+impl Unfinished {
+    /// The last frame is on its way: the answer is no longer cut short when dropped.
+    fn finished(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(cut_short) = self.0.take() {
+            cut_short.send_modify(|count| *count += 1);
+        }
+    }
+}
+
+async fn complete(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let turn = {
-        let mut script = lock(&script);
+        let mut script = lock(&shared.script);
         script.requests.push(Recorded {
             headers,
             body: body.clone(),
@@ -344,11 +379,21 @@ async fn complete(
     }
     frames.push("data: [DONE]\n\n".to_owned());
     let delay = turn.delay;
-    let body = stream::unfold(frames.into_iter(), move |mut frames| async move {
-        let frame = frames.next()?;
-        tokio::time::sleep(delay).await;
-        Some((Ok::<_, Infallible>(Bytes::from(frame)), frames))
-    });
+    let unfinished = Unfinished(Some(Arc::clone(&shared.cut_short)));
+    let body = stream::unfold(
+        (frames.into_iter(), unfinished),
+        move |(mut frames, mut unfinished)| async move {
+            let frame = frames.next()?;
+            tokio::time::sleep(delay).await;
+            if frames.as_slice().is_empty() {
+                unfinished.finished();
+            }
+            Some((
+                Ok::<_, Infallible>(Bytes::from(frame)),
+                (frames, unfinished),
+            ))
+        },
+    );
     (
         [
             (header::CONTENT_TYPE, "text/event-stream"),

@@ -223,3 +223,16 @@ impl Drop for AuthorizationServer {
         let _ = self.child.wait();
     }
 }
+
+/// `token` with one character of its signature changed: a token whose signature does not
+/// match.
+#[must_use]
+pub fn tampered(token: &str) -> String {
+    let at = token.len().saturating_sub(20);
+    let swapped = if token.get(at..=at) == Some("A") {
+        "B"
+    } else {
+        "A"
+    };
+    format!("{}{swapped}{}", &token[..at], &token[at + 1..])
+}

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-/// How often [`eventually`] and [`until`] look again.
+/// How often [`eventually`], [`eventually_some`] and [`until`] look again.
 const EVERY: Duration = Duration::from_millis(20);
 
 /// Waits until `check` holds, looking every 20 ms, at most `within` (real time: not for a
@@ -18,10 +18,28 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
+    eventually_some(what, within, || {
+        let holds = check();
+        async move { holds.await.then_some(()) }
+    })
+    .await;
+}
+
+/// Waits until `look` finds something, looking every 20 ms, at most `within` (real time: not
+/// for a test on Tokio's paused clock), and gives what it found: for a check whose answer the
+/// test goes on to assert on.
+///
+/// # Panics
+/// When `look` finds nothing within `within`; the message names `what`.
+pub async fn eventually_some<T, F, Fut>(what: &str, within: Duration, mut look: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
     let deadline = Instant::now() + within;
     loop {
-        if check().await {
-            return;
+        if let Some(found) = look().await {
+            return found;
         }
         assert!(Instant::now() < deadline, "{what}: not within {within:?}");
         tokio::time::sleep(EVERY).await;

@@ -34,7 +34,6 @@ pub(crate) struct Issuer {
     fetches: Arc<AtomicUsize>,
     rsa: EncodingKey,
     ec: EncodingKey,
-    set: JwkSet,
     rsa_public: Vec<u8>,
     ec_public: Vec<u8>,
 }
@@ -86,15 +85,9 @@ impl Issuer {
             fetches,
             rsa,
             ec,
-            set,
             rsa_public,
             ec_public,
         }
-    }
-
-    /// The key set the issuer publishes.
-    pub(crate) fn key_set(&self) -> &JwkSet {
-        &self.set
     }
 
     /// The RSA public key as DER (PKCS #1 `RSAPublicKey`).

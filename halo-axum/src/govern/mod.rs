@@ -1,4 +1,4 @@
-//! What a schema declares, enforced: `limits.rate`, `Idempotency-Key` (from
+//! What a schema declares, enforced: `limits.rate` and `limits.rates`, `Idempotency-Key` (from
 //! `limits.idempotency_key`), `resilience.timeout_ms` and `resilience.circuit`, each per
 //! tool. Rate budgets and idempotency records live in stores: this process's memory, or
 //! Redis; circuit breakers in this process's memory.
@@ -22,7 +22,7 @@ use http::{HeaderName, Method, Uri};
 pub(crate) use self::breaker::{Breaker, Permit};
 pub(crate) use self::idempotency::Idempotency;
 pub use self::idempotency::IdempotencyLimits;
-pub(crate) use self::rate::{RateHeaders, ToolRate};
+pub(crate) use self::rate::{RateCall, RateHeaders, ToolLimits, ToolRate};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};
 pub(crate) use self::store::{
@@ -35,7 +35,10 @@ use crate::registry::{Registry, Route};
 /// The rules of one tool.
 #[derive(Debug, Default)]
 pub(crate) struct Rules {
+    /// `limits.rate`, when the tool declares no `limits.rates`.
     pub(crate) rate: Option<ToolRate>,
+    /// `limits.rates` and `limits.rate`, enforced together.
+    pub(crate) limits: Option<Box<ToolLimits>>,
     /// The header whose value makes a repeat of a call safe.
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) timeout: Option<Duration>,
@@ -45,6 +48,7 @@ pub(crate) struct Rules {
 impl Rules {
     fn any(&self) -> bool {
         self.rate.is_some()
+            || self.limits.is_some()
             || self.key_header.is_some()
             || self.timeout.is_some()
             || self.breaker.is_some()
@@ -118,10 +122,15 @@ impl Governance {
                 let declared = resilience
                     .and_then(|r| r.timeout_ms)
                     .map(Duration::from_millis);
+                let dimensioned = limits.and_then(|l| {
+                    ToolLimits::new(tool.name(), l.rate, &l.rates, &tool.schema.input)
+                });
                 Rules {
                     rate: limits
                         .and_then(|l| l.rate)
+                        .filter(|_| dimensioned.is_none())
                         .map(|rate| ToolRate::new(tool.name(), rate)),
+                    limits: dimensioned.map(Box::new),
                     key_header: limits
                         .and_then(|l| l.idempotency_key.as_deref())
                         .and_then(|name| HeaderName::try_from(name).ok()),

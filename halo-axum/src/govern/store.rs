@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::rate::{Decision, ToolRate, seconds_up};
+use super::rate::{Decision, Key, ToolLimits, ToolRate, Verdict, seconds_up};
 
 /// The future a store answers with.
 pub(crate) type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -81,6 +81,14 @@ pub(crate) trait RateStore: Send + Sync + fmt::Debug {
         rate: &'a ToolRate,
         caller: &'a String,
     ) -> StoreFuture<'a, Result<Decision, Unavailable>>;
+
+    /// Spends one call from each of `limits` for which `keys` has a key (`None`: the limit
+    /// does not apply to the call), all or none.
+    fn check_all<'a>(
+        &'a self,
+        limits: &'a ToolLimits,
+        keys: &'a [Option<Key>],
+    ) -> StoreFuture<'a, Result<Verdict, Unavailable>>;
 }
 
 /// Keeps the records of requests sent with an idempotency key.
@@ -185,6 +193,14 @@ impl RateStore for LocalRates {
         caller: &'a String,
     ) -> StoreFuture<'a, Result<Decision, Unavailable>> {
         Box::pin(ready(Ok(rate.check(caller))))
+    }
+
+    fn check_all<'a>(
+        &'a self,
+        limits: &'a ToolLimits,
+        keys: &'a [Option<Key>],
+    ) -> StoreFuture<'a, Result<Verdict, Unavailable>> {
+        Box::pin(ready(Ok(limits.check(keys))))
     }
 }
 

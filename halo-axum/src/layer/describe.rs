@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use halo_protocol::{
-    Backoff, Circuit, Effects, Example, Lifecycle, Limits, LocalizedText, Metadata, Next, Observe,
-    Rate, Resilience, Status, Stream, Trust,
+    Backoff, Circuit, Effects, Example, Lifecycle, Limit, Limits, LocalizedText, Metadata, Next,
+    Observe, Rate, Resilience, Status, Stream, Trust,
 };
 use serde_json::{Map, Value};
 
@@ -65,6 +65,30 @@ impl Describe {
     /// `N/second|minute|hour|day` parsed, or [`Rate::new`].
     pub fn rate(mut self, rate: Rate) -> Self {
         self.limits().rate = Some(rate);
+        self
+    }
+
+    /// Adds a rate limit with its dimension (`limits.rates`): per caller, per tenant, per
+    /// tool as a whole, or per value of a top-level argument. Published in the schema and
+    /// enforced by the layer together with [`rate`](Self::rate), all or nothing: a call
+    /// refused by one limit (`429` naming it) spends none of the others.
+    ///
+    /// ```
+    /// use halo_axum::Describe;
+    /// use halo_axum::protocol::{Limit, Rate};
+    ///
+    /// # fn main() -> Result<(), halo_axum::protocol::RateParseError> {
+    /// let order = Describe::new()
+    ///     .rate("100/minute".parse::<Rate>()?)
+    ///     .limit(Limit::per_tenant("1000/hour".parse()?))
+    ///     .limit(Limit::per_tool("20/minute".parse()?))
+    ///     .limit(Limit::per_argument("3/minute".parse()?, "sku"));
+    /// # let _ = order;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn limit(mut self, limit: Limit) -> Self {
+        self.limits().rates.push(limit);
         self
     }
 

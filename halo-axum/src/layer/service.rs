@@ -24,7 +24,7 @@ use super::shared::Shared;
 use crate::audit::{AuditRecord, Outcome};
 use crate::catalog::{Document, Documents};
 use crate::discovery::{Discovery, Viewer};
-use crate::govern::{self, Permit, RateHeaders, Ticket};
+use crate::govern::{self, Permit, RateCall, RateHeaders, Ticket};
 use crate::registry::Route;
 use crate::step::{Step, Stop};
 use crate::stream::{self, Progress};
@@ -328,10 +328,14 @@ async fn admit(
         record.note_arguments(&tool.schema.input, parsed, read.as_deref());
     }
     // Rate.
-    let rate = shared
-        .governance
-        .limit(route.tool, caller.as_ref(), &parts)
-        .await?;
+    let call = RateCall {
+        registry,
+        route,
+        caller: caller.as_ref(),
+        parts: &parts,
+        body_limit: shared.body_limit,
+    };
+    let (body, read, rate) = shared.governance.limit(call, body, read).await?;
     let with_rate = |stop: Stop| match &rate {
         Some(headers) => stop.with_headers(headers),
         None => stop,

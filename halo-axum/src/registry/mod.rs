@@ -7,6 +7,7 @@ mod bundle;
 mod input;
 mod names;
 mod operation;
+mod rates;
 mod rope;
 mod route;
 mod splice;
@@ -399,6 +400,7 @@ impl Registry {
         };
         registry.root = registry.templates.index("/");
         registry.check_links()?;
+        registry.check_rates()?;
         registry.full = registry.render(None, None);
         Ok(registry)
     }

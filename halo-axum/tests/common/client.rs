@@ -166,6 +166,12 @@ impl Answer {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
 
+    /// Asserts a problem answer (`application/problem+json`) with `status`.
+    pub fn assert_problem(&self, status: StatusCode) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert_eq!(self.header("content-type"), "application/problem+json");
+    }
+
     /// The body of a problem answer (`application/problem+json`, said or failed).
     pub fn problem(&self) -> Value {
         assert_eq!(
@@ -198,20 +204,13 @@ pub struct Event {
 
 /// The events of an event-stream text, in order.
 pub fn events(text: &str) -> Vec<Event> {
-    text.split("\n\n")
-        .filter(|block| block.lines().any(|line| line.starts_with("data:")))
-        .map(|block| {
-            let field = |name: &str| {
-                block
-                    .lines()
-                    .find_map(|line| line.strip_prefix(name))
-                    .map(str::trim)
-                    .unwrap_or_default()
-            };
+    halo_tests::sse::data_events(text)
+        .map(|event| {
+            let field = |name: &str| event.field(name).unwrap_or_default();
             Event {
-                id: field("id:").parse().expect("an event id"),
-                name: field("event:").to_owned(),
-                data: serde_json::from_str(field("data:")).expect("JSON data"),
+                id: field("id").parse().expect("an event id"),
+                name: field("event").to_owned(),
+                data: serde_json::from_str(field("data")).expect("JSON data"),
             }
         })
         .collect()

@@ -1,8 +1,10 @@
 //! Handlers the test holds or watches, instead of handlers that sleep: a [`Gate`] holds them
 //! until the test lets them through (and tells the test they are waiting there); [`Drops`]
-//! tells the test that a handler was dropped before it finished.
+//! tells the test that a handler was dropped before it finished; [`Runs`] counts how many
+//! times handlers ran.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, watch};
@@ -117,5 +119,21 @@ impl Drop for Running {
         if !self.finished {
             self.drops.0.send_modify(|dropped| *dropped += 1);
         }
+    }
+}
+
+/// How many times handlers ran: kept in the handlers' state, read by the test.
+#[derive(Clone, Debug, Default)]
+pub struct Runs(Arc<AtomicUsize>);
+
+impl Runs {
+    /// Counts one more run: how many there were with it.
+    pub fn add(&self) -> usize {
+        self.0.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// How many runs there were.
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
     }
 }

@@ -1,11 +1,12 @@
 //! What the integration tests share: the pet shop API ([`petshop()`]), calling an app in
-//! process ([`client`]), handlers the test holds or watches ([`gate`]) and audit records kept
-//! in memory ([`audit`]).
+//! process ([`client`]), handlers the test holds or watches ([`gate`]), audit records kept
+//! in memory ([`audit`]) and the parts of a notes API that several tests serve ([`notes`]).
 #![allow(dead_code, missing_docs, unreachable_pub, clippy::use_self)]
 
 pub mod audit;
 pub mod client;
 pub mod gate;
+pub mod notes;
 mod petshop;
 
 #[allow(unused_imports)] // not every test uses the pet shop

@@ -5,11 +5,9 @@
 use axum::extract::{Json, Path};
 use axum::http::StatusCode;
 use halo_axum::halo;
+use halo_tests::{ApiKeyScheme, BearerScheme};
 use serde::{Deserialize, Serialize};
-use utoipa::openapi::security::{
-    ApiKey, ApiKeyValue, ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes,
-    SecurityScheme,
-};
+use utoipa::openapi::security::{ClientCredentials, Flow, OAuth2, Scopes, SecurityScheme};
 use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -137,19 +135,19 @@ pub async fn categories() -> StatusCode {
     StatusCode::OK
 }
 
-struct SecuritySchemes;
+/// The security scheme `api_key`: a key in `X-API-Key`.
+const API_KEY: ApiKeyScheme = ApiKeyScheme {
+    name: "api_key",
+    header: "X-API-Key",
+};
 
-impl Modify for SecuritySchemes {
+/// The security scheme `oauth`: OAuth 2.0 client credentials, scopes `pets:write` and
+/// `pets:read`.
+struct OAuthScheme;
+
+impl Modify for OAuthScheme {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-        components.add_security_scheme(
-            "api_key",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-Key"))),
-        );
         components.add_security_scheme(
             "oauth",
             SecurityScheme::OAuth2(OAuth2::new([Flow::ClientCredentials(
@@ -165,7 +163,7 @@ impl Modify for SecuritySchemes {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Pet Shop", version = "2.1.0", description = "Pets for sale"),
-    modifiers(&SecuritySchemes)
+    modifiers(&BearerScheme, &API_KEY, &OAuthScheme)
 )]
 pub struct ApiDoc;
 

@@ -110,26 +110,13 @@ pub(super) async fn token_endpoint(
     openid.set_path(&format!("{path}{OPENID_CONFIGURATION}"));
     let mut refusals = Vec::new();
     for url in [rfc8414, openid] {
-        let response = http
-            .get(url.clone())
-            .header(ACCEPT, HeaderValue::from_static("application/json"))
-            .send()
-            .await
-            .map_err(|e| unavailable(e.without_url().to_string()))?;
-        let status = response.status();
-        if busy(status) {
-            return Err(unavailable(format!("{} answered {status}", url.path())));
-        }
-        if !status.is_success() {
-            refusals.push(format!("{} answered {status}", url.path()));
-            continue;
-        }
-        let body = read_bounded(response, MAX_METADATA)
-            .await
-            .map_err(|unread| match unread {
-                Unread::Transport(why) => unavailable(why),
-                Unread::TooLarge => failed(format!("{} is too large", url.path())),
-            })?;
+        let body = match fetch(http, &url, url.path(), &failed, &unavailable).await? {
+            Fetched::Body(body) => body,
+            Fetched::Refused(status) => {
+                refusals.push(format!("{} answered {status}", url.path()));
+                continue;
+            }
+        };
         let metadata: ServerMetadata = serde_json::from_slice(&body).map_err(|_| {
             failed(format!(
                 "{} is not authorization server metadata",
@@ -156,6 +143,45 @@ pub(super) async fn token_endpoint(
         return Ok(endpoint);
     }
     Err(failed(format!("no metadata ({})", refusals.join("; "))))
+}
+
+/// What a `GET` of a metadata document gave.
+enum Fetched {
+    /// Its body, at most [`MAX_METADATA`] bytes.
+    Body(Vec<u8>),
+    /// The status of an answer that is no document (not a success, nor a busy server's).
+    Refused(reqwest::StatusCode),
+}
+
+/// `GET url` for JSON metadata (named `what` in errors): an error made by `unavailable` when
+/// it cannot be had for now (no connection, a busy server), by `failed` when it is too large.
+async fn fetch(
+    http: &reqwest::Client,
+    url: &Url,
+    what: &str,
+    failed: &impl Fn(String) -> Error,
+    unavailable: &impl Fn(String) -> Error,
+) -> Result<Fetched> {
+    let response = http
+        .get(url.clone())
+        .header(ACCEPT, HeaderValue::from_static("application/json"))
+        .send()
+        .await
+        .map_err(|e| unavailable(e.without_url().to_string()))?;
+    let status = response.status();
+    if busy(status) {
+        return Err(unavailable(format!("{what} answered {status}")));
+    }
+    if !status.is_success() {
+        return Ok(Fetched::Refused(status));
+    }
+    read_bounded(response, MAX_METADATA)
+        .await
+        .map(Fetched::Body)
+        .map_err(|unread| match unread {
+            Unread::Transport(why) => unavailable(why),
+            Unread::TooLarge => failed(format!("{what} is too large")),
+        })
 }
 
 /// The fields of protected resource metadata the client reads (RFC 9728 §2).
@@ -197,25 +223,10 @@ pub(super) async fn protected_resource(
             "it must be https (or http on a loopback address)".to_owned(),
         ));
     }
-    let response = http
-        .get(url.clone())
-        .header(ACCEPT, HeaderValue::from_static("application/json"))
-        .send()
-        .await
-        .map_err(|e| unavailable(e.without_url().to_string()))?;
-    let status = response.status();
-    if busy(status) {
-        return Err(unavailable(format!("answered {status}")));
-    }
-    if !status.is_success() {
-        return Err(failed(format!("answered {status}")));
-    }
-    let body = read_bounded(response, MAX_METADATA)
-        .await
-        .map_err(|unread| match unread {
-            Unread::Transport(why) => unavailable(why),
-            Unread::TooLarge => failed("it is too large".to_owned()),
-        })?;
+    let body = match fetch(http, &url, "it", &failed, &unavailable).await? {
+        Fetched::Body(body) => body,
+        Fetched::Refused(status) => return Err(failed(format!("answered {status}"))),
+    };
     let metadata: ResourceMetadata = serde_json::from_slice(&body)
         .map_err(|_| failed("it is not protected resource metadata".to_owned()))?;
     if !covers(&metadata.resource, request_url) {

@@ -12,7 +12,8 @@
 
 // This file holds the types and the driver (`Linter`, and `Tool`, which runs the rules over
 // one tool); each rule is checked in the file named after it (`names`, `descriptions`,
-// `tags`, `input_descriptions`, `examples`, `reversible`, `sunset`, `links`, `budgets`),
+// `tags`, `input_descriptions`, `examples`, `reversible`, `sunset`, `links`,
+// `rate_arguments`, `budgets`),
 // with its tests; the rules' ids, levels and hints are in `rule`, what several rules share
 // in `helpers`.
 
@@ -25,6 +26,7 @@ mod helpers;
 mod input_descriptions;
 mod links;
 mod names;
+mod rate_arguments;
 mod reversible;
 mod rule;
 mod sunset;
@@ -342,6 +344,7 @@ impl Tool<'_> {
         self.reversible();
         self.sunset();
         self.links();
+        self.rate_arguments();
         self.budget();
         self.found.sort_by_key(|finding| {
             Rule::ALL

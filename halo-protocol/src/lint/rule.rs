@@ -60,6 +60,9 @@ pub enum Rule {
     /// `unknown-link`: `undo`, `replace_with`, `fallback` or a `next` suggestion names a path
     /// no listed tool serves (warning).
     UnknownLink,
+    /// `unknown-rate-argument`: a rate limit per argument value (`limits.rates`) names an
+    /// argument the tool does not take (error).
+    UnknownRateArgument,
     /// `duplicate-name`: two tools share a name (error).
     DuplicateName,
     /// `invalid-name`: the name is not `[A-Za-z0-9_-]{1,64}`, so bridges rename it (error).
@@ -74,7 +77,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order findings of one tool are reported.
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 19] = [
         Self::DuplicateName,
         Self::InvalidName,
         Self::MissingDescription,
@@ -91,6 +94,7 @@ impl Rule {
         Self::InvalidSunset,
         Self::PastSunset,
         Self::UnknownLink,
+        Self::UnknownRateArgument,
         Self::SchemaBudget,
         Self::ManifestBudget,
     ];
@@ -216,6 +220,14 @@ impl Rule {
                 "`undo`, `replace_with`, `fallback` and `next` name paths of listed tools",
                 "point the link at a path (and method) the API describes, or lint with \
                  credentials that see it",
+            ),
+            Self::UnknownRateArgument => (
+                "unknown-rate-argument",
+                Deny,
+                "a rate limit per argument value names an argument the tool takes",
+                "count the limit per an argument of the tool's `input` (halo-axum: \
+                 #[halo(rates(\"3/minute per sku\"))] or Describe::limit(Limit::per_argument(..))), \
+                 or remove it",
             ),
             Self::DuplicateName => (
                 "duplicate-name",

@@ -57,12 +57,7 @@ async fn reserve_and_release_stock() {
     assert_eq!(reservation["sku"], DUNE);
     let id = reservation["reservation_id"].as_str().unwrap().to_owned();
 
-    let (_, _, stock) = send(
-        server
-            .get(&format!("/api/inventory/{DUNE}"))
-            .header("X-API-Key", KEY),
-    )
-    .await;
+    let stock = server.stock(DUNE).await;
     assert_eq!(
         (stock["reserved"].as_u64(), stock["available"].as_u64()),
         (Some(10), Some(2))
@@ -130,12 +125,7 @@ async fn reserve_and_release_stock() {
     )
     .await;
 
-    let (_, _, stock) = send(
-        server
-            .get(&format!("/api/inventory/{DUNE}"))
-            .header("X-API-Key", KEY),
-    )
-    .await;
+    let stock = server.stock(DUNE).await;
     assert_eq!(stock["available"], 12);
 }
 

@@ -7,6 +7,7 @@ mod support;
 
 use std::collections::BTreeSet;
 
+use halo_tests::json::{each_str, strings};
 use reqwest::StatusCode;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::Value;
@@ -76,12 +77,7 @@ async fn the_manifest_lists_every_operation() {
     let expected: BTreeSet<(&str, &str, &str)> = TOOLS.iter().copied().collect();
     assert_eq!(listed, expected);
     for tool in tools {
-        let tags: Vec<&str> = tool["tags"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let tags = strings(&tool["tags"]);
         assert!(
             tags.contains(&"read") ^ tags.contains(&"write"),
             "{tool}: exactly one of read/write"
@@ -95,12 +91,8 @@ async fn the_manifest_lists_every_operation() {
 async fn tags_filter_the_manifest() {
     let server = Server::start().await;
     let names = |manifest: &Value| -> Vec<String> {
-        manifest["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
+        let listed = each_str(&manifest["tools"], "/name");
+        listed.into_iter().map(str::to_owned).collect()
     };
     assert_eq!(
         names(&manifest(&server, "?tags=payments").await),

@@ -6,34 +6,18 @@
 
 mod support;
 
-use std::io::Read;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::{Client, Method};
 use serde_json::json;
-use support::{stdout_lines, terminate};
+use support::{spawn_traced, stdout_lines, terminate};
 
 /// What every secret a request below carries in its query string starts with.
 const QUERY_SECRET: &str = "SECRET-";
 
 #[tokio::test]
 async fn trace_logs_show_requests_without_credentials() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
-        .args(["--addr", "127.0.0.1:0"])
-        .env("RUST_LOG", "trace")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start bookstore");
-    // Drain both pipes so that the server never blocks on a full one.
-    let mut stderr = child.stderr.take().expect("stderr");
-    let log = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text);
-        String::from_utf8_lossy(&text).into_owned()
-    });
+    let (mut child, log) = spawn_traced(&[]);
     let lines_rx = stdout_lines(&mut child);
     let first = tokio::task::spawn_blocking(move || lines_rx.recv_timeout(Duration::from_secs(60)))
         .await

@@ -16,7 +16,7 @@ use halo_tests::oidc::AuthorizationServer;
 use reqwest::StatusCode;
 use reqwest::header::WWW_AUTHENTICATE;
 use serde_json::{Value, json};
-use support::{READER, spawn_bookstore, stdout_lines, terminate};
+use support::{READER, spawn_bookstore, spawn_traced, stdout_lines, terminate};
 
 const AUDIENCE: &str = "https://books.halo.test";
 
@@ -158,9 +158,7 @@ async fn an_issuers_tokens_are_accepted_beside_the_demo_credentials() {
     );
 
     // A token changed in one character is refused with the JWT authenticator's reason.
-    let at = token.len() - 20;
-    let swapped = if &token[at..=at] == "A" { "B" } else { "A" };
-    let tampered = format!("{}{swapped}{}", &token[..at], &token[at + 1..]);
+    let tampered = halo_tests::oidc::tampered(&token);
     let refused = http
         .get(format!("{base}/api/orders/1001"))
         .bearer_auth(&tampered)
@@ -188,29 +186,20 @@ async fn an_issuers_tokens_are_accepted_beside_the_demo_credentials() {
 /// tampered one, not one sent to `/mcp` and passed on to a tool in process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_never_reach_the_log_or_the_audit_trail() {
-    use std::io::Read as _;
-
     let server = AuthorizationServer::start(AUDIENCE, READ_SCOPES, READ_SCOPES);
     let audit = std::env::temp_dir().join(format!(
         "bookstore-oauth-audit-{}.jsonl",
         std::process::id()
     ));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
-        .args(["--addr", "127.0.0.1:0", "--oauth-issuer", server.issuer()])
-        .args(["--oauth-audience", AUDIENCE, "--audit"])
-        .arg(&audit)
-        .env("RUST_LOG", "trace")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start bookstore");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let log = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text);
-        String::from_utf8_lossy(&text).into_owned()
-    });
+    let audit_path = audit.to_str().expect("a UTF-8 temporary path");
+    let (mut child, log) = spawn_traced(&[
+        "--oauth-issuer",
+        server.issuer(),
+        "--oauth-audience",
+        AUDIENCE,
+        "--audit",
+        audit_path,
+    ]);
     let lines = stdout_lines(&mut child);
     let first = tokio::task::spawn_blocking(move || lines.recv_timeout(Duration::from_secs(30)))
         .await

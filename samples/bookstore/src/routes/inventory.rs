@@ -71,6 +71,7 @@ pub(crate) async fn get_stock(
            if they do not buy",
     reversible = true,
     undo = "/api/inventory/{sku}/release",
+    rates("10/minute per sku"),
     next(when = "status=held", suggest = "/api/orders"),
     example(
         input = { "sku": "9780441172719", "quantity": 2 },

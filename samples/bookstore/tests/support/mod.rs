@@ -18,6 +18,16 @@ pub struct Server {
 }
 
 impl Server {
+    /// The stock of `sku`, as the inventory key holder reads it.
+    pub async fn stock(&self, sku: &str) -> Value {
+        let (_, _, stock) = send(
+            self.get(&format!("/api/inventory/{sku}"))
+                .header(API_KEY_HEADER_NAME, KEY),
+        )
+        .await;
+        stock
+    }
+
     pub async fn start() -> Self {
         Self::start_with(bookstore::app(), bookstore::Limits::default()).await
     }
@@ -185,19 +195,17 @@ pub async fn stream(request: RequestBuilder) -> Vec<ToolEvent> {
 
 /// The events of a `text/event-stream` body; each event's `event:` name matches its data.
 pub fn events(text: &str) -> Vec<ToolEvent> {
-    text.split("\n\n")
-        .filter(|block| block.lines().any(|line| line.starts_with("data:")))
+    halo_tests::sse::data_events(text)
         .map(|block| {
+            let text = block.text();
             let field = |name: &str| {
                 block
-                    .lines()
-                    .find_map(|line| line.strip_prefix(name))
-                    .unwrap_or_else(|| panic!("no {name} in {block:?}"))
-                    .trim()
+                    .field(name)
+                    .unwrap_or_else(|| panic!("no {name}: in {text:?}"))
             };
-            let event: ToolEvent = serde_json::from_str(field("data:"))
-                .unwrap_or_else(|error| panic!("{error}: {block:?}"));
-            assert_eq!(field("event:"), event.name(), "{block:?}");
+            let event: ToolEvent = serde_json::from_str(field("data"))
+                .unwrap_or_else(|error| panic!("{error}: {text:?}"));
+            assert_eq!(field("event"), event.name(), "{text:?}");
             event
         })
         .collect()
@@ -223,6 +231,7 @@ pub fn pointers(problem: &Value) -> Vec<&str> {
 pub const ADMIN: &str = "demo-admin";
 pub const READER: &str = "demo-reader";
 pub const KEY: &str = "demo-key";
+const API_KEY_HEADER_NAME: &str = "X-API-Key";
 
 /// Starts the real `bookstore` binary on a free loopback port with `args` and `env`, logging
 /// off, its standard output piped (see [`stdout_lines`]) and its standard error discarded.
@@ -267,4 +276,30 @@ pub async fn terminate(mut child: std::process::Child) -> std::process::ExitStat
         .await
         .unwrap()
         .expect("wait")
+}
+
+/// Starts the real `bookstore` binary on a free loopback port with `args`, logging everything
+/// (`RUST_LOG=trace`, no colours): the process, with its standard output piped (see
+/// [`stdout_lines`]), and the whole log it writes to standard error, once it exits.
+pub fn spawn_traced(args: &[&str]) -> (std::process::Child, std::thread::JoinHandle<String>) {
+    use std::io::Read as _;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .env("RUST_LOG", "trace")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bookstore");
+    // Drained to the end, so that the server never blocks on a full pipe.
+    let mut stderr = child.stderr.take().expect("stderr");
+    let log = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    (child, log)
 }

@@ -1,0 +1,45 @@
+//! Reading a `text/event-stream` body, as tests of streamed answers do.
+
+/// The events of an event-stream body that carry data (a `data:` line), in order.
+pub fn data_events(text: &str) -> impl Iterator<Item = SseEvent<'_>> {
+    text.split("\n\n")
+        .map(SseEvent)
+        .filter(|event| event.field("data").is_some())
+}
+
+/// One event of an event stream: a block of `name: value` lines.
+#[derive(Debug, Clone, Copy)]
+pub struct SseEvent<'a>(&'a str);
+
+impl<'a> SseEvent<'a> {
+    /// The value of the event's first `name:` line, trimmed; `None` without one.
+    #[must_use]
+    pub fn field(&self, name: &str) -> Option<&'a str> {
+        self.0
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    }
+
+    /// The event's lines, as they were sent.
+    #[must_use]
+    pub fn text(&self) -> &'a str {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_events;
+
+    #[test]
+    fn events_without_data_are_left_out_and_fields_are_trimmed() {
+        let text = ": keep-alive\n\nid: 1\nevent: tool_progress\ndata: {\"n\": 1}\n\nretry: 10";
+        let events: Vec<_> = data_events(text).collect();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].field("id"), Some("1"));
+        assert_eq!(events[0].field("event"), Some("tool_progress"));
+        assert_eq!(events[0].field("data"), Some("{\"n\": 1}"));
+        assert_eq!(events[0].field("retry"), None);
+    }
+}
