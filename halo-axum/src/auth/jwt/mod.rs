@@ -39,7 +39,7 @@ const ALGORITHMS: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorith
 /// the HMAC algorithms (a token "signed" with the public key as an HMAC secret) and every
 /// other algorithm are refused. The principal's id is `sub`, else `client_id`; its scopes
 /// are `scope` (space-separated, RFC 9068 and RFC 8693) and `scp` (an array, or a
-/// space-separated string); its scheme is [`Scheme::Bearer`].
+/// space-separated string); its scheme is [`Scheme::Bearer`](crate::Scheme::Bearer).
 ///
 /// [`build`](JwtAuthenticatorBuilder::build) finds the key set
 /// (`{issuer}/.well-known/openid-configuration`, else RFC 8414's
