@@ -16,9 +16,15 @@ pub(crate) fn response(status: StatusCode, detail: impl Into<String>) -> Respons
 
 /// The response that carries `problem`, with its status.
 pub(crate) fn from_problem(problem: &Problem) -> Response {
-    let mut response = Response::new(Body::from(problem.to_json()));
+    with_body(problem.status, problem.to_json())
+}
+
+/// A problem response with `status` whose document, already serialised, is `json` (a
+/// problem with extension members of its own).
+pub(crate) fn with_body(status: u16, json: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(json));
     *response.status_mut() =
-        StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, PROBLEM_JSON);
     headers.insert(CACHE_CONTROL, NO_STORE);

@@ -67,8 +67,7 @@ impl Bounded {
             Dimension::Argument(argument) => format!("argument:{argument}:{rate}"),
             other => format!("{}:{rate}", other.as_str()),
         };
-        let policy = HeaderValue::try_from(format!("\"{name}\";q={count};w={}", window.as_secs()))
-            .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""));
+        let policy = super::policy_header(&name, count.get(), window);
         Self {
             limit,
             source,
@@ -100,9 +99,7 @@ impl Bounded {
 
     /// `RateLimit`: what is left, and when the next call is allowed (whole seconds, up).
     pub(crate) fn state(&self, remaining: u32, reset: Duration) -> HeaderValue {
-        let reset = super::seconds_up(reset);
-        HeaderValue::try_from(format!("\"{}\";r={remaining};t={reset}", self.name))
-            .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
+        super::state_header(&self.name, remaining, reset)
     }
 
     /// What its `per` is, for Redis keys (`caller`, `tenant`, `tool`, `argument`).
@@ -126,6 +123,8 @@ pub(crate) enum Verdict {
 /// The rate limits of one tool that declares `limits.rates`, its `limits.rate` among them.
 pub(crate) struct ToolLimits {
     pub(crate) limits: Box<[Bounded]>,
+    /// Whether a limit counts a value of the call's body (found once, at start-up).
+    pub(crate) reads_body: bool,
     /// The tool's name, as keys and policies name it.
     #[cfg_attr(
         not(feature = "redis"),
@@ -209,18 +208,7 @@ impl ToolLimits {
             }
             limits.push(Bounded::new(limit, source, name));
         }
-        Some(Self {
-            limits: limits.into_boxed_slice(),
-            tool,
-            state: Mutex::new(Budgets::default()),
-            epoch: Instant::now(),
-            max_keys,
-        })
-    }
-
-    /// Whether a limit counts a value of the call's body.
-    pub(crate) fn reads_body(&self) -> bool {
-        self.limits.iter().any(|limit| {
+        let reads_body = limits.iter().any(|limit| {
             matches!(
                 limit.source,
                 Source::Argument {
@@ -228,6 +216,14 @@ impl ToolLimits {
                     ..
                 }
             )
+        });
+        Some(Self {
+            reads_body,
+            limits: limits.into_boxed_slice(),
+            tool,
+            state: Mutex::new(Budgets::default()),
+            epoch: Instant::now(),
+            max_keys,
         })
     }
 
@@ -355,7 +351,7 @@ mod tests {
                 ..
             }
         ));
-        assert!(!set.reads_body());
+        assert!(!set.reads_body);
         let rates = ["1/s per tool".parse::<Limit>().unwrap()];
         assert!(ToolLimits::new("t", None, &[], &IndexMap::new()).is_none());
         assert!(ToolLimits::new("t", None, &rates, &IndexMap::new()).is_some());

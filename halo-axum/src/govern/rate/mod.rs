@@ -77,8 +77,7 @@ impl ToolRate {
             .expect("a period divided by a count of at most u32::MAX is not zero")
             .allow_burst(count);
         let name = tool.replace(['"', '\\'], "_");
-        let policy = HeaderValue::try_from(format!("\"{name}\";q={count};w={}", window.as_secs()))
-            .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""));
+        let policy = policy_header(&name, count.get(), window);
         Self {
             limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
             count,
@@ -131,13 +130,25 @@ impl ToolRate {
     /// `RateLimit` for a decision: what is left and when the window resets (whole seconds,
     /// rounded up).
     pub(crate) fn state(&self, decision: &Decision) -> HeaderValue {
-        let (remaining, reset) = match decision {
-            Decision::Allowed { remaining } => (*remaining, 0),
-            Decision::Limited { retry_after } => (0, seconds_up(*retry_after)),
-        };
-        HeaderValue::try_from(format!("\"{}\";r={remaining};t={reset}", self.name))
-            .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
+        match decision {
+            Decision::Allowed { remaining } => state_header(&self.name, *remaining, Duration::ZERO),
+            Decision::Limited { retry_after } => state_header(&self.name, 0, *retry_after),
+        }
     }
+}
+
+/// `RateLimit-Policy` of the limit `name`: `count` calls per `window`.
+fn policy_header(name: &str, count: u32, window: Duration) -> HeaderValue {
+    HeaderValue::try_from(format!("\"{name}\";q={count};w={}", window.as_secs()))
+        .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
+}
+
+/// `RateLimit` of the limit `name`: `remaining` calls left, the next one allowed after
+/// `reset` (whole seconds, rounded up).
+fn state_header(name: &str, remaining: u32, reset: Duration) -> HeaderValue {
+    let reset = seconds_up(reset);
+    HeaderValue::try_from(format!("\"{name}\";r={remaining};t={reset}"))
+        .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
 }
 
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -205,7 +216,7 @@ impl Governance {
     ) -> Step<(Body, Option<Bytes>, Option<RateHeaders>)> {
         let parts = call.parts;
         // A value of the body: parsed by validation, or read here.
-        let (body, read, parsed) = if limits.reads_body()
+        let (body, read, parsed) = if limits.reads_body
             && parts.extensions.get::<ParsedBody>().is_none()
         {
             let (body, bytes) = body::buffered(parts, body, read, call.body_limit)
@@ -310,16 +321,15 @@ fn refused(limit: &Limit, retry_after: Duration, headers: RateHeaders) -> Stop {
     let detail =
         format!("this operation's rate limit of {limit} is used up; try again in {seconds} s");
     let problem = halo_protocol::Problem::new(429).with_detail(detail);
-    let mut response = problem::from_problem(&problem);
-    if let Ok(Value::Object(mut document)) = serde_json::to_value(&problem) {
-        document.insert(
-            "limit".to_owned(),
-            serde_json::to_value(limit).unwrap_or_default(),
-        );
-        if let Ok(bytes) = serde_json::to_vec(&document) {
-            *response.body_mut() = Body::from(bytes);
+    let json = match serde_json::to_value(&problem) {
+        Ok(Value::Object(mut document)) => {
+            let limit = serde_json::to_value(limit).unwrap_or_default();
+            document.insert("limit".to_owned(), limit);
+            serde_json::to_vec(&document).unwrap_or_else(|_| problem.to_json())
         }
-    }
+        _ => problem.to_json(),
+    };
+    let mut response = problem::with_body(problem.status, json);
     response.headers_mut().extend(headers);
     response
         .headers_mut()
