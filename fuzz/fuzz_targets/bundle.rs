@@ -21,7 +21,7 @@ fn schema(choices: &mut Choices<'_>, count: usize, depth: usize) -> Value {
     let kind = if depth == 0 {
         choices.below(3)
     } else {
-        choices.below(9)
+        choices.below(11)
     };
     let mut out = match kind {
         0 => reference(choices.below(count)),
@@ -48,6 +48,9 @@ fn schema(choices: &mut Choices<'_>, count: usize, depth: usize) -> Value {
             json!({"anyOf": [schema(choices, count, depth - 1), schema(choices, count, depth - 1)]})
         }
         7 => json!({"allOf": [reference(choices.below(count))], "description": "wrapped"}),
+        // Large subschemas written out again and again, the same few each time (one refers
+        // to a component, which may hold it: a cycle through a repeat).
+        9 | 10 => repeated(choices.below(3), count),
         _ => json!({"oneOf": [reference(choices.below(count)), reference(choices.below(count))],
                     "discriminator": {"propertyName": "kind",
                                       "mapping": {"a": "#/components/schemas/S0"}}}),
@@ -59,6 +62,18 @@ fn schema(choices: &mut Choices<'_>, count: usize, depth: usize) -> Value {
         out["example"] = json!({"$ref": "not a reference"});
     }
     out
+}
+
+/// One of three subschemas over 256 bytes, for the bundler to find repeated.
+fn repeated(which: usize, count: usize) -> Value {
+    let words: Vec<String> = (0..30).map(|i| format!("value_{which}_{i}")).collect();
+    match which {
+        0 => json!({"type": "array", "items": {"type": "string", "enum": words}}),
+        1 => json!({"type": "object", "title": "Repeated", "x-vendor": which,
+                    "properties": {"list": {"enum": words}, "again": {"enum": words}}}),
+        _ => json!({"type": "object", "description": words.join(" "),
+                    "properties": {"back": {"$ref": format!("#/components/schemas/S{}", count - 1)}}}),
+    }
 }
 
 fn document(choices: &mut Choices<'_>) -> Value {

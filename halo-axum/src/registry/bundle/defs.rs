@@ -89,8 +89,8 @@ impl Bundler<'_> {
     }
 }
 
-/// The definition's name under `$defs`: the last token of its pointer, made a plain name,
-/// unique in the document.
+/// The definition's name under `$defs`: the last token of its pointer (a shared subschema's
+/// name), made a plain name, unique in the document.
 pub(super) fn name_of(state: &mut State<'_>, id: Id) -> String {
     if let Some(name) = &state.targets[id as usize].name {
         return name.clone();
@@ -112,7 +112,13 @@ pub(super) fn name_of(state: &mut State<'_>, id: Id) -> String {
         base.push_str("schema");
     }
     let mut name = base.clone();
-    while state.by_name.contains_key(&name) {
+    // A shared subschema never takes a component's own name, even before the component is
+    // named.
+    let taken = |state: &State<'_>, name: &String| {
+        state.by_name.contains_key(name)
+            || (state.targets[id as usize].shared && state.shares.is_component(name))
+    };
+    while taken(state, &name) {
         let next = state.suffixes.entry(base.clone()).or_insert(2);
         name = format!("{base}_{next}");
         *next += 1;

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::rewrite::rewrite_value;
-use super::{Bundler, Done, Id, Ids, Pass, Problem, State, Target};
+use super::{Bundler, Done, Id, Ids, Link, Pass, Problem, State, Target};
 
 /// A definition whose bundled body serialises to at most this many bytes (and holds no
 /// reference) is copied to its uses: `{"$ref":"#/$defs/timestamp"}` is not shorter.
@@ -17,23 +17,32 @@ impl<'d> Bundler<'d> {
     pub(super) fn intern_all(
         &self,
         state: &mut State<'d>,
-        found: Vec<&'d str>,
+        found: Vec<Link<'d>>,
         from: Option<Id>,
     ) -> Result<(), Problem> {
-        let mut pending: Vec<(Option<Id>, Vec<&'d str>)> = vec![(from, found)];
+        let mut pending: Vec<(Option<Id>, Vec<Link<'d>>)> = vec![(from, found)];
         while let Some((from, found)) = pending.pop() {
-            for reference in found {
-                let id = match state.by_reference.get(reference) {
-                    Some(&id) => id,
+            for link in found {
+                let id = match state.id(link) {
+                    Some(id) => id,
                     None => {
-                        let body = self.lookup(reference)?;
+                        let (reference, body, shared) = match link {
+                            Link::Reference(reference) => {
+                                (reference, self.lookup(reference)?, false)
+                            }
+                            Link::Shared(share) => {
+                                let share = state.shares.get(share);
+                                (share.name, share.body, true)
+                            }
+                        };
                         let id = Id::try_from(state.targets.len()).map_err(|_| Problem::Limit {
-                            at: reference.to_owned(),
+                            at: pointer_of(state, link),
                             limit: "max_defs",
                             value: self.limits.max_defs,
                         })?;
                         state.targets.push(Target {
                             reference,
+                            shared,
                             body,
                             uses: 0,
                             edges: Vec::new(),
@@ -41,13 +50,16 @@ impl<'d> Bundler<'d> {
                             name: None,
                             piece: [None, None],
                         });
-                        state.by_reference.insert(reference, id);
+                        match link {
+                            Link::Reference(reference) => state.by_reference.insert(reference, id),
+                            Link::Shared(share) => state.by_share.insert(share, id),
+                        };
                         for unfinished in &mut state.unfinished {
                             unfinished.push(id);
                         }
                         let mut inner = Vec::new();
-                        self.references(body, 0, &mut inner)
-                            .map_err(|e| e.at(reference))?;
+                        self.references(&state.shares, body, 0, &mut inner)
+                            .map_err(|e| e.at(&pointer_of(state, link)))?;
                         pending.push((Some(id), inner));
                         id
                     }
@@ -183,6 +195,14 @@ impl<'d> Bundler<'d> {
             };
         }
         Ok(())
+    }
+}
+
+/// Where a link's target is in the document, for errors.
+fn pointer_of(state: &State<'_>, link: Link<'_>) -> String {
+    match link {
+        Link::Reference(reference) => reference.to_owned(),
+        Link::Shared(share) => state.shares.get(share).pointer.clone(),
     }
 }
 

@@ -13,6 +13,9 @@
 //! ([`Bundler::defs_rope`]). Each referenced target is walked once; there is no expansion
 //! along paths of the reference graph, which is what made a cyclic document explode.
 //!
+//! A subschema the document writes out again and again without naming it is a definition
+//! too ([`share`]): found once per document, bundled like the target of a reference.
+//!
 //! The parts: how a schema is read ([`walk`]), the graph of the targets its references reach
 //! and the order they are bundled in ([`graph`]), a body rewritten ([`rewrite`]) with the
 //! last touches of its direction and OpenAPI version ([`adjust`]), and the definitions named
@@ -22,6 +25,7 @@ mod adjust;
 mod defs;
 mod graph;
 mod rewrite;
+mod share;
 #[cfg(test)]
 mod tests;
 mod walk;
@@ -33,6 +37,7 @@ use serde_json::Value;
 
 use self::adjust::adjust;
 use self::rewrite::{done, rewrite, rewrite_value};
+use self::share::Shares;
 use self::walk::{pointer_lookup, reference_of};
 use super::rope::Rope;
 use crate::DocumentLimits;
@@ -95,9 +100,20 @@ impl Pass {
 /// A referenced target, identified by its index.
 type Id = u32;
 
+/// What a schema refers to: a place in the document (a `$ref`), or a subschema the document
+/// repeats ([`share`]).
+#[derive(Debug, Clone, Copy)]
+enum Link<'d> {
+    Reference(&'d str),
+    Shared(u32),
+}
+
 #[derive(Debug)]
 struct Target<'d> {
+    /// The `$ref` that named it, or a shared subschema's name.
     reference: &'d str,
+    /// A subschema the document repeats, not a `$ref`'s target.
+    shared: bool,
     body: &'d Value,
     /// How many references name it, over every schema walked.
     uses: u32,
@@ -144,6 +160,9 @@ impl Ids {
 struct State<'d> {
     targets: Vec<Target<'d>>,
     by_reference: HashMap<&'d str, Id>,
+    /// The targets of the shared subschemas, by share.
+    by_share: HashMap<u32, Id>,
+    shares: Shares<'d>,
     by_name: HashMap<String, Id>,
     /// Targets interned since the last bundling, for each [`Direction`].
     unfinished: [Vec<Id>; 2],
@@ -151,6 +170,16 @@ struct State<'d> {
     suffixes: HashMap<String, usize>,
     /// Definitions referenced by `$defs` across every schema served so far.
     defs_served: usize,
+}
+
+impl<'d> State<'d> {
+    /// The target a link names, once interned.
+    fn id(&self, link: Link<'d>) -> Option<Id> {
+        match link {
+            Link::Reference(reference) => self.by_reference.get(reference).copied(),
+            Link::Shared(share) => self.by_share.get(&share).copied(),
+        }
+    }
 }
 
 /// Bundles the schemas of one OpenAPI document.
@@ -170,7 +199,10 @@ impl<'d> Bundler<'d> {
             document,
             limits,
             openapi_30: version.is_some_and(|version| version.starts_with("3.0")),
-            state: RefCell::new(State::default()),
+            state: RefCell::new(State {
+                shares: Shares::find(document, limits.max_depth),
+                ..State::default()
+            }),
         }
     }
 
@@ -179,7 +211,7 @@ impl<'d> Bundler<'d> {
     pub(crate) fn survey(&self, schema: &'d Value) -> Result<(), Problem> {
         let mut state = self.state.borrow_mut();
         let mut found = Vec::new();
-        self.references(schema, 0, &mut found)
+        self.references(&state.shares, schema, 0, &mut found)
             .map_err(|e| e.at_root())?;
         self.intern_all(&mut state, found, None)
     }
@@ -222,12 +254,12 @@ impl<'d> Bundler<'d> {
         };
         let mut state = self.state.borrow_mut();
         let mut found = Vec::new();
-        self.references(schema, 0, &mut found)
+        self.references(&state.shares, schema, 0, &mut found)
             .map_err(|e| e.at_root())?;
         // Anything not surveyed before is taken in now, counted as it is found.
-        let unknown: Vec<&'d str> = found
+        let unknown: Vec<Link<'d>> = found
             .into_iter()
-            .filter(|reference| !state.by_reference.contains_key(reference))
+            .filter(|link| state.id(*link).is_none())
             .collect();
         self.intern_all(&mut state, unknown, None)?;
         self.finish(&mut state, pass)?;

@@ -39,23 +39,22 @@ fn rewrite_in(
                 .collect(),
         ),
         Value::Object(map) => {
+            // A subschema the document repeats is one definition, as if it were referenced.
+            if depth > 0
+                && let Some(share) = state.shares.of(value)
+            {
+                let id = state.by_share[&share];
+                return match used(state, id, 1, depth, deps, pass) {
+                    Used::Body(body) => Value::Object(body),
+                    Used::Value(value) => value,
+                };
+            }
             let mut out = match map.get("$ref") {
                 Some(Value::String(reference)) => {
                     let id = state.by_reference[reference.as_str()];
-                    let done = done(state, id, pass);
-                    if done.inline && depth + done.depth <= MAX_INLINE_DEPTH {
-                        for &dep in &done.deps {
-                            deps.add(dep);
-                        }
-                        match done.body.clone() {
-                            Value::Object(body) => body,
-                            // A boolean schema inlined beside other keywords: keep the
-                            // reference, it cannot take siblings.
-                            _ if map.len() > 1 => reference_to(state, id, deps),
-                            other => return other,
-                        }
-                    } else {
-                        reference_to(state, id, deps)
+                    match used(state, id, map.len(), depth, deps, pass) {
+                        Used::Body(body) => body,
+                        Used::Value(value) => return value,
                     }
                 }
                 _ => Map::with_capacity(map.len()),
@@ -95,6 +94,41 @@ pub(super) fn rewrite(
         Read::Data => Some(value.clone()),
         Read::Reference => Some(rewrite_value(state, value, depth, deps, pass)),
         Read::Schema(keys) => Some(rewrite_in(state, value, keys, depth, deps, pass)),
+    }
+}
+
+/// What a use of a definition becomes.
+enum Used {
+    /// An object: the definition's body copied, or a reference to it.
+    Body(Map<String, Value>),
+    /// The whole value (a boolean schema copied).
+    Value(Value),
+}
+
+/// A use of the target `id` at `depth`, where the using object has `keys` keys: its body
+/// copied where it is copied to its uses (and not too deep), else a reference.
+fn used(
+    state: &mut State<'_>,
+    id: Id,
+    keys: usize,
+    depth: usize,
+    deps: &mut Ids,
+    pass: Pass,
+) -> Used {
+    let done = done(state, id, pass);
+    if done.inline && depth + done.depth <= MAX_INLINE_DEPTH {
+        for &dep in &done.deps {
+            deps.add(dep);
+        }
+        match done.body.clone() {
+            Value::Object(body) => Used::Body(body),
+            // A boolean schema inlined beside other keywords: keep the reference, it cannot
+            // take siblings.
+            _ if keys > 1 => Used::Body(reference_to(state, id, deps)),
+            other => Used::Value(other),
+        }
+    } else {
+        Used::Body(reference_to(state, id, deps))
     }
 }
 

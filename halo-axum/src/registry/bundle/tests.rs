@@ -229,3 +229,160 @@ fn properties_named_like_keywords_are_schemas_and_extensions_are_not_served() {
     );
     assert!(!text.contains("#/components"), "{out}");
 }
+
+/// A subschema of well over 256 bytes as served, different for each `seed`.
+fn big(seed: &str) -> Value {
+    let categories: Vec<String> = (0..40).map(|i| format!("{seed}_{i}")).collect();
+    json!({"type": "array", "description": format!("The {seed} categories"),
+           "items": {"type": "string", "enum": categories}})
+}
+
+#[test]
+fn a_repeated_subschema_is_one_definition_named_after_its_property() {
+    let mut spending = big("merchant");
+    spending["x-stripe"] = json!("vendor extensions are not served, so not compared");
+    let doc = openapi(
+        "3.1.0",
+        json!({
+            "Card": {"type": "object", "properties": {
+                "allowed": big("merchant"), "other": big("other")}},
+            "Holder": {"type": "object", "properties": {
+                "controls": {"type": "object", "properties": {"allowed": spending}},
+                "card": {"$ref": "#/components/schemas/Card"}}}
+        }),
+    );
+    let out = bundle(
+        &doc,
+        &json!({"$ref": "#/components/schemas/Holder"}),
+        Direction::Output,
+    );
+    let defs = out["$defs"].as_object().unwrap();
+    assert_eq!(defs.keys().collect::<Vec<_>>(), ["allowed"], "{out}");
+    assert_eq!(defs["allowed"], big("merchant"));
+    let reference = json!({"$ref": "#/$defs/allowed"});
+    assert_eq!(
+        out["properties"]["controls"]["properties"]["allowed"],
+        reference
+    );
+    let card = &out["properties"]["card"];
+    assert_eq!(card["properties"]["allowed"], reference);
+    assert_eq!(
+        card["properties"]["other"],
+        big("other"),
+        "a subschema written once stays"
+    );
+}
+
+#[test]
+fn a_repeat_reached_once_small_repeats_and_non_schemas_stay_in_place() {
+    let small = json!({"type": "string", "description": "short"});
+    let discriminator = json!({"propertyName": "kind", "mapping": {
+        "a": "#/components/schemas/A", "b": "#/components/schemas/B",
+        "padding": "x".repeat(300)}});
+    let doc = openapi(
+        "3.1.0",
+        json!({
+            "One": {"type": "object", "discriminator": discriminator,
+                    "properties": {"list": big("thing"), "name": small}},
+            "Two": {"type": "object", "discriminator": discriminator,
+                    "properties": {"list": big("thing"), "name": small}}
+        }),
+    );
+    // Only `One` is reached: the repeat is used once here, so it is written in place.
+    let out = bundle(
+        &doc,
+        &json!({"$ref": "#/components/schemas/One"}),
+        Direction::Output,
+    );
+    assert!(out.get("$defs").is_none(), "{out}");
+    assert_eq!(out["properties"]["list"], big("thing"));
+    assert_eq!(out["properties"]["name"], small);
+    assert_eq!(out["discriminator"]["propertyName"], "kind");
+    // Both reached: the large repeat once, the short one and the discriminator in place.
+    let both = bundle(
+        &doc,
+        &json!({"type": "object", "properties": {
+            "one": {"$ref": "#/components/schemas/One"},
+            "two": {"$ref": "#/components/schemas/Two"}}}),
+        Direction::Output,
+    );
+    let defs = both["$defs"].as_object().unwrap();
+    assert_eq!(defs.keys().collect::<Vec<_>>(), ["list"], "{both}");
+    for side in ["one", "two"] {
+        let side = &both["properties"][side];
+        assert_eq!(side["properties"]["list"], json!({"$ref": "#/$defs/list"}));
+        assert_eq!(side["properties"]["name"], small);
+        assert_eq!(side["discriminator"]["propertyName"], "kind");
+    }
+}
+
+#[test]
+fn repeats_inside_a_shared_repeat_are_not_shared_again_and_names_stay_the_components() {
+    let inner = big("inner");
+    let outer = json!({"type": "object", "title": "Limits",
+                       "properties": {"inner": inner, "note": {"type": "string"}}});
+    let doc = openapi(
+        "3.1.0",
+        json!({
+            // A component called `inner`: the shared subschema may not take its name.
+            "inner": {"type": "object", "properties": {"elsewhere": big("inner")}},
+            "A": {"type": "object", "properties": {"limits": outer}},
+            "B": {"type": "object", "properties": {"limits": outer}},
+            "C": {"type": "object", "properties": {
+                "a": {"$ref": "#/components/schemas/A"},
+                "b": {"$ref": "#/components/schemas/B"},
+                "i": {"$ref": "#/components/schemas/inner"},
+                "j": {"$ref": "#/components/schemas/inner"}}}
+        }),
+    );
+    let out = bundle(
+        &doc,
+        &json!({"$ref": "#/components/schemas/C"}),
+        Direction::Output,
+    );
+    let defs = out["$defs"].as_object().unwrap();
+    let mut names: Vec<&String> = defs.keys().collect();
+    names.sort();
+    // `Limits` (its title) once; `big("inner")` is in `Limits` and in the component `inner`:
+    // twice, so one definition, which is not called `inner`.
+    assert_eq!(names, ["Limits", "inner", "inner_2"], "{out}");
+    assert_eq!(
+        defs["Limits"]["properties"]["inner"],
+        json!({"$ref": "#/$defs/inner_2"})
+    );
+    assert_eq!(
+        defs["inner"]["properties"]["elsewhere"],
+        json!({"$ref": "#/$defs/inner_2"})
+    );
+    assert_eq!(defs["inner_2"], big("inner"));
+    assert_eq!(
+        out["properties"]["a"]["properties"]["limits"],
+        json!({"$ref": "#/$defs/Limits"})
+    );
+}
+
+#[test]
+fn a_shared_subschema_reads_each_way() {
+    let mut record = big("record");
+    record["readOnly"] = json!(true);
+    let doc = openapi(
+        "3.1.0",
+        json!({
+            "A": {"type": "object", "properties": {"id": record, "name": {"type": "string"}}},
+            "B": {"type": "object", "properties": {"id": record, "name": {"type": "string"}}},
+            "Both": {"type": "object", "properties": {
+                "a": {"$ref": "#/components/schemas/A"}, "b": {"$ref": "#/components/schemas/B"}}}
+        }),
+    );
+    let schema = json!({"$ref": "#/components/schemas/Both"});
+    let input = bundle(&doc, &schema, Direction::Input);
+    assert!(
+        input["properties"]["a"]["properties"].get("id").is_none(),
+        "{input}"
+    );
+    let output = bundle(&doc, &schema, Direction::Output);
+    assert_eq!(
+        output["properties"]["b"]["properties"]["id"],
+        json!({"$ref": "#/$defs/id"})
+    );
+}

@@ -4,50 +4,75 @@
 
 use serde_json::Value;
 
-use super::{Bundler, Problem};
+use super::share::Shares;
+use super::{Bundler, Link, Problem};
 
 impl<'d> Bundler<'d> {
     /// Collects the references of a schema (not those inside instance data), checking its
-    /// depth on the way.
+    /// depth on the way. A subschema the document repeats ([`Shares`]) counts as a reference
+    /// to it, unless it is the schema itself.
     pub(super) fn references(
         &self,
+        shares: &Shares<'d>,
         value: &'d Value,
         depth: usize,
-        found: &mut Vec<&'d str>,
+        found: &mut Vec<Link<'d>>,
     ) -> Result<(), Deep> {
-        self.references_in(value, Keys::Keywords, depth, found)
+        let walk = References {
+            shares,
+            max_depth: self.limits.max_depth,
+            root: depth,
+        };
+        walk.collect(value, Keys::Keywords, depth, found)
     }
+}
 
-    /// [`references`](Self::references) of a value whose object keys are `keys`.
-    fn references_in(
+/// [`Bundler::references`] under way.
+struct References<'s, 'd> {
+    shares: &'s Shares<'d>,
+    max_depth: usize,
+    /// The depth of the schema the walk started from.
+    root: usize,
+}
+
+impl<'d> References<'_, 'd> {
+    /// The references of a value whose object keys are `keys`.
+    fn collect(
         &self,
         value: &'d Value,
         keys: Keys,
         depth: usize,
-        found: &mut Vec<&'d str>,
+        found: &mut Vec<Link<'d>>,
     ) -> Result<(), Deep> {
-        if depth > self.limits.max_depth {
-            return Err(Deep::new(self.limits.max_depth));
+        if depth > self.max_depth {
+            return Err(Deep::new(self.max_depth));
         }
         match value {
             Value::Object(map) => {
+                if keys == Keys::Keywords
+                    && depth > self.root
+                    && let Some(share) = self.shares.of(value)
+                {
+                    found.push(Link::Shared(share));
+                    return Ok(());
+                }
                 for (key, inner) in map {
                     match keys.read(key) {
                         Read::Reference => {
                             if let Value::String(reference) = inner {
-                                found.push(reference);
+                                found.push(Link::Reference(reference));
                             }
                         }
                         Read::Data | Read::Extension => {}
                         Read::Schema(inner_keys) => self
-                            .references_in(inner, inner_keys, depth + 1, found)
+                            .collect(inner, inner_keys, depth + 1, found)
                             .map_err(|e| e.push(key))?,
                     }
                 }
             }
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.references_in(item, Keys::Keywords, depth + 1, found)
+                    self.collect(item, Keys::Keywords, depth + 1, found)
                         .map_err(|e| e.push(&i.to_string()))?;
                 }
             }
