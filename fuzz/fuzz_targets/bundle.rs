@@ -5,7 +5,7 @@
 #![no_main]
 
 use axum::body::Body;
-use halo_axum::{DocumentLimits, HaloBuilder};
+use halo_axum::{DocumentLimits, HaloBuilder, Validation};
 use http::Request;
 use libfuzzer_sys::fuzz_target;
 
@@ -155,7 +155,11 @@ fuzz_target!(|data: &[u8]| {
     let mut choices = Choices(data);
     let document = document(&mut choices);
     let size = serde_json::to_vec(&document).unwrap().len();
-    let validate = choices.below(2) == 0;
+    let validate = if choices.below(2) == 0 {
+        Validation::On
+    } else {
+        Validation::Off
+    };
     let build = || {
         HaloBuilder::from_openapi_json(document.clone())
             .validate(validate)
