@@ -40,6 +40,12 @@ impl Cache {
         }
     }
 
+    /// Whether verdicts are kept at all (a TTL and a capacity above zero): when not, a caller
+    /// may skip hashing the token.
+    pub(crate) fn is_on(&self) -> bool {
+        self.capacity > 0 && !self.ttl.is_zero()
+    }
+
     /// The key of `token`.
     pub(crate) fn key(token: &str) -> Key {
         Sha256::digest(token.as_bytes()).into()
@@ -111,5 +117,8 @@ mod tests {
         tokio::time::advance(Duration::from_secs(6)).await;
         assert!(cache.get(&key).is_none());
         assert_ne!(Cache::key("a"), Cache::key("b"));
+        assert!(cache.is_on());
+        assert!(!Cache::new(Duration::ZERO, 10).is_on());
+        assert!(!Cache::new(Duration::from_secs(60), 0).is_on());
     }
 }

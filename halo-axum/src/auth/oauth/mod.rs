@@ -33,32 +33,46 @@ pub(crate) fn bearer_token<'a>(
         .ok_or_else(|| Unauthenticated::new(expected))
 }
 
+/// A valid token's claims, as [`principal`] reads them: a JWT's payload (parsed once, in
+/// borrowed form, by the JWT authenticator) or an introspection answer (a JSON object).
+pub(crate) trait Claims {
+    /// The claim `name`, when it is a string.
+    fn string(&self, name: &str) -> Option<&str>;
+    /// The strings of the claim `name`, when it is an array (its other items left out).
+    fn strings(&self, name: &str) -> Option<impl Iterator<Item = &str>>;
+}
+
+impl Claims for Map<String, Value> {
+    fn string(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(Value::as_str)
+    }
+
+    fn strings(&self, name: &str) -> Option<impl Iterator<Item = &str>> {
+        match self.get(name) {
+            Some(Value::Array(items)) => Some(items.iter().filter_map(Value::as_str)),
+            _ => None,
+        }
+    }
+}
+
 /// The caller a valid token's claims (a JWT's payload, an introspection answer) name: `sub`,
 /// else `client_id`; the scopes of `scope` and `scp`; the tenant of `tenant_claim`, if set.
 pub(crate) fn principal(
-    claims: &Map<String, Value>,
+    claims: &impl Claims,
     tenant_claim: Option<&str>,
 ) -> Result<Principal, Unauthenticated> {
-    let text = |name: &str| {
-        claims
-            .get(name)
-            .and_then(Value::as_str)
-            .filter(|text| !text.is_empty())
-    };
+    let text = |name: &str| claims.string(name).filter(|text| !text.is_empty());
     let id = text("sub")
         .or_else(|| text("client_id"))
         .ok_or_else(|| Unauthenticated::new("the token names no subject (sub or client_id)"))?;
-    let mut scopes: Vec<&str> = text("scope")
-        .map(|scope| scope.split_whitespace().collect())
-        .unwrap_or_default();
-    match claims.get("scp") {
-        Some(Value::Array(items)) => scopes.extend(items.iter().filter_map(Value::as_str)),
-        Some(Value::String(scp)) => scopes.extend(scp.split_whitespace()),
-        _ => {}
-    }
-    let principal = Principal::new(id)
-        .with_scopes(scopes)
+    let mut principal = Principal::new(id)
+        .with_scopes(text("scope").into_iter().flat_map(str::split_whitespace))
         .authenticated_by(Scheme::Bearer);
+    if let Some(scp) = claims.strings("scp") {
+        principal = principal.with_scopes(scp);
+    } else if let Some(scp) = claims.string("scp") {
+        principal = principal.with_scopes(scp.split_whitespace());
+    }
     Ok(match tenant_claim.and_then(text) {
         Some(tenant) => principal.in_tenant(tenant),
         None => principal,
