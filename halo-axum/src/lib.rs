@@ -4,6 +4,7 @@
 #[cfg(feature = "agents")]
 #[cfg_attr(docsrs, doc(cfg(feature = "agents")))]
 pub mod agents;
+mod approval;
 mod audit;
 mod auth;
 mod body;
@@ -73,6 +74,9 @@ mod validate;
 pub use halo_macros::halo;
 pub use halo_protocol as protocol;
 
+pub use crate::approval::{
+    ApprovalLimits, ApprovalQueue, ApprovalRequest, ApprovalRule, Approver, Verdict,
+};
 pub use crate::audit::{
     AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
 };

@@ -52,6 +52,20 @@ async fn order() -> (StatusCode, Json<Value>) {
     (StatusCode::CREATED, Json(json!({"placed": true})))
 }
 
+/// Fail at once: its circuit opens after one failure.
+#[halo(circuit = "1/30s/1")]
+#[utoipa::path(get, path = "/fragile", operation_id = "c_fragile", responses((status = 200)))]
+async fn fragile() -> StatusCode {
+    StatusCode::BAD_GATEWAY
+}
+
+/// Never fail: its circuit stays closed.
+#[halo(circuit = "1/30s/1")]
+#[utoipa::path(get, path = "/sturdy", operation_id = "c_sturdy", responses((status = 200)))]
+async fn sturdy() -> StatusCode {
+    StatusCode::OK
+}
+
 /// Stay out of the metrics.
 #[utoipa::path(get, path = "/quiet", operation_id = "q_quiet", responses((status = 200)))]
 async fn quiet() -> &'static str {
@@ -219,6 +233,47 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
     for unbounded in ["alice", "mallory", "/books", "seven", "secret-key-1"] {
         assert!(!text.contains(unbounded), "{unbounded} in\n{text}");
     }
+}
+
+#[tokio::test]
+async fn circuits_show_their_state_and_count_their_changes() {
+    // Installed before the layer is built, which shows the circuits' first state.
+    let _installed = prometheus();
+    let app = serve(
+        doc().routes(routes!(fragile)).routes(routes!(sturdy)),
+        |builder| builder.metrics(true),
+    );
+    let state = |text: &str, tool: &str| sample(text, "halo_circuit_state", &[("tool", tool)]);
+    let text = scrape(&app).await;
+    // Shown from the start, closed.
+    assert_eq!(state(&text, "c_fragile"), Some(0.0), "{text}");
+    assert_eq!(state(&text, "c_sturdy"), Some(0.0));
+    assert!(text.contains("# TYPE halo_circuit_state gauge"), "{text}");
+
+    assert_eq!(send(app.get("/sturdy")).await, StatusCode::OK);
+    assert_eq!(send(app.get("/fragile")).await, StatusCode::BAD_GATEWAY);
+    for _ in 0..2 {
+        assert_eq!(
+            send(app.get("/fragile")).await,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+    let text = scrape(&app).await;
+    assert_eq!(state(&text, "c_fragile"), Some(2.0), "open: {text}");
+    assert_eq!(state(&text, "c_sturdy"), Some(0.0));
+    let changes = |tool: &str, to: &str| {
+        sample(
+            &text,
+            "halo_circuit_transitions_total",
+            &[("tool", tool), ("to", to)],
+        )
+    };
+    assert_eq!(changes("c_fragile", "open"), Some(1.0), "{text}");
+    assert_eq!(changes("c_fragile", "closed"), None);
+    assert_eq!(changes("c_sturdy", "open"), None);
+    // Refusals are calls with the outcome circuit_open.
+    assert_eq!(calls(&text, "c_fragile", "circuit_open", "5xx"), Some(2.0));
+    assert_eq!(calls(&text, "c_fragile", "executed", "5xx"), Some(1.0));
 }
 
 #[tokio::test]

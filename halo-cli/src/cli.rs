@@ -16,7 +16,8 @@ use halo_client::protocol::lint::{Level, Rule};
 ///
 /// Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
 /// what was asked (or `diff` found a change, or a stream ended with `tool_error`, or `lint`
-/// found an error), 2 for usage, network and other errors.
+/// found an error, or a call's approval was denied or expired), 2 for usage, network and
+/// other errors.
 #[derive(Debug, Parser)]
 #[command(name = "halo", version, propagate_version = true, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -170,6 +171,11 @@ pub(crate) enum Command {
         method: Option<String>,
     },
     /// Call an operation, placing each argument where its schema says.
+    ///
+    /// A call held for approval (`effects.approval`) prints `halo: approval ID pending (tool
+    /// NAME)` on standard error, waits for the decision (`halo approve`, `halo deny`) without
+    /// sending the call again, then prints its result; exit 1 when denied or expired (who
+    /// and why on standard error).
     Call(CallArgs),
     /// Call an operation and print its events as they arrive (Server-Sent Events).
     ///
@@ -179,8 +185,12 @@ pub(crate) enum Command {
     /// connection is resumed where it stopped, without running the operation again. A server
     /// that does not stream prints its answer as a single `tool_end`.
     ///
+    /// Ctrl-C cancels the call on the server (`DELETE /.well-known/halo/calls/{call_id}`),
+    /// prints the stream's last events (its `tool_error`) for up to 5 seconds, and exits 130;
+    /// a second Ctrl-C exits at once.
+    ///
     /// Exit status: 0 when the stream ends with `tool_end` and a 2xx status, 1 on
-    /// `tool_error` or a 4xx/5xx answer, 2 for usage and network errors.
+    /// `tool_error` or a 4xx/5xx answer, 2 for usage and network errors, 130 when interrupted.
     Stream(CallArgs),
     /// Print the tools as tool definitions for an LLM API (JSON), within its limits.
     ///
@@ -278,6 +288,38 @@ pub(crate) enum Command {
     /// discovery).
     #[command(after_long_help = rules_help())]
     Lint(LintArgs),
+    /// List the calls waiting for approval, oldest first (`GET /.well-known/halo/approvals`).
+    ///
+    /// For approvers (others get the server's `403`, exit 1). A table (id, tool, caller,
+    /// call, expiry, arguments); with `--json`, an array of the approvals as the server shows
+    /// them (`id`, `tool`, `state`, `call`, `caller`, `arguments`, `expires_at`, ...).
+    Approvals {
+        /// The API's base URL.
+        url: String,
+    },
+    /// Approve a call waiting for approval: it runs now, as its caller; prints its answer.
+    ///
+    /// Exit status: 0 once approved (whatever the call answered), 1 when the server refuses
+    /// (`403`, `404`, `409`: decided already or expired), 2 for usage and network errors.
+    Approve {
+        /// The API's base URL.
+        url: String,
+        /// The approval's id (from `halo approvals`, or what `halo call` printed).
+        id: String,
+    },
+    /// Deny a call waiting for approval: it never runs, and its caller is told who denied it
+    /// and why.
+    ///
+    /// Exit status: as `approve`.
+    Deny {
+        /// The API's base URL.
+        url: String,
+        /// The approval's id.
+        id: String,
+        /// Why, for the caller (the server keeps 1,000 characters).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
 }
 
 /// The tools to export, and how (`export`).

@@ -20,7 +20,8 @@ pub(crate) fn anonymous(global: &Global) -> bool {
 
 /// A client for `url` with the command line's credentials and timeout.
 pub(crate) fn client(global: &Global, url: &str) -> Result<Client, Failure> {
-    let mut builder = Client::builder(url);
+    // A call held for approval says which one it waits for; its result stays on stdout.
+    let mut builder = Client::builder(url).on_approval_pending(crate::approvals::announce);
     if let Some(path) = &global.credentials {
         builder = builder.credentials(Credentials::from_file(path)?);
     }

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use halo_client::ToolResponse;
 use serde_json::Value;
 
+use crate::approvals;
 use crate::output::{self, print_err, print_out};
 
 /// Why a command failed.
@@ -20,7 +20,8 @@ pub(crate) enum Failure {
 
 impl From<halo_client::Error> for Failure {
     fn from(error: halo_client::Error) -> Self {
-        if error.is_status() {
+        // A call whose approval was denied or expired: refused, as a `403` would be.
+        if error.is_status() || error.is_denied() || error.is_approval_expired() {
             return Self::Status(error);
         }
         if error.is_not_described() {
@@ -60,14 +61,22 @@ impl Failure {
         match self {
             Self::Status(error) => {
                 let response = error.response();
+                let refusal = approvals::refusal(error);
                 if json {
-                    let body = response.map_or(Value::Null, ToolResponse::to_value);
+                    let body = match (response, error.approval()) {
+                        (Some(response), _) => response.to_value(),
+                        (None, Some(approval)) => approvals::json(approval),
+                        (None, None) => Value::Null,
+                    };
                     print_out(&output::json(&body));
-                    print_err(&format!("halo: {error}\n"));
+                    print_err(&refusal.unwrap_or_else(|| format!("halo: {error}\n")));
                 } else {
-                    let text = match response {
-                        Some(response) => format!("halo: {}", output::error_response(response)),
-                        None => format!("halo: {error}\n"),
+                    let text = match (response, refusal) {
+                        (Some(response), _) => {
+                            format!("halo: {}", output::error_response(response))
+                        }
+                        (None, Some(refusal)) => refusal,
+                        (None, None) => format!("halo: {error}\n"),
                     };
                     print_err(&text);
                 }

@@ -17,6 +17,8 @@
 //! halo export https://api.example.com --format openai --q "open an issue" --max 20 --strict
 //! halo pin http://127.0.0.1:3000 --out bookstore.pin.json
 //! halo diff http://127.0.0.1:3000 bookstore.pin.json
+//! halo --bearer demo-admin approvals http://127.0.0.1:3000
+//! halo --bearer demo-admin deny http://127.0.0.1:3000 3f0c --reason "the charge is disputed"
 //! halo --bearer demo-admin lint http://127.0.0.1:3000 -D warnings
 //! halo --bearer demo-reader mcp http://127.0.0.1:3000 --tags books
 //! halo --bearer demo-reader agent http://127.0.0.1:3000 "Is Dune in stock?" \
@@ -25,9 +27,11 @@
 //!
 //! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
 //! what was asked (or `diff` found a change, or a stream ended with `tool_error`, or `lint`
-//! found an error), 2 for usage, network and other errors.
+//! found an error, or a call's approval was denied or expired), 2 for usage, network and
+//! other errors.
 
 mod agent;
+mod approvals;
 mod cli;
 mod connect;
 mod failure;
@@ -35,6 +39,7 @@ mod lint;
 mod mcp;
 mod output;
 mod run;
+mod stream;
 
 use std::process::ExitCode;
 

@@ -5,7 +5,10 @@
 //! the exports use too. A call goes through halo-client ([`Client::call`]): the host's
 //! credentials, arguments placed where the schema
 //! says, retries only when safe. A `4xx`/`5xx` answer is a tool result with `isError` and the
-//! problem details, so the model reads what went wrong.
+//! problem details, so the model reads what went wrong. A call the MCP client cancels
+//! (`notifications/cancelled`) is cancelled on the API too: `halo mcp` names each call
+//! without a stream (`Halo-Call-Id`), knows a stream's id from the server, and sends
+//! `DELETE /.well-known/halo/calls/{call_id}`.
 //!
 //! Above a token budget (4,000 estimated tokens by default, `--tool-budget`), `tools/list`
 //! lists `search_tools` and `call_tool` instead of every tool (progressive disclosure):
@@ -30,7 +33,7 @@ use halo_client::protocol::{
     ToolEvent, ToolListing, ToolOutput, ToolSchema, mcp_cache_hints, mcp_page, mcp_progress,
     search_tools_result,
 };
-use halo_client::{Client, StreamEvent};
+use halo_client::{CallId, CancelOutcome, Client, StreamEvent};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
@@ -203,19 +206,18 @@ impl Bridge {
             .meta
             .get_progress_token()
             .filter(|_| schema.stream.is_some());
-        let call = match progress {
-            Some(token) => Either::Left(streamed(&self.client, schema, args, token, &context.peer)),
-            None => Either::Right(async {
-                match self.client.call(schema, args).await {
-                    Ok(response) => ToolOutput::from(&response),
-                    Err(error) => ToolOutput::from(&error),
+        let output = match progress {
+            Some(token) => streamed(&self.client, schema, args, token, context).await,
+            None => {
+                // Named, so that a cancel can be sent for it.
+                let id = CallId::random();
+                let call = std::pin::pin!(self.client.call_cancellable(schema, args, &id));
+                match future::select(call, std::pin::pin!(context.ct.cancelled())).await {
+                    Either::Left((Ok(response), _)) => ToolOutput::from(&response),
+                    Either::Left((Err(error), _)) => ToolOutput::from(&error),
+                    Either::Right(((), _)) => cancelled(&self.client, Some(&id)).await,
                 }
-            }),
-        };
-        let cancelled = std::pin::pin!(context.ct.cancelled());
-        let output = match future::select(std::pin::pin!(call), cancelled).await {
-            Either::Left((output, _)) => output,
-            Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),
+            }
         };
         Ok(CallToolResult::from(output).into())
     }
@@ -292,27 +294,51 @@ impl ServerHandler for Bridge {
     }
 }
 
+/// `notifications/cancelled` for a call: the API is asked to cancel it too (`id`, when the
+/// call has one), and the MCP client gets an error result it will ignore. A failure to cancel
+/// is only reported on stderr: the call may have ended, or the server may not cancel calls.
+async fn cancelled(client: &Client, id: Option<&CallId>) -> ToolOutput {
+    if let Some(id) = id {
+        match client.cancel(id).await {
+            Ok(CancelOutcome::AlreadyEnded) => {
+                log(&format!("call {id} had ended before its cancel"));
+            }
+            Ok(_) => {}
+            Err(error) => log(&format!("cannot cancel call {id}: {error}")),
+        }
+    }
+    ToolOutput::failure("the call was cancelled by the client")
+}
+
 /// Calls a streaming tool, relaying each `tool_progress` event as an MCP progress
-/// notification for `token`; the output is the call's end.
+/// notification for `token`; the output is the call's end. Once the stream is open (it
+/// names the call), a cancelled request cancels the call on the API.
 async fn streamed(
     client: &Client,
     schema: &ToolSchema,
     args: serde_json::Value,
     token: ProgressToken,
-    peer: &Peer<RoleServer>,
+    context: &RequestContext<RoleServer>,
 ) -> ToolOutput {
     let mut events = match client.call_stream(schema, args).await {
         Ok(events) => events,
         Err(error) => return ToolOutput::from(&error),
     };
+    let id = events.call_id().cloned();
+    let mut cancel = std::pin::pin!(context.ct.cancelled());
     let mut progress = 0.0;
-    while let Some(event) = events.next().await {
+    loop {
+        let event = match future::select(events.next(), cancel.as_mut()).await {
+            Either::Left((Some(event), _)) => event,
+            Either::Left((None, _)) => break,
+            Either::Right(((), _)) => return cancelled(client, id.as_ref()).await,
+        };
         match event.map(StreamEvent::into_event) {
             Ok(ToolEvent::ToolProgress(data)) => {
                 let note = mcp_progress(token.clone(), progress, &data);
                 progress = note.progress;
                 // A client that stopped listening still gets the result.
-                let _ = peer.notify_progress(note).await;
+                let _ = context.peer.notify_progress(note).await;
             }
             Ok(ToolEvent::ToolEnd(end)) => {
                 return ToolOutput::from_response(end.status, end.content);

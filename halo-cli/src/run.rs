@@ -5,17 +5,16 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use halo_client::protocol::lint::thousands;
-use halo_client::protocol::{DEFAULT_TOOL_BUDGET, ToolEvent, ToolListing, ToolSchema};
+use halo_client::protocol::{DEFAULT_TOOL_BUDGET, ToolListing, ToolSchema};
 use halo_client::{Client, Defer, ExportError, ExportOptions, Method, Pin, ToolFormat};
 use serde_json::Value;
 
 use crate::cli::{CallArgs, Cli, Command, DeferWhen, ExportArgs, Format, Global};
 use crate::connect::{anonymous, client, describe_manifest};
 use crate::failure::Failure;
-use crate::mcp;
 use crate::output::{self, print_err, print_out};
+use crate::{approvals, mcp, stream};
 
 /// Runs a parsed command line on a small single-threaded runtime.
 pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
@@ -112,9 +111,17 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Stream(call) => {
             let (client, method, args) = target(&global, &call).await?;
-            return stream(&client, &call.path, method, args, json).await;
+            return stream::stream(&client, &call.path, method, args, json).await;
         }
         Command::Export(args) => return export(&global, args).await,
+        Command::Approvals { url } => return approvals::list(&client(&global, &url)?, json).await,
+        Command::Approve { url, id } => {
+            return approvals::approve(&client(&global, &url)?, &id, json).await;
+        }
+        Command::Deny { url, id, reason } => {
+            let client = client(&global, &url)?;
+            return approvals::deny(&client, &id, reason.as_deref(), json).await;
+        }
         Command::Pin { url, tags, out } => {
             let pin = client(&global, &url)?.pin(&strs(&tags)).await?;
             let text = output::json(&pin);
@@ -289,35 +296,6 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
         "{subject} (~{tokens} tokens) cannot be loaded up front: {why}; {choose}{raise}, or \
          defer them behind OpenAI's tool search with --defer (Responses API, gpt-5.4 and later)"
     ))
-}
-
-/// Prints a call's events as they arrive; exit 1 unless it ends with a 2xx `tool_end`.
-async fn stream(
-    client: &Client,
-    path: &str,
-    method: Method,
-    args: Value,
-    json: bool,
-) -> Result<ExitCode, Failure> {
-    let mut events = client.invoke_stream(path, method, args).await?;
-    let mut code = ExitCode::SUCCESS;
-    while let Some(event) = events.next().await {
-        let event = event?;
-        print_out(&if json {
-            output::event_line(event.id(), event.event())
-        } else {
-            output::event(event.id(), event.event())
-        });
-        let failed = match event.event() {
-            ToolEvent::ToolEnd(end) => !(200..300).contains(&end.status),
-            ToolEvent::ToolError(_) => true,
-            _ => false,
-        };
-        if failed {
-            code = ExitCode::from(1);
-        }
-    }
-    Ok(code)
 }
 
 /// The client, method and arguments of `call` and `stream`.

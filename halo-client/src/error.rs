@@ -6,8 +6,8 @@ use std::time::Duration;
 use halo_protocol::{Problem, ToolOutput};
 use reqwest::StatusCode;
 
-use crate::ToolResponse;
 use crate::breaker::Unavailable;
+use crate::{Approval, ToolResponse};
 
 /// A `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -30,6 +30,9 @@ struct Inner {
     response: Option<ToolResponse>,
     /// Why a host's calls fail at once, for [`Kind::Unavailable`].
     unavailable: Option<Box<Unavailable>>,
+    /// The approval of a call held for one, for [`Kind::Denied`] and
+    /// [`Kind::ApprovalExpired`] (and an error while waiting for it).
+    approval: Option<Box<Approval>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +51,10 @@ enum Kind {
     NotDescribed,
     /// The host's circuit is open: the call was not sent.
     Unavailable,
+    /// The call was held for approval, and denied: it never ran.
+    Denied,
+    /// The call was held for approval, and nobody decided in time: it never ran.
+    ApprovalExpired,
 }
 
 impl Error {
@@ -59,6 +66,7 @@ impl Error {
                 source: None,
                 response: None,
                 unavailable: None,
+                approval: None,
             }),
         }
     }
@@ -126,6 +134,22 @@ impl Error {
         let mut error = Self::new(Kind::Unavailable);
         error.inner.unavailable = Some(Box::new(why));
         error
+    }
+
+    /// A call whose approval was denied.
+    pub(crate) fn denied(approval: Approval) -> Self {
+        Self::new(Kind::Denied).with_approval(approval)
+    }
+
+    /// A call whose approval expired.
+    pub(crate) fn approval_expired(approval: Approval) -> Self {
+        Self::new(Kind::ApprovalExpired).with_approval(approval)
+    }
+
+    /// Keeps the approval the call waited for.
+    pub(crate) fn with_approval(mut self, approval: Approval) -> Self {
+        self.inner.approval = Some(Box::new(approval));
+        self
     }
 
     pub(crate) fn from_response(response: ToolResponse) -> Self {
@@ -238,6 +262,46 @@ impl Error {
         self.inner.unavailable.as_ref().map(|why| why.retry_in)
     }
 
+    /// Whether the call was held for approval and denied: it never ran.
+    /// [`approval`](Self::approval) says who denied it ([`Approval::decided_by`]) and why
+    /// ([`Approval::reason`]).
+    ///
+    /// ```
+    /// # async fn run(client: halo_client::Client) {
+    /// use halo_client::Method;
+    /// use serde_json::json;
+    ///
+    /// let refund = json!({"id": "ch_1", "reason": "returned"});
+    /// match client.invoke("/api/payments/{id}/refund", Method::POST, refund).await {
+    ///     Err(error) if error.is_denied() => {
+    ///         let approval = error.approval().expect("a denied call has its approval");
+    ///         eprintln!("denied by {:?}: {:?}", approval.decided_by, approval.reason);
+    ///     }
+    ///     other => println!("{other:?}"),
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn is_denied(&self) -> bool {
+        self.inner.kind == Kind::Denied
+    }
+
+    /// Whether the call was held for approval and nobody decided before it expired (which
+    /// counts as denied): it never ran. [`approval`](Self::approval) has it.
+    #[must_use]
+    pub fn is_approval_expired(&self) -> bool {
+        self.inner.kind == Kind::ApprovalExpired
+    }
+
+    /// The approval a call was held for: for [`is_denied`](Self::is_denied) and
+    /// [`is_approval_expired`](Self::is_approval_expired) errors, and for an error while
+    /// waiting for it (a timeout, a failed read), with which the wait can go on
+    /// ([`Client::wait_for_approval`](crate::Client::wait_for_approval)).
+    #[must_use]
+    pub fn approval(&self) -> Option<&Approval> {
+        self.inner.approval.as_deref()
+    }
+
     /// The status the server answered with, for [`is_status`](Self::is_status) errors.
     #[must_use]
     pub fn status(&self) -> Option<StatusCode> {
@@ -292,6 +356,8 @@ impl fmt::Display for Error {
             Kind::Argument => "invalid arguments",
             Kind::NotDescribed => "not described",
             Kind::Unavailable => "unavailable",
+            Kind::Denied => "denied",
+            Kind::ApprovalExpired => "approval expired",
         };
         f.write_str(what)?;
         if let Some(context) = &self.inner.context {
@@ -305,6 +371,25 @@ impl fmt::Display for Error {
                     (None, false) => write!(f, ": {}", problem.title)?,
                     (None, true) => {}
                 }
+            }
+        }
+        if let Some(approval) = &self.inner.approval {
+            match self.inner.kind {
+                Kind::Denied => {
+                    write!(f, ": approval {} was denied", approval.id)?;
+                    if let Some(by) = &approval.decided_by {
+                        write!(f, " by {by}")?;
+                    }
+                    if let Some(reason) = &approval.reason {
+                        write!(f, ": {reason}")?;
+                    }
+                }
+                Kind::ApprovalExpired => write!(
+                    f,
+                    ": approval {} was not decided before {}",
+                    approval.id, approval.expires_at
+                )?,
+                _ => {}
             }
         }
         if let Some(why) = &self.inner.unavailable {
@@ -355,6 +440,10 @@ impl From<&Error> for ToolOutput {
             Some(response) => Self::from(response),
             None if error.is_argument() => {
                 Self::problem(Problem::new(400).with_detail(error.to_string()))
+            }
+            // What a server answers a repeat of a denied call with.
+            None if error.is_denied() || error.is_approval_expired() => {
+                Self::problem(Problem::new(403).with_detail(error.to_string()))
             }
             None => Self::failure(error.to_string()),
         }

@@ -13,6 +13,9 @@
 //! - [`Client::invoke_stream`] calls a tool for its events as they happen (Server-Sent
 //!   Events): a [`ToolStream`] that resumes across dropped connections without running the
 //!   tool again, and yields each event exactly once.
+//! - A call of a tool that waits for approval (`202 Accepted`) waits for the decision and
+//!   answers as the call does ([`Error::is_denied`] when denied); [`Client::approvals`],
+//!   [`Client::approve`] and [`Client::deny`] decide, as an approver ([`Approval`]).
 //! - [`Client::search`] finds the tools for a task (`OPTIONS /?q=`, or the client's own
 //!   ranking over the manifest when the server does not search).
 //! - [`export_tools`] and [`ExportOptions`] turn tools into OpenAI or Anthropic tool
@@ -42,6 +45,7 @@
 #[cfg(feature = "agent")]
 #[cfg_attr(docsrs, doc(cfg(feature = "agent")))]
 pub mod agent;
+mod approval;
 mod args;
 mod breaker;
 mod client;
@@ -61,8 +65,9 @@ pub use halo_protocol as protocol;
 pub use reqwest::header::HeaderName;
 pub use reqwest::{Method, StatusCode};
 
+pub use crate::approval::{Approval, ApprovalCall, ApprovalResponse, ApprovalState};
 pub use crate::breaker::CircuitBreaker;
-pub use crate::client::{Client, ClientBuilder, Discovered};
+pub use crate::client::{CallId, CancelOutcome, Client, ClientBuilder, Discovered};
 pub use crate::credentials::{Credential, Credentials, Secret};
 pub use crate::error::{Error, Result};
 pub use crate::export::{

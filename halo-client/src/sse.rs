@@ -20,7 +20,13 @@ use crate::{Error, StreamEvent};
 pub(crate) const MAX_EVENT: usize = 16 << 20;
 
 /// The SSE event names of tool events; other names are skipped.
-const TOOL_EVENTS: [&str; 4] = ["tool_start", "tool_progress", "tool_end", "tool_error"];
+const TOOL_EVENTS: [&str; 5] = [
+    "tool_start",
+    "tool_progress",
+    "tool_end",
+    "tool_error",
+    "approval_pending",
+];
 
 /// Why decoding stopped short.
 #[derive(Debug)]

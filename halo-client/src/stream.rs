@@ -18,7 +18,7 @@ use crate::breaker::{Pass, Verdict};
 use crate::client::{Prepared, checked, read};
 use crate::retry::Failure;
 use crate::sse::{self, Broken, MAX_EVENT};
-use crate::{Client, Error, Result, RetryPolicy, ToolResponse};
+use crate::{CallId, CancelOutcome, Client, Error, Result, RetryPolicy, ToolResponse};
 
 /// The header that names the last event a reconnecting client received.
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -92,11 +92,24 @@ pub struct ToolStream {
     events: Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>>,
     /// `POST /api/reports`, for errors.
     what: String,
+    /// The call's id (its `Halo-Call-Id`), when the server streams it.
+    call_id: Option<CallId>,
+    /// For cancelling the call.
+    client: Client,
 }
 
 impl ToolStream {
     fn new(client: Client, request: Prepared, opened: Opened) -> Self {
         let what = request.label().to_string();
+        let call_id = match &opened {
+            Opened::Events(response) => response
+                .headers()
+                .get(CALL_ID_HEADER)
+                .and_then(|id| id.to_str().ok())
+                .and_then(|id| CallId::new(id).ok()),
+            Opened::Complete(_) => None,
+        };
+        let canceller = client.clone();
         let events: Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>> = match opened {
             // A server that does not stream: its answer is the result.
             Opened::Complete(response) => {
@@ -123,7 +136,55 @@ impl ToolStream {
                 }))
             }
         };
-        Self { events, what }
+        Self {
+            events,
+            what,
+            call_id,
+            client: canceller,
+        }
+    }
+
+    /// The call's id, as the server named it (`Halo-Call-Id`); `None` when the server
+    /// answered without a stream (the call is then over).
+    ///
+    /// To cancel the call while still reading its events (to see its `tool_error`), give
+    /// it to [`Client::cancel`].
+    #[must_use]
+    pub fn call_id(&self) -> Option<&CallId> {
+        self.call_id.as_ref()
+    }
+
+    /// Cancels the call (`DELETE /.well-known/halo/calls/{call_id}`): the server drops its
+    /// handler and ends its stream with a `409` `tool_error`. The stream is dropped; to read
+    /// that last event, cancel with [`Client::cancel`] and [`call_id`](Self::call_id)
+    /// instead.
+    ///
+    /// ```no_run
+    /// use halo_client::{CancelOutcome, Client, Method};
+    /// use serde_json::json;
+    ///
+    /// # async fn run() -> halo_client::Result<()> {
+    /// let client = Client::new("http://127.0.0.1:3000")?;
+    /// let events = client
+    ///     .invoke_stream("/api/reports", Method::POST, json!({"year": 2026}))
+    ///     .await?;
+    /// match events.cancel().await? {
+    ///     CancelOutcome::Cancelled => println!("stopped"),
+    ///     CancelOutcome::AlreadyEnded => println!("it had finished"),
+    ///     _ => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Client::cancel`]: [`Error::is_status`] with `404` when the server no longer
+    /// keeps the call, or does not let this caller cancel it.
+    pub async fn cancel(self) -> Result<CancelOutcome> {
+        match &self.call_id {
+            Some(id) => self.client.cancel(id).await,
+            // The server answered without a stream: the call is over.
+            None => Ok(CancelOutcome::AlreadyEnded),
+        }
     }
 
     /// Reads the stream to its end: the call's result.

@@ -62,9 +62,13 @@ fn flag(value: Option<bool>) -> Option<Json> {
     value.map(Json::bool)
 }
 
-/// `{"reversible": bool, "undo": str}`
+/// `{"reversible": bool, "undo": str, "approval": "required"}`
 fn effects(e: &Effects) -> Option<Json> {
-    Json::object([("reversible", flag(e.reversible)), ("undo", text(&e.undo))])
+    Json::object([
+        ("reversible", flag(e.reversible)),
+        ("undo", text(&e.undo)),
+        ("approval", text(&e.approval)),
+    ])
 }
 
 /// `{"rate": "N/unit", "rates": [limit], "idempotent": bool, "idempotency_key": str}`

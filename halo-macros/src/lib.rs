@@ -40,7 +40,7 @@ use proc_macro::TokenStream;
 /// | key(s) | value | extension |
 /// |---|---|---|
 /// | `why` | string | `x-halo-why`: `"..."` |
-/// | `reversible`, `undo` | bool, string | `x-halo-effects`: `{"reversible", "undo"}` |
+/// | `reversible`, `undo`, `approval` | bool, string, `"required"` | `x-halo-effects`: `{"reversible", "undo", "approval"}` |
 /// | `rate`, `idempotent`, `idempotency_key` | `"N/unit"`, bool, header name | `x-halo-limits`: `{"rate", "idempotent", "idempotency_key"}` |
 /// | `rates("..", ..)` | strings `"N/unit per caller\|tenant\|tool\|<argument>"`, at least one | `x-halo-limits`: `{"rates": [{"rate", "per", "argument"}]}` |
 /// | `next(when = "..", suggest = "..")` (repeatable) | strings, both required | `x-halo-next`: `[{"when", "suggest"}]` |

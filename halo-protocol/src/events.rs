@@ -13,6 +13,14 @@ pub const EVENT_STREAM: &str = "text/event-stream";
 /// `Last-Event-ID`), `Halo-Call-Id`.
 pub const CALL_ID_HEADER: &str = "halo-call-id";
 
+/// Where a server answers cancel requests (`DELETE`), the call's id after it
+/// (`/.well-known/halo/calls/{call_id}`).
+pub const CALLS_PATH: &str = "/.well-known/halo/calls/";
+
+/// Where a server keeps the calls held for approval: `GET` lists the pending ones, `GET
+/// /{id}` reads one, `POST /{id}/approve` and `POST /{id}/deny` decide one.
+pub const APPROVALS_PATH: &str = "/.well-known/halo/approvals";
+
 /// One event of a streamed tool call.
 ///
 /// On the wire each event is one SSE event whose `event:` field is [`name`](Self::name), whose
@@ -44,10 +52,15 @@ pub enum ToolEvent {
     ToolEnd(ToolEnd),
     /// The call failed; terminal.
     ToolError(Problem),
+    /// The call waits for approval (extension): the data is the approval, as
+    /// `GET /.well-known/halo/approvals/{id}` shows it. The call's own events follow once it
+    /// is approved; a `tool_error` (`403`) when it is denied or expires.
+    ApprovalPending(Value),
 }
 
 impl ToolEvent {
-    /// The SSE event name: `tool_start`, `tool_progress`, `tool_end` or `tool_error`.
+    /// The SSE event name: `tool_start`, `tool_progress`, `tool_end`, `tool_error` or
+    /// `approval_pending`.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
@@ -55,6 +68,7 @@ impl ToolEvent {
             Self::ToolProgress(_) => "tool_progress",
             Self::ToolEnd(_) => "tool_end",
             Self::ToolError(_) => "tool_error",
+            Self::ApprovalPending(_) => "approval_pending",
         }
     }
 
@@ -130,6 +144,7 @@ mod tests {
             ToolEvent::ToolProgress(json!({"step": 1, "message": "m"})),
             ToolEvent::ToolEnd(ToolEnd::new(200, json!({"a": 1})).with_meta(json!({"ui": 1}))),
             ToolEvent::ToolError(Problem::new(504).with_detail("timed out")),
+            ToolEvent::ApprovalPending(json!({"id": "a1", "state": "pending"})),
         ];
         for event in events {
             let json = serde_json::to_value(&event).unwrap();

@@ -88,7 +88,9 @@ pub use disclosure::{
     SEARCH_TOOLS_LIMIT, SMALL_OUTPUT_TOKENS, SearchRequest, ToolCatalog, call_tool_definition,
     search_answer, search_tools_definition,
 };
-pub use events::{CALL_ID_HEADER, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart};
+pub use events::{
+    APPROVALS_PATH, CALL_ID_HEADER, CALLS_PATH, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart,
+};
 pub use limit::{Dimension, Limit, LimitParseError};
 pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
@@ -106,8 +108,8 @@ pub use rate::{Period, Rate, RateParseError};
 pub use refs::{is_data_keyword, is_self_contained};
 pub use retry::{RetryDelays, RetrySchedule};
 pub use schema::{
-    Auth, AuthType, Backoff, Call, Circuit, CircuitError, Effects, Example, InputField, Lifecycle,
-    Limits, Location, Next, Observe, Resilience, Status, Stream, ToolSchema, Trust,
+    Approval, Auth, AuthType, Backoff, Call, Circuit, CircuitError, Effects, Example, InputField,
+    Lifecycle, Limits, Location, Next, Observe, Resilience, Status, Stream, ToolSchema, Trust,
 };
 pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use tags::TagFilter;

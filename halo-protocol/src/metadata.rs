@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::date::check_date;
-use crate::schema::{Backoff, Status};
+use crate::schema::{Approval, Backoff, Status};
 use crate::{
     Effects, Example, Lifecycle, Limits, Next, Observe, Resilience, Stream, ToolKind, Trust,
 };
@@ -229,6 +229,13 @@ impl Metadata {
                 "backoff must be exponential, linear or none",
             ));
         }
+        if let Some(Effects {
+            approval: Some(Approval::Unknown),
+            ..
+        }) = &self.effects
+        {
+            return Err(invalid("x-halo-effects", "approval must be required"));
+        }
         if let Some(lifecycle) = &self.lifecycle {
             if lifecycle.status == Some(Status::Unknown) {
                 return Err(invalid(
@@ -299,7 +306,10 @@ mod tests {
     fn round_trips_every_key() {
         let pairs = [
             ("x-halo-why", json!("w")),
-            ("x-halo-effects", json!({"reversible": true, "undo": "/u"})),
+            (
+                "x-halo-effects",
+                json!({"reversible": true, "undo": "/u", "approval": "required"}),
+            ),
             (
                 "x-halo-limits",
                 json!({"rate": "5/minute", "idempotent": false, "idempotency_key": "Idempotency-Key"}),
@@ -366,6 +376,7 @@ mod tests {
                 "extra",
             ),
             ("x-halo-lifecycle", json!({"status": "retired"}), "status"),
+            ("x-halo-effects", json!({"approval": "maybe"}), "approval"),
             ("x-halo-lifecycle", json!({"sunset": "soon"}), "YYYY-MM-DD"),
             (
                 "x-halo-lifecycle",

@@ -199,6 +199,44 @@ pub struct Effects {
     /// The operation that undoes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<String>,
+    /// Whether a call must be approved before it runs (extension): such a call is answered
+    /// `202 Accepted` with the approval to follow, and runs once someone approves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+}
+
+/// Whether a call of an operation waits for someone's approval (`effects.approval`,
+/// extension).
+///
+/// ```
+/// use halo_protocol::{Approval, Effects};
+///
+/// let effects: Effects = serde_json::from_str(r#"{"reversible": false, "approval": "required"}"#)
+///     .unwrap();
+/// assert_eq!(effects.approval, Some(Approval::Required));
+/// assert_eq!(Approval::Required.as_str(), "required");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Approval {
+    /// Every call is held until an approver approves it (and never runs if denied, or when
+    /// nobody decides in time).
+    Required,
+    /// A value this version does not know (a reader should treat the call as held).
+    #[serde(other, rename = "unknown")]
+    Unknown,
+}
+
+impl Approval {
+    /// The value as it is written: `"required"` (or `"unknown"`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Unknown => "unknown",
+        }
+    }
 }
 
 /// Rate and idempotency.

@@ -13,8 +13,9 @@ mod record;
 use std::sync::Arc;
 
 pub use self::jsonl::{JsonLinesSink, JsonLinesSinkBuilder};
+use self::record::round_millis;
 pub use self::record::{AuditRecord, Outcome};
-use self::record::{Rfc3339, round_millis};
+pub(crate) use self::record::{Rfc3339, redact, sensitive};
 
 /// Where audit records go.
 ///
@@ -83,6 +84,7 @@ impl AuditSink for TracingSink {
             latency_ms = round_millis(record.latency_ms),
             idempotency_key = record.idempotency_key,
             outcome = record.outcome.as_str(),
+            decided_by = record.decided_by,
             arguments = record.arguments.as_ref().map(tracing::field::display),
             "tool call",
         );

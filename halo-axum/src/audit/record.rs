@@ -47,11 +47,27 @@ pub enum Outcome {
     /// The call was refused with `503` before the handler ran: the tool's circuit was open
     /// (its calls kept failing) or half-open with its one probe call running.
     CircuitOpen,
+    /// The call was held for approval (`202 Accepted`): the handler has not run.
+    ApprovalRequested,
+    /// An approver approved the held call ([`decided_by`](AuditRecord::decided_by)); the
+    /// record of its run follows.
+    Approved,
+    /// An approver denied the held call ([`decided_by`](AuditRecord::decided_by)); it never
+    /// runs.
+    ApprovalDenied,
+    /// Nobody decided the held call in time: it counts as denied and never runs.
+    ApprovalExpired,
+    /// The call was cancelled while it ran (`DELETE /.well-known/halo/calls/{call_id}`): a
+    /// call without a stream, answered `409` instead of its handler's answer, and the cancel
+    /// request itself (`204`, its caller the one who cancelled).
+    Cancelled,
 }
 
 impl Outcome {
     /// The outcome as it is serialised: `"executed"`, `"replayed"`, `"rate_limited"`,
-    /// `"denied"`, `"invalid"`, `"timed_out"`, `"unavailable"` or `"circuit_open"`.
+    /// `"denied"`, `"invalid"`, `"timed_out"`, `"unavailable"`, `"circuit_open"`,
+    /// `"approval_requested"`, `"approved"`, `"approval_denied"`, `"approval_expired"` or
+    /// `"cancelled"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -63,6 +79,11 @@ impl Outcome {
             Self::TimedOut => "timed_out",
             Self::Unavailable => "unavailable",
             Self::CircuitOpen => "circuit_open",
+            Self::ApprovalRequested => "approval_requested",
+            Self::Approved => "approved",
+            Self::ApprovalDenied => "approval_denied",
+            Self::ApprovalExpired => "approval_expired",
+            Self::Cancelled => "cancelled",
         }
     }
 }
@@ -116,6 +137,11 @@ pub struct AuditRecord {
     pub idempotency_key: Option<String>,
     /// What became of the call.
     pub outcome: Outcome,
+    /// Who approved or denied a held call (the approver's principal id, or the name an
+    /// [`Approver`](crate::Approver) gave), on the records of decisions; left out of the
+    /// serialised record when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
     /// The call's arguments: `None` unless the application opted in with
     /// `HaloBuilder::audit_arguments(true)`, and left out of the serialised record when
     /// `None`. Even then the value of every input entry whose schema says
@@ -146,6 +172,7 @@ impl AuditRecord {
             latency_ms: 0.0,
             idempotency_key: None,
             outcome: Outcome::Executed,
+            decided_by: None,
             arguments: None,
         }
     }
@@ -201,7 +228,7 @@ pub(super) fn round_millis(ms: f64) -> Option<f64> {
 
 /// Displays an instant as RFC 3339 in UTC with milliseconds.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Rfc3339(pub(super) SystemTime);
+pub(crate) struct Rfc3339(pub(crate) SystemTime);
 
 /// `0000-01-01T00:00:00.000Z` and `9999-12-31T23:59:59.999Z`, in milliseconds from the epoch.
 const MIN_MILLIS: i128 = -62_167_219_200_000;
@@ -312,7 +339,7 @@ pub(crate) const REDACTED: &str = "[redacted]";
 
 /// The input entries whose value must not be audited: those whose schema says
 /// `"writeOnly": true` or `"format": "password"`.
-fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
+pub(crate) fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
     input
         .iter()
         .filter(|(_, field)| {
@@ -325,7 +352,7 @@ fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
 
 /// Replaces the value of each top-level key of `arguments` listed in `sensitive` by
 /// `"[redacted]"`.
-fn redact(arguments: &mut Value, sensitive: &[String]) {
+pub(crate) fn redact(arguments: &mut Value, sensitive: &[String]) {
     let Some(object) = arguments.as_object_mut() else {
         return;
     };

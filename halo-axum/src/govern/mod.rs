@@ -1,7 +1,7 @@
 //! What a schema declares, enforced: `limits.rate` and `limits.rates`, `Idempotency-Key` (from
 //! `limits.idempotency_key`), `resilience.timeout_ms` and `resilience.circuit`, each per
-//! tool. Rate budgets and idempotency records live in stores: this process's memory, or
-//! Redis; circuit breakers in this process's memory.
+//! tool. Rate budgets, idempotency records and the state of circuit breakers live in stores:
+//! this process's memory, or Redis.
 
 mod breaker;
 mod idempotency;
@@ -19,7 +19,7 @@ use axum::extract::ConnectInfo;
 use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
-pub(crate) use self::breaker::{Breaker, Permit};
+pub(crate) use self::breaker::{Breaker, CircuitStore, Permit};
 pub(crate) use self::idempotency::Idempotency;
 pub use self::idempotency::IdempotencyLimits;
 pub(crate) use self::rate::{RateCall, RateHeaders, ToolLimits, ToolRate};
@@ -43,6 +43,8 @@ pub(crate) struct Rules {
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) breaker: Option<Arc<Breaker>>,
+    /// Every call waits for approval (`effects.approval`).
+    pub(crate) approval: bool,
 }
 
 impl Rules {
@@ -52,6 +54,7 @@ impl Rules {
             || self.key_header.is_some()
             || self.timeout.is_some()
             || self.breaker.is_some()
+            || self.approval
     }
 }
 
@@ -63,6 +66,8 @@ pub(crate) struct Stores {
     pub(crate) rates: Box<dyn RateStore>,
     pub(crate) records: Box<dyn IdempotencyStore>,
     pub(crate) replay: Option<Arc<dyn ReplayStore>>,
+    /// Where circuit breakers share their state (none: each instance's own).
+    pub(crate) circuits: Option<Arc<dyn CircuitStore>>,
 }
 
 impl Stores {
@@ -72,6 +77,7 @@ impl Stores {
             rates: Box::new(LocalRates),
             records: Box::new(Idempotency::new(ttl, limits)),
             replay: None,
+            circuits: None,
         }
     }
 
@@ -86,11 +92,13 @@ impl Stores {
         retention: Duration,
         max_events: usize,
     ) -> Self {
-        let (rates, records, replay) = store.into_stores(ttl, limits, retention, max_events);
+        let (rates, records, replay, circuits) =
+            store.into_stores(ttl, limits, retention, max_events);
         Self {
             rates,
             records,
             replay: Some(replay),
+            circuits: Some(circuits),
         }
     }
 }
@@ -108,20 +116,22 @@ pub(crate) struct Governance {
 impl Governance {
     /// The rules the registry's schemas declare; `default_timeout` applies to tools that
     /// declare none. (A default circuit is written into the schemas by the registry: what a
-    /// tool shows is what it gets.)
+    /// tool shows is what it gets.) `metered`: circuits report their state to the metrics.
     pub(crate) fn new(
         registry: &Registry,
         default_timeout: Option<Duration>,
         stores: Stores,
+        metered: bool,
     ) -> Self {
         let rules: Vec<Rules> = registry
             .tools()
             .map(|tool| {
                 let limits = tool.schema.limits.as_ref();
                 let resilience = tool.schema.resilience.as_ref();
-                let declared = resilience
+                let timeout = resilience
                     .and_then(|r| r.timeout_ms)
-                    .map(Duration::from_millis);
+                    .map(Duration::from_millis)
+                    .or(default_timeout);
                 let dimensioned = limits.and_then(|l| {
                     ToolLimits::new(tool.name(), l.rate, &l.rates, &tool.schema.input)
                 });
@@ -134,10 +144,15 @@ impl Governance {
                     key_header: limits
                         .and_then(|l| l.idempotency_key.as_deref())
                         .and_then(|name| HeaderName::try_from(name).ok()),
-                    timeout: declared.or(default_timeout),
-                    breaker: resilience
-                        .and_then(|r| r.circuit)
-                        .map(|circuit| Arc::new(Breaker::new(circuit))),
+                    timeout,
+                    breaker: resilience.and_then(|r| r.circuit).map(|circuit| {
+                        Breaker::build(circuit, tool.name(), timeout, metered, &stores.circuits)
+                    }),
+                    approval: tool
+                        .schema
+                        .effects
+                        .as_ref()
+                        .is_some_and(|effects| effects.approval.is_some()),
                 }
             })
             .collect();

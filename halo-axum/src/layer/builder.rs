@@ -62,6 +62,8 @@ pub struct HaloBuilder {
     metrics: bool,
     document_limits: DocumentLimits,
     catalogs: Catalogs,
+    /// Who decides held calls, what is kept, which operations need approval.
+    pub(crate) approvals: crate::approval::Settings,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -124,6 +126,7 @@ impl HaloBuilder {
             metrics: false,
             document_limits: DocumentLimits::default(),
             catalogs: Catalogs::new(),
+            approvals: crate::approval::Settings::default(),
         }
     }
 
@@ -327,7 +330,8 @@ impl HaloBuilder {
 
     /// Writes one [`AuditRecord`](crate::AuditRecord) per call of a described operation that
     /// reaches the layer's checks (executed, replayed, rate-limited, denied, invalid, timed
-    /// out, unavailable or refused by an open circuit) to `sink`: [`TracingSink`](crate::TracingSink), a
+    /// out, unavailable, refused by an open circuit, held for approval and decided, or
+    /// cancelled: [`Outcome`](crate::Outcome)) to `sink`: [`TracingSink`](crate::TracingSink), a
     /// [`JsonLinesSink`](crate::JsonLinesSink) file, or your own. Records never block a
     /// request.
     pub fn audit(mut self, sink: impl AuditSink) -> Self {
@@ -452,6 +456,34 @@ impl HaloBuilder {
         self
     }
 
+    /// The scope that lets a caller cancel any caller's running call (none by default:
+    /// only the caller that started a call may cancel it). A cancel request is `DELETE
+    /// /.well-known/halo/calls/{call_id}`; an administrator names whose call with
+    /// `?caller=` when several callers named calls alike.
+    ///
+    /// ```
+    /// use halo_axum::{HaloLayer, Principal, StaticAuthenticator};
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+    ///
+    /// let layer = HaloLayer::builder(api)
+    ///     .authenticator(
+    ///         StaticAuthenticator::new()
+    ///             .bearer("ops-token", Principal::new("ops").with_scopes(["halo:admin"])),
+    ///     )
+    ///     .cancel_scope("halo:admin")
+    ///     .build()
+    ///     .expect("valid HALO metadata");
+    /// # let _: axum::Router = router.layer(layer);
+    /// ```
+    pub fn cancel_scope(mut self, scope: impl Into<String>) -> Self {
+        self.stream.cancel_scope = Some(scope.into());
+        self
+    }
+
     /// Bounds what building may take from the document: how deeply its schemas nest, how
     /// large a served schema may be. See [`DocumentLimits`] for the defaults.
     pub fn document_limits(mut self, limits: DocumentLimits) -> Self {
@@ -522,7 +554,7 @@ impl HaloBuilder {
             described,
             formats,
             self.document_limits,
-            self.circuit,
+            (self.circuit, self.approvals.rules()),
         )?;
         let mut challenges = Challenges::new(&document, self.realm.as_deref());
         let mut mcp_challenges = challenges.clone();
@@ -545,8 +577,9 @@ impl HaloBuilder {
             );
         }
         let replay = stores.replay.take();
-        let governance = Governance::new(&registry, self.timeout, stores);
+        let governance = Governance::new(&registry, self.timeout, stores, self.metrics);
         let metrics = self.metrics.then(|| Metrics::new(&registry));
+        let approvals = self.approvals.into_book(&registry);
         let catalogs = Documents::new(
             self.catalogs
                 .with_protected_resource(self.protected_resource),
@@ -573,6 +606,7 @@ impl HaloBuilder {
                 audit: self.audit,
                 audit_arguments: self.audit_arguments,
                 metrics,
+                approvals,
             }),
         })
     }

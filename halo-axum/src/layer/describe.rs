@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use halo_protocol::{
-    Backoff, Circuit, Effects, Example, Lifecycle, Limit, Limits, LocalizedText, Metadata, Next,
-    Observe, Rate, Resilience, Status, Stream, Trust,
+    Approval, Backoff, Circuit, Effects, Example, Lifecycle, Limit, Limits, LocalizedText,
+    Metadata, Next, Observe, Rate, Resilience, Status, Stream, Trust,
 };
 use serde_json::{Map, Value};
 
@@ -57,6 +57,23 @@ impl Describe {
     /// The operation that undoes this one (a path of this API, or an absolute URL).
     pub fn undo(mut self, undo: impl Into<String>) -> Self {
         self.effects().undo = Some(undo.into());
+        self
+    }
+
+    /// Whether a call must be approved before it runs (`effects.approval`): published in
+    /// the schema and enforced by the layer, which holds every call (`202 Accepted` with the
+    /// approval to follow) until an [`Approver`](crate::Approver) decides, and refuses it
+    /// (`403`) when the layer has none.
+    ///
+    /// ```
+    /// use halo_axum::Describe;
+    /// use halo_axum::protocol::Approval;
+    ///
+    /// let refund = Describe::new().reversible(false).approval(Approval::Required);
+    /// # let _ = refund;
+    /// ```
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.effects().approval = Some(approval);
         self
     }
 

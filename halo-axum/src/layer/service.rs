@@ -5,7 +5,8 @@
 //! tool once; everything else goes to the inner service untouched. A call then takes the
 //! design's chain of steps, each a function in the module of its idea that gives back the
 //! value to go on with or the answer to send ([`Stop`]): identify → (resume) → authorize →
-//! validate → rate → circuit → idempotency → timeout → inner service → stream envelope, with
+//! validate → rate → circuit → approval (held, run once approved) → idempotency →
+//! timeout → inner service → stream envelope, with
 //! the audit trail and metrics around the whole.
 
 use std::sync::Arc;
@@ -21,13 +22,14 @@ use tower_service::Service;
 
 use super::ResponseFuture;
 use super::shared::Shared;
+use crate::approval;
 use crate::audit::{AuditRecord, Outcome};
 use crate::catalog::{Document, Documents};
 use crate::discovery::{Discovery, Viewer};
 use crate::govern::{self, Permit, RateCall, RateHeaders, Ticket};
 use crate::registry::Route;
 use crate::step::{Step, Stop};
-use crate::stream::{self, Progress};
+use crate::stream::{self, Named, Progress};
 use crate::valid_json::ParsedBody;
 use crate::{body, problem, validate};
 
@@ -154,6 +156,17 @@ where
         if request.method() == Method::OPTIONS {
             return self.options(request);
         }
+        // Cancelling a running call (`DELETE /.well-known/halo/calls/{id}`).
+        if stream::is_cancel(request.method(), request.uri().path()) {
+            return self.cancel(request);
+        }
+        // Approvals of held calls (`/.well-known/halo/approvals`), when there is an approver.
+        if shared.approvals.approver().is_some() && approval::is_endpoint(request.uri().path()) {
+            let shared = Arc::clone(shared);
+            return ResponseFuture::boxed(Box::pin(async move {
+                Ok(approval::serve(shared, request).await)
+            }));
+        }
         // The discovery documents beside HALO, when the app opted in (`HaloBuilder::catalogs`).
         if let Some(documents) = &self.catalogs
             && let Some(document) = documents.document(request.method(), request.uri().path())
@@ -169,8 +182,11 @@ where
             // Every described operation goes through the layer.
             registry.route(uri, method)
         } else {
-            // Only the tools with a rate, a key or a deadline do.
-            shared.governance.route(registry, uri, method)
+            // Only the tools with a rate, a key or a deadline do, and calls named to be
+            // cancellable (`Halo-Call-Id`).
+            shared.governance.route(registry, uri, method).or_else(|| {
+                stream::is_named(request.headers()).then(|| registry.route(uri, method))?
+            })
         };
         let Some(route) = route else {
             return ResponseFuture::inner(self.inner.call(request));
@@ -202,6 +218,17 @@ where
     S::Future: Send + 'static,
     S::Error: Send + 'static,
 {
+    /// A cancel request, answered by the layer. Kept out of `call` (never inlined), as
+    /// `catalog` is.
+    #[inline(never)]
+    fn cancel(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
+        let shared = Arc::clone(&self.shared);
+        let (parts, _) = request.into_parts();
+        ResponseFuture::boxed(Box::pin(async move {
+            Ok(stream::cancel(&shared, &parts).await)
+        }))
+    }
+
     /// `OPTIONS`: discovery with the HALO media type, scoped to the caller when an
     /// authenticator is set; otherwise the app's own answer, with `Allow` where it has none
     /// for a described path.
@@ -258,7 +285,12 @@ where
     let (parts, body) = request.into_parts();
     let admitted = admit(&shared, &route, parts, body, streaming, trail.as_mut()).await;
     let (response, outcome) = match admitted {
-        Ok(call) => run(&shared, inner, &route, call, streaming).await?,
+        Ok(Admission::Run(call)) => run(&shared, inner, &route, call, streaming).await?,
+        Ok(Admission::Hold(held, rate)) => {
+            let stop = approval::hold(&shared, inner, &route, held).await;
+            stop.with_headers(rate.as_ref().map_or(&[][..], |h| &h[..]))
+                .into_parts()
+        }
         Err(stop) => stop.into_parts(),
     };
     if let Some(metrics) = &shared.metrics {
@@ -269,6 +301,13 @@ where
         sink.record(record);
     }
     Ok(response)
+}
+
+/// Where the checks send a call: on to the handler, or to wait for approval (with the rate
+/// headers every answer carries).
+enum Admission {
+    Run(Admitted),
+    Hold(approval::Held, Option<RateHeaders>),
 }
 
 /// A call every check let through, on its way to the handler.
@@ -284,6 +323,9 @@ struct Admitted {
     /// The circuit breaker's permit, when the tool declares a circuit: given the handler's
     /// answer, or (dropped without one) counted as neither success nor failure.
     permit: Option<Permit>,
+    /// The name its caller gave a call without a stream (`Halo-Call-Id`), kept while it runs
+    /// so that it can be cancelled.
+    named: Option<Named>,
 }
 
 /// The checks before the handler, in the design's order, noting the caller, the (redacted)
@@ -295,7 +337,7 @@ async fn admit(
     body: Body,
     streaming: bool,
     mut trail: Option<&mut AuditRecord>,
-) -> Step<Admitted> {
+) -> Step<Admission> {
     let registry = &shared.discovery.registry;
     let tool = registry.tool_at(route.tool);
     // Identify.
@@ -310,6 +352,14 @@ async fn admit(
         let response = stream::resume(calls, &parts, call_id, tool, caller.as_ref()).await;
         return Err(Stop::new(Outcome::Replayed, response));
     }
+    // Name: a call without a stream whose caller named it can be cancelled while it runs.
+    let named = match parts.headers.get(stream::CALL_ID) {
+        Some(call_id) if !streaming => {
+            let caller = caller.as_ref().map(|caller| caller.id());
+            Some(shared.calls.running().name(call_id, route.tool, caller)?)
+        }
+        _ => None,
+    };
     // Authorize.
     shared.gate.authorize(registry, tool, caller.as_ref())?;
     // Validate.
@@ -342,13 +392,28 @@ async fn admit(
     };
     // Circuit: refused while the tool's circuit is open. From here on, a refusal drops the
     // permit, which counts as neither success nor failure.
-    let permit = shared.governance.enter(route.tool).map_err(with_rate)?;
-    // Approval (issue 16) goes here: after the rate and the circuit, before a key is claimed.
+    let permit = shared
+        .governance
+        .enter(route.tool)
+        .await
+        .map_err(with_rate)?;
     // Idempotency.
     let key = shared
         .governance
         .idempotency_key(route.tool, tool, &parts, streaming)
         .map_err(with_rate)?;
+    // Approval: a call that needs one is held (its key claimed when it runs).
+    if shared.governance.rules(route.tool).approval {
+        let held = approval::Held {
+            parts,
+            body,
+            read,
+            caller,
+            key,
+            streaming,
+        };
+        return Ok(Admission::Hold(held, rate));
+    }
     let (body, ticket) = match key {
         None => (body, None),
         Some(key) => {
@@ -371,14 +436,15 @@ async fn admit(
     if let Some(caller) = caller {
         parts.extensions.insert(caller);
     }
-    Ok(Admitted {
+    Ok(Admission::Run(Admitted {
         parts,
         body,
         caller: caller_id,
         rate,
         ticket,
         permit,
-    })
+        named,
+    }))
 }
 
 /// The handler within the tool's deadline, plainly (its answer kept for the idempotency
@@ -402,11 +468,30 @@ where
         rate,
         ticket,
         permit,
+        named,
     } = call;
     let rate = rate.as_ref().map_or(&[][..], |headers| &headers[..]);
     let deadline = shared.governance.rules(route.tool).timeout;
     if !streaming {
-        let answer = govern::within(deadline, inner.call(Request::from_parts(parts, body))).await;
+        let handler = govern::within(deadline, inner.call(Request::from_parts(parts, body)));
+        let answer = match named {
+            None => handler.await,
+            Some(named) => match named.run(handler).await {
+                Some(answer) => answer,
+                // Cancelled: the handler's future is dropped, the circuit counts the call as
+                // neither success nor failure, and its idempotency key is freed.
+                None => {
+                    drop(permit);
+                    let _ = shared
+                        .governance
+                        .settle(ticket, Err::<Response, ()>(()))
+                        .await;
+                    let mut response = stream::cancelled();
+                    response.headers_mut().extend(rate.iter().cloned());
+                    return Ok((response, Outcome::Cancelled));
+                }
+            },
+        };
         if let Some(permit) = permit {
             permit.record(&answer);
         }

@@ -3,6 +3,7 @@
 
 use axum::response::Response;
 
+use crate::approval::Book;
 use crate::audit::AuditSink;
 use crate::auth::Gate;
 use crate::discovery::Discovery;
@@ -24,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) audit_arguments: bool,
     /// Counts and times calls and discovery, when on.
     pub(crate) metrics: Option<Metrics>,
+    /// Calls held for approval, and who decides them.
+    pub(crate) approvals: Book,
 }
 
 impl std::fmt::Debug for Shared {

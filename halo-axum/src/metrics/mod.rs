@@ -3,8 +3,16 @@
 //! `HaloBuilder::metrics(true)`. Whatever recorder the application installs receives them;
 //! with none installed, each call costs a few label clones handed to a no-op.
 //!
-//! Every label value is bounded: tool names come from the document, outcomes and status
-//! classes from short fixed lists. Paths, callers and keys never become labels.
+//! Every label value is bounded: tool names come from the document, outcomes, status classes
+//! and circuit states from short fixed lists. Paths, callers and keys never become labels.
+//!
+//! Circuit breakers (`resilience.circuit`) add one gauge per tool with a circuit, its state as
+//! this instance sees it (`0` closed, `1` half-open, `2` open: one series per tool, so an
+//! alert is `halo_circuit_state > 0`), and a counter of the changes of state this instance
+//! made, by the state moved to. With a shared store (Redis) the instance whose call moved the
+//! shared circuit counts the change, so the sum over instances counts each change once; the
+//! gauge of the others follows when they learn of it. Calls refused by an open circuit are
+//! counted by [`TOOL_CALLS`] with the outcome `circuit_open` (see `circuit.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,8 +23,11 @@ use http::StatusCode;
 use crate::audit::Outcome;
 use crate::registry::Registry;
 
+mod circuit;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+
+pub(crate) use circuit::{CircuitState, circuit};
 
 #[cfg(feature = "prometheus")]
 pub use prometheus::{Prometheus, PrometheusError};
@@ -27,6 +38,9 @@ pub(crate) const TOOL_CALLS: &str = "halo_tool_calls_total";
 pub(crate) const TOOL_CALL_DURATION: &str = "halo_tool_call_duration_seconds";
 /// HALO discovery requests, by `target` (`manifest` or `path`) and `status`.
 pub(crate) const DISCOVERY_REQUESTS: &str = "halo_discovery_requests_total";
+/// Approvals of held calls, by `tool` and `event` (`requested`, `approved`, `denied`,
+/// `expired`).
+pub(crate) const APPROVALS: &str = "halo_approvals_total";
 
 /// The buckets of [`TOOL_CALL_DURATION`] for exporters that need them, in seconds: from a
 /// tenth of a millisecond (a refused call) to half a minute (a slow tool).
@@ -76,6 +90,13 @@ impl Metrics {
             .record(elapsed);
     }
 
+    /// One approval event of a held call of the tool at `tool`: `requested`, `approved`,
+    /// `denied` or `expired`.
+    pub(crate) fn approval(&self, tool: usize, event: &'static str) {
+        let name = SharedString::from(Arc::clone(&self.tools[tool]));
+        counter!(APPROVALS, "tool" => name, "event" => event).increment(1);
+    }
+
     /// One discovery request for `path`, answered with `status`.
     pub(crate) fn discovery(&self, path: &str, status: StatusCode) {
         let target = if path == "/" { "manifest" } else { "path" };
@@ -96,10 +117,16 @@ pub(crate) fn describe() {
         "Time the HALO layer took to answer a call of a described operation, by tool and outcome."
     );
     describe_counter!(
+        APPROVALS,
+        Unit::Count,
+        "Approvals of held calls, by tool and event (requested, approved, denied, expired)."
+    );
+    describe_counter!(
         DISCOVERY_REQUESTS,
         Unit::Count,
         "HALO discovery requests (OPTIONS with application/llm+json), by target and status class."
     );
+    circuit::describe();
 }
 
 /// `2xx`, `4xx`, ...: the label of a status.

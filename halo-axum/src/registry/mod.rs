@@ -34,7 +34,7 @@ pub(crate) use self::route::Route;
 use self::templates::{Templates, TemplatesBuilder};
 pub(crate) use self::view::View;
 use crate::validate::Validator;
-use crate::{BuildError, DocumentLimits, Principal};
+use crate::{ApprovalRule, BuildError, DocumentLimits, Principal};
 
 /// OpenAPI operation keys, in the order tools are listed per path. `options` is left out: on
 /// a HALO server, `OPTIONS` with the HALO media type is discovery.
@@ -230,13 +230,14 @@ impl Registry {
     /// `described` attaches metadata by `operationId`, over what the operation's own
     /// extensions say. With `validate`, each operation's checks are compiled (asserting
     /// `format` keywords when it says so). `default_circuit` is written into the schemas of
-    /// operations that declare no circuit.
+    /// operations that declare no circuit, and `"approval": "required"` into the effects of
+    /// those an approval rule matches.
     pub(crate) fn build(
         document: &Value,
         mut described: HashMap<String, Metadata>,
         validate: Option<Formats>,
         limits: DocumentLimits,
-        default_circuit: Option<Circuit>,
+        (default_circuit, approval_rules): (Option<Circuit>, &[ApprovalRule]),
     ) -> Result<Self, BuildError> {
         if let Some(version) = document.get("swagger") {
             return Err(BuildError::document(format!(
@@ -301,6 +302,7 @@ impl Registry {
                 if let Some(extra) = source.operation_id().and_then(|id| described.remove(id)) {
                     meta.merge(extra);
                 }
+                crate::approval::apply_rules(approval_rules, &mut meta, operation);
                 if let Some(circuit) = default_circuit {
                     let resilience = meta.resilience.get_or_insert_with(Resilience::default);
                     resilience.circuit.get_or_insert(circuit);

@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
+use super::cancel::Running;
 use super::{OnDisconnect, StreamConfig};
 use crate::govern::{Mirror, MirroredFrame, ReplayStore};
 
@@ -80,6 +81,19 @@ struct State {
     on_disconnect: OnDisconnect,
     /// A hosted agent's run (its events are [`AgentEvent`]s).
     agent: bool,
+    /// Ended by a cancel request (`DELETE /.well-known/halo/calls/{id}`).
+    cancelled: bool,
+}
+
+/// What a cancel request did to a streamed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cancel {
+    /// The call was running: its handler is dropped and it ends with the cancelled problem.
+    Now,
+    /// An earlier cancel request ended it already.
+    Before,
+    /// It ended on its own (its events are kept for resuming).
+    Ended,
 }
 
 impl Call {
@@ -90,36 +104,39 @@ impl Call {
     /// Appends an event (nothing after a terminal one) and wakes the subscribers. Past the
     /// event limit the oldest event is dropped.
     pub(crate) fn push(&self, event: &impl Envelope) {
-        let data = serde_json::to_string(event).unwrap_or_else(|_| {
-            r#"{"type":"tool_error","data":{"type":"about:blank","status":500}}"#.to_owned()
-        });
-        {
-            let mut state = self.state();
-            if state.finished.is_some() {
-                return;
-            }
-            state.last_id += 1;
-            let id = state.last_id;
-            let mut text = String::with_capacity(data.len() + 40);
-            let _ = write!(text, "event: {}\nid: {id}\ndata: {data}\n\n", event.name());
-            let bytes = Bytes::from(text);
-            if let Some(mirror) = &self.mirror {
-                mirror.send(MirroredFrame {
-                    id,
-                    bytes: bytes.clone(),
-                    terminal: event.is_terminal(),
-                });
-            }
-            state.frames.push_back(Frame { id, bytes });
-            if state.frames.len() > self.max_events {
-                state.frames.pop_front();
-            }
-            if event.is_terminal() {
-                state.finished = Some(Instant::now());
-                state.task = None;
-            }
+        let data = serialize(event);
+        if self.push_locked(&mut self.state(), event, &data) {
+            self.changed.notify_waiters();
         }
-        self.changed.notify_waiters();
+    }
+
+    /// [`push`](Self::push) of `event` serialised as `data`, with the state locked, without
+    /// waking anyone; whether the event was appended.
+    fn push_locked(&self, state: &mut State, event: &impl Envelope, data: &str) -> bool {
+        if state.finished.is_some() {
+            return false;
+        }
+        state.last_id += 1;
+        let id = state.last_id;
+        let mut text = String::with_capacity(data.len() + 40);
+        let _ = write!(text, "event: {}\nid: {id}\ndata: {data}\n\n", event.name());
+        let bytes = Bytes::from(text);
+        if let Some(mirror) = &self.mirror {
+            mirror.send(MirroredFrame {
+                id,
+                bytes: bytes.clone(),
+                terminal: event.is_terminal(),
+            });
+        }
+        state.frames.push_back(Frame { id, bytes });
+        if state.frames.len() > self.max_events {
+            state.frames.pop_front();
+        }
+        if event.is_terminal() {
+            state.finished = Some(Instant::now());
+            state.task = None;
+        }
+        true
     }
 
     /// Sends the first event: `tool_start`, or `agent_start` for a hosted agent's run, which
@@ -161,12 +178,48 @@ impl Call {
         self.state().on_disconnect = policy;
     }
 
-    /// Remembers the task running the handler, to cancel it when the policy says so.
+    /// Remembers the task running the handler, to cancel it when the policy says so (or
+    /// cancels it now, when a cancel request came first).
     pub(crate) fn set_task(&self, task: AbortHandle) {
         let mut state = self.state();
         if state.finished.is_none() {
             state.task = Some(task);
+        } else if state.cancelled {
+            task.abort();
         }
+    }
+
+    /// Cancels the call for a cancel request: when it is running, its handler is dropped and
+    /// it ends with `problem` as `tool_error` (a hosted agent's run with an `agent_error`
+    /// whose code is `cancelled`). The terminal event is pushed under the same lock that
+    /// sees the call running, so a handler finishing at that moment cannot end it too.
+    pub(crate) fn cancel(&self, problem: Problem) -> Cancel {
+        let task = {
+            let mut state = self.state();
+            if state.cancelled {
+                return Cancel::Before;
+            }
+            if state.finished.is_some() {
+                return Cancel::Ended;
+            }
+            state.cancelled = true;
+            let task = state.task.take();
+            if state.agent {
+                let detail = problem.detail.unwrap_or(problem.title);
+                let event =
+                    AgentEvent::AgentError(AgentFailure::new(FailureCode::Cancelled, detail));
+                self.push_locked(&mut state, &event, &serialize(&event));
+            } else {
+                let event = ToolEvent::ToolError(problem);
+                self.push_locked(&mut state, &event, &serialize(&event));
+            }
+            task
+        };
+        if let Some(task) = task {
+            task.abort();
+        }
+        self.changed.notify_waiters();
+        Cancel::Now
     }
 
     /// The frames after `after`, joined, and whether the call is over.
@@ -223,6 +276,13 @@ impl Call {
     }
 }
 
+/// An event's JSON (a `500` `tool_error` in the unlikely case it does not serialise).
+fn serialize(event: &impl Envelope) -> String {
+    serde_json::to_string(event).unwrap_or_else(|_| {
+        r#"{"type":"tool_error","data":{"type":"about:blank","status":500}}"#.to_owned()
+    })
+}
+
 /// A connected client. When the last one leaves a running call whose policy is
 /// [`OnDisconnect::Cancel`], the handler is dropped and the call ends with `tool_error`.
 #[derive(Debug)]
@@ -264,6 +324,8 @@ pub(crate) struct Calls {
     shared: Option<Arc<dyn ReplayStore>>,
     /// Calls started, to sweep expired ones every [`SWEEP_EVERY`] starts.
     started: AtomicUsize,
+    /// The calls their callers named (`Halo-Call-Id`) that run without a stream.
+    running: Arc<Running>,
 }
 
 /// Starts between two sweeps of calls past their retention.
@@ -273,10 +335,16 @@ impl Calls {
     pub(crate) fn new(config: StreamConfig, shared: Option<Arc<dyn ReplayStore>>) -> Self {
         Self {
             calls: Mutex::new(HashMap::new()),
+            running: Arc::new(Running::new(config.max_calls)),
             config,
             shared,
             started: AtomicUsize::new(0),
         }
+    }
+
+    /// The calls their callers named that run without a stream.
+    pub(crate) fn running(&self) -> &Arc<Running> {
+        &self.running
     }
 
     pub(crate) fn config(&self) -> &StreamConfig {

@@ -5,8 +5,13 @@
 //! events ([`Progress`]), and `tool_end` or `tool_error`. Events are kept for a while after
 //! the call ends, so a client that lost the connection sends the request again with
 //! `Last-Event-ID` and `Halo-Call-Id` and receives only what it missed.
+//!
+//! A running call, streamed or named by its caller (`Halo-Call-Id` on a call without a
+//! stream), can be cancelled by its caller or an administrator:
+//! `DELETE /.well-known/halo/calls/{call_id}` (see `cancel`).
 
 mod calls;
+mod cancel;
 mod envelope;
 mod resume;
 mod sse;
@@ -23,6 +28,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub(crate) use self::calls::{Call, Calls};
+pub(crate) use self::cancel::{CALL_ID, Named, answer as cancel, cancelled, is_cancel, is_named};
 pub(crate) use self::envelope::{open, spawn};
 pub(crate) use self::resume::resume;
 
@@ -61,6 +67,8 @@ pub(crate) struct StreamConfig {
     /// The interval of keep-alive comments on an idle stream.
     pub(crate) keep_alive: Duration,
     pub(crate) on_disconnect: OnDisconnect,
+    /// The scope that lets a caller cancel anyone's call (none by default).
+    pub(crate) cancel_scope: Option<String>,
 }
 
 impl Default for StreamConfig {
@@ -71,6 +79,7 @@ impl Default for StreamConfig {
             max_calls: 10_000,
             keep_alive: Duration::from_secs(15),
             on_disconnect: OnDisconnect::Continue,
+            cancel_scope: None,
         }
     }
 }

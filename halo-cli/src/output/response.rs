@@ -106,6 +106,14 @@ pub(crate) fn event(id: u64, event: &ToolEvent) -> String {
             }
             out
         }
+        ToolEvent::ApprovalPending(approval) => {
+            let text = |name: &str| approval[name].as_str().map(line).unwrap_or_default();
+            format!(
+                "{id} approval_pending {} (tool {}); waiting for a decision\n",
+                text("id"),
+                text("tool")
+            )
+        }
         other => format!("{id} {}\n", other.name()),
     }
 }
@@ -238,6 +246,11 @@ mod tests {
             serde_json::from_str::<Value>(&event_line(4, &failed)).unwrap(),
             json!({"id": 4, "type": "tool_error", "data": {"type": "about:blank",
                    "title": "Gateway Timeout", "status": 504, "detail": "took too long"}})
+        );
+        let held = ToolEvent::ApprovalPending(json!({"id": "3f0c", "tool": "refund\u{1b}[2J"}));
+        assert_eq!(
+            event(2, &held),
+            "2 approval_pending 3f0c (tool refund [2J); waiting for a decision\n"
         );
     }
 }

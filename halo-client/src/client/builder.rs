@@ -6,6 +6,7 @@ use std::time::Duration;
 use reqwest::{Url, redirect};
 
 use super::{Client, Inner, SchemaCache};
+use crate::approval::ApprovalSettings;
 use crate::breaker::Breakers;
 use crate::{CircuitBreaker, Credential, Credentials, Error, Result, RetryPolicy};
 
@@ -24,6 +25,8 @@ pub struct ClientBuilder {
     breaker: CircuitBreaker,
     schema_ttl: Duration,
     concurrency: usize,
+    /// What calls held for approval do (set in [`crate::approval`]).
+    pub(crate) approvals: ApprovalSettings,
 }
 
 impl ClientBuilder {
@@ -40,6 +43,7 @@ impl ClientBuilder {
             breaker: CircuitBreaker::new(),
             schema_ttl: Duration::from_secs(60),
             concurrency: 8,
+            approvals: ApprovalSettings::default(),
         }
     }
 
@@ -172,6 +176,7 @@ impl ClientBuilder {
                 schema_ttl: self.schema_ttl,
                 concurrency: self.concurrency,
                 cache: Mutex::new(SchemaCache::default()),
+                approvals: self.approvals,
             }),
         })
     }

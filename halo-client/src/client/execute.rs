@@ -7,10 +7,18 @@ use crate::retry::Failure;
 use crate::{Error, Result, ToolResponse};
 
 impl Client {
+    /// Sends a request as [`fetch`](Self::fetch) does; a call held for approval (`202` with
+    /// its `Location`) is waited for, and answers as the call does once it ran
+    /// ([`crate::approval`]).
+    pub(super) async fn execute(&self, request: &Prepared) -> Result<ToolResponse> {
+        let response = self.fetch(request).await?;
+        self.settle(request, response).await
+    }
+
     /// Sends a request under its retry policy, through its host's circuit breaker (the
     /// call's verdict counts once, after its retries); a 4xx or 5xx answer becomes an error
     /// that keeps the response and names the request (`POST /api/orders`).
-    pub(super) async fn execute(&self, request: &Prepared) -> Result<ToolResponse> {
+    pub(crate) async fn fetch(&self, request: &Prepared) -> Result<ToolResponse> {
         let what = request.label();
         let pass = self.pass();
         let outcome = request

@@ -11,9 +11,11 @@
 //!   idempotency key, what may be repeated);
 //! - [`execute`]: a request under its retry policy, the client's timeout and its host's
 //!   circuit breaker;
-//! - [`redirect`]: one attempt's hops, with the credential of each hop's own host.
+//! - [`redirect`]: one attempt's hops, with the credential of each hop's own host;
+//! - [`cancel`]: a running call cancelled, and calls named so that they can be.
 
 mod builder;
+mod cancel;
 mod discover;
 mod execute;
 mod redirect;
@@ -27,11 +29,13 @@ use reqwest::{Method, Url};
 use serde_json::Value;
 
 pub use self::builder::ClientBuilder;
+pub use self::cancel::{CallId, CancelOutcome};
 pub use self::discover::Discovered;
 use self::discover::{SchemaCache, find};
 pub(crate) use self::execute::{checked, read};
 pub(crate) use self::request::Prepared;
 use self::request::decode_error;
+use crate::approval::ApprovalSettings;
 use crate::breaker::{Breakers, Pass};
 use crate::{Credentials, Result, RetryPolicy, ToolResponse, ToolStream};
 
@@ -76,6 +80,8 @@ struct Inner {
     schema_ttl: Duration,
     concurrency: usize,
     cache: Mutex<SchemaCache>,
+    /// What calls held for approval do.
+    approvals: ApprovalSettings,
 }
 
 impl Client {
@@ -191,6 +197,11 @@ impl Client {
     /// A pass through the circuit breakers for one call.
     pub(crate) fn pass(&self) -> Pass<'_> {
         self.inner.breakers.pass()
+    }
+
+    /// What calls held for approval do.
+    pub(crate) fn approval_settings(&self) -> &ApprovalSettings {
+        &self.inner.approvals
     }
 
     /// The idle timeout of event streams.

@@ -64,6 +64,29 @@ fn encode(payload: Payload) -> Result<Encoded> {
 }
 
 impl Prepared {
+    /// A request of one of the server's own endpoints (no tool, nothing to place): `method`
+    /// at `url`, with `body` as JSON when there is one.
+    pub(crate) fn endpoint(
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        safe: bool,
+        policy: RetryPolicy,
+    ) -> Self {
+        Self {
+            method,
+            url,
+            headers: HeaderMap::new(),
+            body: body.map(|body| Encoded {
+                content_type: HeaderValue::from_static("application/json"),
+                bytes: body.to_string().into(),
+            }),
+            key_header: None,
+            safe,
+            policy,
+        }
+    }
+
     /// `POST /api/orders`: the method and path, never the query (which may carry secrets).
     pub(crate) fn label(&self) -> impl std::fmt::Display + '_ {
         struct Label<'a>(&'a Method, &'a str);
@@ -135,7 +158,7 @@ impl Client {
 
     /// A URL of the API: a relative path is appended to the base URL, an absolute URL is
     /// used as it is.
-    pub(super) fn resolve(&self, target: &str) -> Result<Url> {
+    pub(crate) fn resolve(&self, target: &str) -> Result<Url> {
         if target.starts_with("http://") || target.starts_with("https://") {
             return Url::parse(target).map_err(invalid_url);
         }

@@ -309,6 +309,7 @@ mod tests {
             schema.effects = Some(Effects {
                 reversible,
                 undo: None,
+                approval: None,
             });
             schema.limits = Some(Limits {
                 idempotent,

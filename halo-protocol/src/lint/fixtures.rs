@@ -30,6 +30,7 @@ pub(super) fn good_write() -> (ToolEntry, ToolSchema) {
     schema.effects = Some(Effects {
         reversible: Some(true),
         undo: Some("DELETE /pets/{id}".into()),
+        approval: None,
     });
     (entry, schema)
 }
@@ -63,6 +64,7 @@ pub(super) fn good_delete() -> (ToolEntry, ToolSchema) {
     schema.effects = Some(Effects {
         reversible: Some(false),
         undo: None,
+        approval: None,
     });
     (entry, schema)
 }

@@ -444,6 +444,7 @@ mod tests {
         tools[0].1.effects = Some(Effects {
             reversible: Some(true),
             undo: None,
+            approval: None,
         });
         tools[0].1.examples.clear(); // a warning
         let counts = |linter: Linter| {

@@ -58,6 +58,7 @@ mod tests {
             schema.effects = Some(Effects {
                 reversible: Some(false),
                 undo: None,
+                approval: None,
             });
         });
         assert_eq!(ids(&found), []);

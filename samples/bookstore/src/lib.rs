@@ -45,8 +45,8 @@ use halo_axum::agents::Agents;
 use halo_axum::mcp::McpService;
 use halo_axum::playground::Playground;
 use halo_axum::{
-    Catalogs, HaloLayer, JsonLinesSink, JwtAuthenticator, Prometheus, ProtectedResource,
-    RedisStore, Validation,
+    ApprovalQueue, Catalogs, HaloLayer, JsonLinesSink, JwtAuthenticator, Prometheus,
+    ProtectedResource, RedisStore, Validation,
 };
 use tower_http::cors::CorsLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
@@ -287,6 +287,9 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     }
     let mut halo = HaloLayer::builder(api)
         .authenticator(authenticator)
+        // Refunds wait for approval, decided over HTTP by callers with the admin scope; the
+        // demo has one administrator, who may approve its own refunds.
+        .approver(ApprovalQueue::new(auth::ADMIN_SCOPE).self_approval(true))
         // Arguments are checked against the schemas before a handler runs.
         .validate(Validation::On)
         // The API catalog, `/llms.txt` and (with an agent) the agent card, for agents that

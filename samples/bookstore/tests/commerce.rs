@@ -202,17 +202,11 @@ async fn order_charge_refund() {
     let (_, _, fetched) = send(server.get(&format!("/api/orders/{id}")).bearer_auth(ADMIN)).await;
     assert_eq!(fetched["status"], "paid");
 
+    // A refund is checked as any call, then waits for an approver (the admin) and runs once
+    // approved, answering as the handler did.
     let refund = format!("/api/payments/{charge_id}/refund");
     let reason = json!({"reason": "customer returned the book"});
     expect_problem(server.post(&refund).bearer_auth(READER).json(&reason), 403).await;
-    expect_problem(
-        server
-            .post("/api/payments/ch_404/refund")
-            .bearer_auth(ADMIN)
-            .json(&reason),
-        404,
-    )
-    .await;
     expect_problem(
         server
             .post(&refund)
@@ -221,13 +215,84 @@ async fn order_charge_refund() {
         422,
     )
     .await;
-    let (status, _, refunded) = send(server.post(&refund).bearer_auth(ADMIN).json(&reason)).await;
-    assert_eq!(status, StatusCode::OK, "{refunded}");
-    assert_eq!(refunded["charge_id"], charge_id.as_str());
-    assert_eq!(refunded["amount"], 21.98);
-    expect_problem(server.post(&refund).bearer_auth(ADMIN).json(&reason), 409).await;
+    let missing = approved(&server, "/api/payments/ch_404/refund", &reason).await;
+    assert_eq!(missing["status"], 404, "{missing}");
+    let refunded = approved(&server, &refund, &reason).await;
+    assert_eq!(refunded["status"], 200, "{refunded}");
+    assert_eq!(refunded["body"]["charge_id"], charge_id.as_str());
+    assert_eq!(refunded["body"]["amount"], 21.98);
+    let again = approved(&server, &refund, &reason).await;
+    assert_eq!(again["status"], 409, "{again}");
     let (_, _, fetched) = send(server.get(&format!("/api/orders/{id}")).bearer_auth(ADMIN)).await;
     assert_eq!(fetched["status"], "refunded");
+}
+
+/// The admin's refund call of `path` with `body`, held (`202`), approved by the admin: the
+/// handler's answer, as the approval keeps it.
+async fn approved(server: &Server, path: &str, body: &Value) -> Value {
+    let (status, headers, held) = send(server.post(path).bearer_auth(ADMIN).json(body)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{held}");
+    assert_eq!(held["state"], "pending");
+    let location = headers["location"].to_str().expect("a location");
+    let (status, _, decided) = send(
+        server
+            .post(&format!("{location}/approve"))
+            .bearer_auth(ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert_eq!(decided["state"], "approved");
+    assert_eq!(decided["decided_by"], "admin");
+    decided["response"].clone()
+}
+
+#[tokio::test]
+async fn refunds_wait_for_an_approver_the_reader_never_sees() {
+    let server = Server::start().await;
+    // The schema says so before anyone calls.
+    let (_, _, schema) =
+        send(server.discover_as(support::Caller::Admin, "/api/payments/ch_1/refund")).await;
+    assert_eq!(schema[0]["effects"]["approval"], "required", "{schema}");
+    let reason = json!({"reason": "damaged in transit"});
+    let (status, headers, held) = send(
+        server
+            .post("/api/payments/ch_1/refund")
+            .bearer_auth(ADMIN)
+            .json(&reason),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{held}");
+    let location = headers["location"].to_str().expect("a location").to_owned();
+    // The admin lists it; the reader sees nothing of approvals.
+    let (status, _, list) =
+        send(server.get("/.well-known/halo/approvals").bearer_auth(ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["approvals"][0]["tool"], "refund_payment", "{list}");
+    assert_eq!(list["approvals"][0]["arguments"], reason);
+    expect_problem(
+        server
+            .get("/.well-known/halo/approvals")
+            .bearer_auth(READER),
+        403,
+    )
+    .await;
+    expect_problem(server.get(&location).bearer_auth(READER), 404).await;
+    expect_problem(
+        server.post(&format!("{location}/deny")).bearer_auth(READER),
+        403,
+    )
+    .await;
+    // Denied by the admin: never run.
+    let (status, _, denied) = send(
+        server
+            .post(&format!("{location}/deny"))
+            .bearer_auth(ADMIN)
+            .json(&json!({"reason": "no such charge yet"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{denied}");
+    assert_eq!(denied["state"], "denied");
+    assert_eq!(denied["reason"], "no such charge yet");
 }
 
 /// The `422` problem that an admin's `POST path` with the JSON `body` is answered with.

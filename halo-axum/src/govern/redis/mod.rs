@@ -4,8 +4,10 @@
 //! [`RedisStore`] is what an application configures. Its halves, one per kind of state, share
 //! one connection ([`connection`]): the rate budgets ([`rate`]), the idempotency records
 //! ([`idempotency`]; a call's end is written, or held until Redis takes it, by [`write`], in
-//! the form of [`codec`]) and the events of streamed calls ([`mirror`]).
+//! the form of [`codec`]), the events of streamed calls ([`mirror`]) and the state of circuit
+//! breakers ([`breaker`]).
 
+mod breaker;
 mod codec;
 mod connection;
 mod idempotency;
@@ -22,15 +24,18 @@ use std::time::{Duration, Instant};
 use redis::Client;
 use redis::aio::ConnectionManager;
 
+use self::breaker::RedisCircuits;
 use self::idempotency::RedisRecords;
 use self::mirror::RedisCalls;
 use self::rate::RedisRates;
 use self::write::Held;
+use super::breaker::CircuitStore;
 use super::idempotency::{Idempotency, IdempotencyLimits};
 use super::store::{IdempotencyStore, RateStore, ReplayStore};
 
-/// Keeps rate budgets and idempotency records in Redis, so that several instances of an API
-/// behind a load balancer enforce one budget per caller and replay each other's responses.
+/// Keeps rate budgets, idempotency records and circuit breakers' state in Redis, so that
+/// several instances of an API behind a load balancer enforce one budget per caller, replay
+/// each other's responses and open and close each tool's circuit together.
 ///
 /// Give it to [`HaloBuilder::redis`](crate::HaloBuilder::redis). It connects on first use (one
 /// multiplexed connection, re-established when it drops), so building a layer never waits for
@@ -51,11 +56,20 @@ use super::store::{IdempotencyStore, RateStore, ReplayStore};
 ///   so a client that lost its connection can resume the call (`Halo-Call-Id`,
 ///   `Last-Event-ID`) through any instance: it gets what it missed, then the new events as
 ///   they come. The instance running the call still streams from memory.
+/// - **Circuit breakers**: one state per tool, changed by Lua scripts, which every instance
+///   mirrors: a circuit opened through one instance refuses calls on all, and its half-open
+///   probe is one call across all. A closed circuit's calls never wait for Redis: an instance
+///   sends answers that can change the state (failures, and successes after them), asks
+///   Redis when its mirror is not closed, and reads every circuit every
+///   [`circuit_refresh`](Self::circuit_refresh), so it learns that another instance opened a
+///   circuit within that interval (sooner when it sends or asks something itself).
 ///
 /// **When Redis cannot be reached** (refused, reset, or no answer within
 /// [`timeout`](Self::timeout)), each kind of state does what its [`Fallback`] says:
 /// by default rate limits go on with each instance's own budget in memory, and a request
 /// with an idempotency key is refused with `503` and `Retry-After` before its handler runs.
+/// Circuit breakers always go on with each instance's own breaker, from the state it last
+/// read, until Redis answers again (its state then replaces theirs).
 /// After a failure Redis is not tried again for a second. A response whose request ran while
 /// its record could not be written is held in memory and written as soon as Redis answers;
 /// meanwhile this instance replays it, and other instances see its key as still running
@@ -90,6 +104,7 @@ pub struct RedisStore {
     rate_fallback: Fallback,
     idempotency_fallback: Fallback,
     timeout: Duration,
+    circuit_refresh: Duration,
 }
 
 /// What a call does when the shared store cannot be reached.
@@ -136,6 +151,7 @@ impl fmt::Debug for RedisStore {
             .field("rate_fallback", &self.rate_fallback)
             .field("idempotency_fallback", &self.idempotency_fallback)
             .field("timeout", &self.timeout)
+            .field("circuit_refresh", &self.circuit_refresh)
             .finish_non_exhaustive()
     }
 }
@@ -156,6 +172,7 @@ impl RedisStore {
             rate_fallback: Fallback::Local,
             idempotency_fallback: Fallback::Refuse,
             timeout: Duration::from_secs(1),
+            circuit_refresh: Duration::from_secs(1),
         })
     }
 
@@ -188,6 +205,25 @@ impl RedisStore {
         self
     }
 
+    /// How often each instance reads the state of every circuit breaker (1 second by
+    /// default, at least 10 ms): the longest an instance lets calls through after another
+    /// opened the circuit (plus one exchange with Redis). One small script per interval and
+    /// layer, whatever the number of tools.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use halo_axum::RedisStore;
+    ///
+    /// let store = RedisStore::open("redis://127.0.0.1:6379/")
+    ///     .expect("a Redis URL")
+    ///     .circuit_refresh(Duration::from_millis(250));
+    /// # let _ = store;
+    /// ```
+    pub fn circuit_refresh(mut self, every: Duration) -> Self {
+        self.circuit_refresh = every.max(Duration::from_millis(10));
+        self
+    }
+
     /// The stores a layer uses, with records kept for `ttl` (each caller's at most as
     /// `limits` says; all of `limits` for the records kept in memory during an outage), and
     /// the events of streamed calls (at most `max_events` per call) kept for `retention`
@@ -198,11 +234,7 @@ impl RedisStore {
         limits: IdempotencyLimits,
         retention: Duration,
         max_events: usize,
-    ) -> (
-        Box<dyn RateStore>,
-        Box<dyn IdempotencyStore>,
-        Arc<dyn ReplayStore>,
-    ) {
+    ) -> Halves {
         let inner = Arc::new(Inner {
             config: self,
             ttl,
@@ -218,10 +250,20 @@ impl RedisStore {
         (
             Box::new(RedisRates(Arc::clone(&inner))),
             Box::new(RedisRecords(Arc::clone(&inner))),
-            Arc::new(RedisCalls(inner)),
+            Arc::new(RedisCalls(Arc::clone(&inner))),
+            Arc::new(RedisCircuits::new(inner)),
         )
     }
 }
+
+/// The stores a [`RedisStore`] makes: rate budgets, idempotency records, streamed calls'
+/// events and circuits.
+type Halves = (
+    Box<dyn RateStore>,
+    Box<dyn IdempotencyStore>,
+    Arc<dyn ReplayStore>,
+    Arc<dyn CircuitStore>,
+);
 
 /// What a store shares between its rate and idempotency halves.
 struct Inner {

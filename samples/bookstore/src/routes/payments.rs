@@ -88,11 +88,13 @@ pub(crate) async fn charge_payment(
 
 /// Refund a charge.
 ///
-/// Gives the whole amount back to the customer and marks the order `refunded`. Admin only.
+/// Gives the whole amount back to the customer and marks the order `refunded`. Admin only,
+/// and every refund waits for an approver (`demo-admin`, at `/.well-known/halo/approvals`).
 #[halo(
     why = "Use only to undo charge_payment when a customer is owed their money back; a charge can \
            be refunded once",
     reversible = false,
+    approval = "required",
     example(
         input = { "id": "ch_1", "reason": "customer returned the book" },
         output = { "id": "re_1", "charge_id": "ch_1", "amount": 21.98, "reason": "customer returned the book" }

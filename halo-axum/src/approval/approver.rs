@@ -1,0 +1,269 @@
+//! Who decides: the [`Approver`] trait, the [`ApprovalRequest`] it is shown, the [`Verdict`]
+//! it may give at once, and the built-in [`ApprovalQueue`], decided over HTTP by callers
+//! holding a scope.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use crate::Principal;
+
+/// Decides the calls held for approval.
+///
+/// Two ways to decide, which an approver may combine: over HTTP, by the callers
+/// [`may_decide`](Approver::may_decide) admits (they list pending approvals at
+/// `GET /.well-known/halo/approvals` and approve or deny them), and at once, by answering
+/// [`requested`](Approver::requested) with a [`Verdict`] (a policy engine, a webhook).
+/// A call nobody decides within [`ApprovalLimits::expire_after`](crate::ApprovalLimits::expire_after)
+/// is denied.
+///
+/// ```
+/// use halo_axum::{ApprovalRequest, Approver, Principal, Verdict};
+///
+/// /// Lets refunds up to 50 through at once; leaves the others to the finance team.
+/// struct SmallRefunds;
+///
+/// impl Approver for SmallRefunds {
+///     fn may_decide(&self, caller: &Principal) -> bool {
+///         caller.has_scope("finance")
+///     }
+///
+///     async fn requested(&self, request: &ApprovalRequest) -> Option<Verdict> {
+///         let amount = request.arguments()?.get("amount")?.as_u64()?;
+///         (amount <= 50).then(|| Verdict::approve("small-refunds policy"))
+///     }
+/// }
+/// ```
+pub trait Approver: Send + Sync + 'static {
+    /// Whether `caller` may list the pending approvals and approve or deny them over HTTP.
+    fn may_decide(&self, caller: &Principal) -> bool;
+
+    /// Whether a caller [`may_decide`](Approver::may_decide) admits may also decide the
+    /// calls it made itself (`false` by default: a second person approves).
+    fn self_approval(&self) -> bool {
+        false
+    }
+
+    /// Told of each call held for approval, once, after its `202` is sent: a verdict to
+    /// decide it now, or `None` (the default) to leave it to the callers
+    /// [`may_decide`](Approver::may_decide) admits. A verdict that comes after someone
+    /// decided (or after the approval expired) is ignored.
+    fn requested(&self, request: &ApprovalRequest) -> impl Future<Output = Option<Verdict>> + Send {
+        let _ = request;
+        std::future::ready(None)
+    }
+}
+
+/// The future of a type-erased approver's verdict.
+pub(crate) type Verdicts<'a> = Pin<Box<dyn Future<Output = Option<Verdict>> + Send + 'a>>;
+
+/// An [`Approver`] behind a pointer.
+pub(crate) trait DynApprover: Send + Sync + 'static {
+    fn may_decide(&self, caller: &Principal) -> bool;
+    fn self_approval(&self) -> bool;
+    fn requested<'a>(&'a self, request: &'a ApprovalRequest) -> Verdicts<'a>;
+}
+
+impl<A: Approver> DynApprover for A {
+    fn may_decide(&self, caller: &Principal) -> bool {
+        Approver::may_decide(self, caller)
+    }
+
+    fn self_approval(&self) -> bool {
+        Approver::self_approval(self)
+    }
+
+    fn requested<'a>(&'a self, request: &'a ApprovalRequest) -> Verdicts<'a> {
+        Box::pin(Approver::requested(self, request))
+    }
+}
+
+impl std::fmt::Debug for dyn DynApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Approver")
+    }
+}
+
+/// A call held for approval, as an [`Approver`] is shown it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ApprovalRequest {
+    pub(crate) id: String,
+    pub(crate) tool: String,
+    pub(crate) caller: Option<String>,
+    pub(crate) method: String,
+    pub(crate) target: String,
+    pub(crate) arguments: Option<Value>,
+}
+
+impl ApprovalRequest {
+    /// The approval's id (the last segment of its `Location`).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tool's name in the manifest.
+    #[must_use]
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The id of the principal that made the call; `None` when anonymous.
+    #[must_use]
+    pub fn caller(&self) -> Option<&str> {
+        self.caller.as_deref()
+    }
+
+    /// The call's method, upper case.
+    #[must_use]
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The call's path and query.
+    #[must_use]
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The call's JSON body, with the values of `writeOnly` and `format: password` inputs
+    /// replaced by `"[redacted]"`; `None` when the body is empty or not JSON.
+    #[must_use]
+    pub fn arguments(&self) -> Option<&Value> {
+        self.arguments.as_ref()
+    }
+}
+
+/// An approver's decision of a held call: approved or denied, by whom, and why.
+///
+/// ```
+/// use halo_axum::Verdict;
+///
+/// let no = Verdict::deny("risk-engine", "the amount is over the daily limit");
+/// assert!(!no.is_approved());
+/// assert_eq!(no.by(), "risk-engine");
+/// assert_eq!(no.reason(), Some("the amount is over the daily limit"));
+/// assert!(Verdict::approve("risk-engine").is_approved());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    approved: bool,
+    by: String,
+    reason: Option<String>,
+}
+
+impl Verdict {
+    /// A decision made over HTTP.
+    pub(crate) fn new(approved: bool, by: &str, reason: Option<String>) -> Self {
+        Self {
+            approved,
+            by: by.to_owned(),
+            reason,
+        }
+    }
+
+    /// Approved by `by` (a name for the audit trail).
+    #[must_use]
+    pub fn approve(by: impl Into<String>) -> Self {
+        Self {
+            approved: true,
+            by: by.into(),
+            reason: None,
+        }
+    }
+
+    /// Denied by `by`, for `reason` (shown to the caller).
+    #[must_use]
+    pub fn deny(by: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            approved: false,
+            by: by.into(),
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// The same verdict, with `reason` (cut to 1,000 characters when recorded).
+    #[must_use]
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// Whether the call may run.
+    #[must_use]
+    pub fn is_approved(&self) -> bool {
+        self.approved
+    }
+
+    /// Who decided.
+    #[must_use]
+    pub fn by(&self) -> &str {
+        &self.by
+    }
+
+    /// Why, when given.
+    #[must_use]
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+/// The built-in [`Approver`]: pending approvals wait in the layer, and callers holding
+/// `scope` list them (`GET /.well-known/halo/approvals`) and approve or deny them
+/// (`POST /.well-known/halo/approvals/{id}/approve`, `…/deny`). Nobody decides a call of
+/// their own unless [`self_approval`](ApprovalQueue::self_approval) says so.
+///
+/// ```
+/// use halo_axum::{ApprovalQueue, HaloLayer, Principal, StaticAuthenticator};
+/// # use utoipa_axum::{router::OpenApiRouter, routes};
+/// # /// Ping.
+/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+/// # async fn ping() {}
+/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+///
+/// let layer = HaloLayer::builder(api)
+///     .authenticator(
+///         StaticAuthenticator::new()
+///             .bearer("demo-admin", Principal::new("admin").with_scopes(["approvals"])),
+///     )
+///     .approver(ApprovalQueue::new("approvals"))
+///     .build()
+///     .expect("valid HALO metadata");
+/// # let _: axum::Router = router.layer(layer);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ApprovalQueue {
+    scope: String,
+    self_approval: bool,
+}
+
+impl ApprovalQueue {
+    /// A queue decided by the callers granted `scope`.
+    #[must_use]
+    pub fn new(scope: impl Into<String>) -> Self {
+        Self {
+            scope: scope.into(),
+            self_approval: false,
+        }
+    }
+
+    /// Whether an approver may decide its own calls (`false` by default). A demo with one
+    /// administrator needs it; a team should not.
+    #[must_use]
+    pub fn self_approval(mut self, allowed: bool) -> Self {
+        self.self_approval = allowed;
+        self
+    }
+}
+
+impl Approver for ApprovalQueue {
+    fn may_decide(&self, caller: &Principal) -> bool {
+        caller.has_scope(&self.scope)
+    }
+
+    fn self_approval(&self) -> bool {
+        self.self_approval
+    }
+}

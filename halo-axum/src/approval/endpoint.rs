@@ -1,0 +1,204 @@
+//! The approvals over HTTP, under `/.well-known/halo/approvals` (served when the layer has
+//! an approver):
+//!
+//! | request | who | answer |
+//! |---|---|---|
+//! | `GET /.well-known/halo/approvals` | approvers | `{"approvals": [...]}`, the pending ones, oldest first |
+//! | `GET /.well-known/halo/approvals/{id}` | its caller, approvers | the approval |
+//! | `POST /.well-known/halo/approvals/{id}/approve` | approvers but its caller | the approval, after the call ran |
+//! | `POST /.well-known/halo/approvals/{id}/deny` | approvers but its caller | the approval; body `{"reason": "..."}` (optional) |
+//!
+//! Who may do what, and why the statuses differ: the list and the decisions are for
+//! approvers, so a caller who is not one gets `403` (`401` without credentials) whatever the
+//! id, which says nothing of whether an approval exists. An approval's own resource is its
+//! caller's: anyone else (not an approver) gets `404`, as if it did not exist, like a stream
+//! of another caller (§10.1). Nobody decides a call of their own (`403`: a second person
+//! approves) unless the approver allows it. A decision on an approval decided already, or expired, is `409`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use http::header::ALLOW;
+use http::{HeaderValue, Method, Request, StatusCode};
+use serde_json::{Value, json};
+
+use super::book::{Entry, Phase};
+use super::document::{document, respond, state_name};
+use super::run::{decide, expire_due};
+use super::{APPROVALS_PATH, Verdict};
+use crate::layer::Shared;
+use crate::{Principal, body, problem};
+
+/// The most bytes of a decision's body (`{"reason": ...}`).
+const MAX_DECISION: usize = 16 * 1024;
+
+/// Whether `path` is one of the approvals' endpoints.
+#[inline] // On the pass-through path of `Halo::call` when approvals are on.
+pub(crate) fn is_endpoint(path: &str) -> bool {
+    path.strip_prefix(APPROVALS_PATH)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Answers a request of an approvals endpoint.
+pub(crate) async fn serve(shared: Arc<Shared>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    let caller = match shared.gate.identify(&parts).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused.into_response(),
+    };
+    let rest = parts.uri.path()[APPROVALS_PATH.len()..].trim_start_matches('/');
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let method = &parts.method;
+    match (segments.as_slice(), method) {
+        ([], &Method::GET | &Method::HEAD) => list(&shared, caller.as_ref()),
+        ([id], &Method::GET | &Method::HEAD) => read(&shared, caller.as_ref(), id),
+        ([id, action @ ("approve" | "deny")], &Method::POST) => {
+            let reason = match body::read(&parts, body, MAX_DECISION).await {
+                Ok(bytes) => match reason(&bytes) {
+                    Some(reason) => reason,
+                    None => {
+                        return problem::response(
+                            StatusCode::BAD_REQUEST,
+                            "a decision's body is a JSON object with an optional string `reason`",
+                        );
+                    }
+                },
+                Err(problem) => return problem::from_problem(&problem),
+            };
+            let approve = *action == "approve";
+            decision(&shared, caller.as_ref(), id, approve, reason).await
+        }
+        ([], _) | ([_], _) => not_allowed("GET, HEAD"),
+        ([_, "approve" | "deny"], _) => not_allowed("POST"),
+        _ => problem::response(StatusCode::NOT_FOUND, "no such approval resource"),
+    }
+}
+
+/// The pending approvals, for approvers.
+fn list(shared: &Shared, caller: Option<&Principal>) -> Response {
+    if let Err(refused) = approver(shared, caller) {
+        return refused.response();
+    }
+    let book = &shared.approvals;
+    let pending: Vec<Value> = book
+        .pending()
+        .iter()
+        .filter(|entry| {
+            expire_due(shared, entry);
+            entry.phase() == Phase::Pending
+        })
+        .map(|entry| document(entry))
+        .collect();
+    respond(StatusCode::OK, &json!({"approvals": pending}))
+}
+
+/// One approval, for its caller and approvers; `404` for anyone else.
+fn read(shared: &Shared, caller: Option<&Principal>, id: &str) -> Response {
+    let Some(entry) = shared.approvals.find(id) else {
+        return missing();
+    };
+    let is_approver = approver(shared, caller).is_ok();
+    if !is_approver && !is_callers(&entry, caller) {
+        return missing();
+    }
+    expire_due(shared, &entry);
+    respond(StatusCode::OK, &document(&entry))
+}
+
+/// Approves or denies approval `id`, as `caller`.
+async fn decision(
+    shared: &Arc<Shared>,
+    caller: Option<&Principal>,
+    id: &str,
+    approve: bool,
+    reason: Option<String>,
+) -> Response {
+    let decider = match approver(shared, caller) {
+        Ok(decider) => decider,
+        Err(refused) => return refused.response(),
+    };
+    let Some(entry) = shared.approvals.find(id) else {
+        return missing();
+    };
+    let own_allowed = shared
+        .approvals
+        .approver()
+        .is_some_and(|a| a.self_approval());
+    if !own_allowed && is_callers(&entry, Some(decider)) {
+        return problem::response(
+            StatusCode::FORBIDDEN,
+            "a call is approved or denied by someone other than its caller",
+        );
+    }
+    let verdict = Verdict::new(approve, decider.id(), reason);
+    match decide(shared, &entry, &verdict).await {
+        Ok(()) => respond(StatusCode::OK, &document(&entry)),
+        Err(phase) => problem::response(
+            StatusCode::CONFLICT,
+            format!("the approval is {} already", state_name(phase)),
+        ),
+    }
+}
+
+/// Why a caller may not list or decide approvals: the status and the detail.
+struct Refused(StatusCode, &'static str);
+
+impl Refused {
+    fn response(self) -> Response {
+        problem::response(self.0, self.1)
+    }
+}
+
+/// The caller, when it may decide; else `401` (anonymous) or `403`.
+fn approver<'a>(shared: &Shared, caller: Option<&'a Principal>) -> Result<&'a Principal, Refused> {
+    let Some(caller) = caller else {
+        return Err(Refused(
+            StatusCode::UNAUTHORIZED,
+            "approvals are listed and decided with credentials",
+        ));
+    };
+    match shared.approvals.approver() {
+        Some(approver) if approver.may_decide(caller) => Ok(caller),
+        _ => Err(Refused(
+            StatusCode::FORBIDDEN,
+            "the credentials do not allow deciding approvals",
+        )),
+    }
+}
+
+/// Whether `caller` made the call of `entry` (both anonymous counts).
+fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
+    entry.request.caller() == caller.map(Principal::id)
+}
+
+fn missing() -> Response {
+    problem::response(StatusCode::NOT_FOUND, "no such approval")
+}
+
+fn not_allowed(allow: &'static str) -> Response {
+    let mut response = problem::response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this approvals resource does not take that method",
+    );
+    response
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// The reason of a decision's body: empty, or a JSON object with an optional string
+/// `reason`; `None` for anything else (`400`).
+fn reason(bytes: &[u8]) -> Option<Option<String>> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Some(None);
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(object)) => match object.get("reason") {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::String(reason)) => Some(Some(reason.clone()).filter(|r| !r.is_empty())),
+            Some(_) => None,
+        },
+        _ => None,
+    }
+}

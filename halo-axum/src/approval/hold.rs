@@ -1,0 +1,271 @@
+//! The step of a call's path for a tool that needs approval, after the rate and the circuit
+//! and before an idempotency key is claimed: the call is kept and answered `202 Accepted`
+//! (or refused: `403` without an approver, `413` for a body over the limit, `422` for a key
+//! reused with another request, `429`/`503` when no more approvals may be kept). A repeat
+//! with the same idempotency key gets the same approval, and once it ran, the same answer.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use halo_protocol::{Problem, ToolEvent};
+use http::header::{LOCATION, RETRY_AFTER};
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tower_service::Service;
+
+use super::book::{Asked, Booked, Entry, Kept, Phase, State};
+use super::document::{accepted, document, href};
+use super::run::{runner, watch};
+use super::{ApprovalRequest, run};
+use crate::audit::{Outcome, redact, sensitive};
+use crate::govern::caller_bucket;
+use crate::layer::Shared;
+use crate::registry::Route;
+use crate::step::Stop;
+use crate::stream::{self, Call, Progress};
+use crate::{Principal, body, problem};
+
+/// A call held at the approval step, as the steps before left it.
+pub(crate) struct Held {
+    pub(crate) parts: Parts,
+    pub(crate) body: Body,
+    /// The body's bytes, when a step before read them.
+    pub(crate) read: Option<Bytes>,
+    pub(crate) caller: Option<Principal>,
+    /// The call's idempotency key, checked.
+    pub(crate) key: Option<HeaderValue>,
+    /// The caller asked for an event stream.
+    pub(crate) streaming: bool,
+}
+
+/// Holds the call `held` of the tool at `route` for approval, to run through `inner` (ready)
+/// once approved: the answer to send now.
+pub(crate) async fn hold<S>(shared: &Arc<Shared>, inner: S, route: &Route, held: Held) -> Stop
+where
+    S: Service<http::Request<Body>, Response = Response> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    let book = &shared.approvals;
+    if book.approver().is_none() {
+        let detail =
+            "this operation needs approval, and the server has no approver: it is never run";
+        return Stop::new(
+            Outcome::Denied,
+            problem::response(StatusCode::FORBIDDEN, detail),
+        );
+    }
+    let Held {
+        mut parts,
+        body,
+        read,
+        caller,
+        key,
+        streaming,
+    } = held;
+    let (_, bytes) = match body::buffered(&parts, body, read, shared.body_limit).await {
+        Ok(read) => read,
+        Err(problem) => return Stop::new(Outcome::Invalid, problem::from_problem(&problem)),
+    };
+    let tool = shared.discovery.registry.tool_at(route.tool);
+    let caller_id = caller.as_ref().map(|c| c.id().to_owned());
+    let target = parts
+        .uri
+        .path_and_query()
+        .map_or("", |t| t.as_str())
+        .to_owned();
+    let key = key.map(|value| {
+        let indexed = format!(
+            "{}\n{}\n{}",
+            route.tool,
+            caller_id.as_deref().unwrap_or(""),
+            String::from_utf8_lossy(value.as_bytes())
+        );
+        (indexed, digest(parts.method.as_str(), &target, &bytes))
+    });
+    let arguments = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .map(|mut value| {
+            redact(&mut value, &sensitive(&tool.schema.input));
+            value
+        });
+    let request = ApprovalRequest {
+        id: String::new(),
+        tool: tool.name().to_owned(),
+        caller: caller_id.clone(),
+        method: parts.method.as_str().to_owned(),
+        target,
+        arguments,
+    };
+    let quota = caller_bucket(caller_id.as_deref(), &parts);
+    let trail = trail(&parts.headers);
+    if let Some(caller) = caller {
+        parts.extensions.insert(caller);
+    }
+    // A streamed call: opened now (`tool_start`), its handler's progress sent to it.
+    let call = if streaming {
+        match stream::open(&shared.calls, (route.tool, tool), caller_id) {
+            Ok(call) => {
+                parts
+                    .extensions
+                    .insert(Progress::attached(Arc::clone(&call)));
+                Some(call)
+            }
+            Err(stop) => return stop,
+        }
+    } else {
+        None
+    };
+    let asked = Asked {
+        tool: route.tool,
+        request,
+        quota,
+        key,
+        trail,
+        kept: Kept {
+            parts,
+            body: bytes,
+            runner: runner(inner),
+        },
+    };
+    // Refused: a stream opened for the call ends at once.
+    let refuse = |outcome: Outcome, response: Response| {
+        if let Some(call) = &call {
+            let status = response.status().as_u16();
+            call.fail(Problem::new(status).with_detail("the call could not be held for approval"));
+        }
+        Stop::new(outcome, response)
+    };
+    match book.book(asked) {
+        Booked::New(entry) => {
+            run::note(shared, &entry, Outcome::ApprovalRequested, None);
+            let response = match &call {
+                None => accepted(&entry),
+                Some(call) => streamed(shared, Arc::clone(call), &entry),
+            };
+            watch(shared, Arc::clone(&entry));
+            Stop::new(Outcome::ApprovalRequested, response)
+        }
+        Booked::Again(entry) => again(shared, &entry),
+        Booked::Mismatch => refuse(
+            Outcome::Invalid,
+            problem::response(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "this idempotency key was used for a different request",
+            ),
+        ),
+        Booked::Full(caller, retry) => {
+            let (outcome, status, detail) = if caller {
+                (
+                    Outcome::RateLimited,
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "the caller has as many approvals waiting or kept as it may",
+                )
+            } else {
+                (
+                    Outcome::Unavailable,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server keeps as many approvals as it may",
+                )
+            };
+            let mut response = problem::response(status, detail);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(retry.as_secs()));
+            refuse(outcome, response)
+        }
+    }
+}
+
+/// The event stream of a held call: `tool_start`, `approval_pending` with the approval,
+/// then the call's own events once it is approved and runs (its progress, `tool_end`), or a
+/// `tool_error` (`403`) when it is denied or expires. `Location` names the approval.
+fn streamed(shared: &Shared, call: Arc<Call>, entry: &Arc<Entry>) -> Response {
+    call.push(&ToolEvent::ApprovalPending(document(entry)));
+    let entry = Arc::clone(entry);
+    let location = HeaderValue::try_from(href(&entry)).ok();
+    let waiting = async move {
+        let mut phase = entry.watch();
+        let over = |phase: &Phase| matches!(phase, Phase::Ran | Phase::Denied | Phase::Expired);
+        let _ = phase.wait_for(over).await;
+        let answer = entry.with_state(|state| match state {
+            State::Approved {
+                answer: Some(answer),
+                ..
+            } => Some(answer.clone()),
+            _ => None,
+        });
+        Ok::<_, Infallible>(match answer {
+            Some(answer) => run::replay(answer),
+            None => refused(&entry),
+        })
+    };
+    let mut response = stream::spawn(call, waiting, shared.calls.config().keep_alive);
+    if let Some(location) = location {
+        response.headers_mut().insert(LOCATION, location);
+    }
+    response
+}
+
+/// A repeat of a call with the idempotency key of approval `entry`: the approval while it
+/// waits or runs, the answer once it ran, `403` once denied or expired.
+fn again(shared: &Shared, entry: &Entry) -> Stop {
+    run::expire_due(shared, entry);
+    match entry.phase() {
+        Phase::Pending | Phase::Running => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
+        Phase::Ran => {
+            let replay = entry.with_state(|state| match state {
+                State::Approved {
+                    answer: Some(answer),
+                    ..
+                } => Some(answer.clone()),
+                _ => None,
+            });
+            match replay {
+                Some(answer) => Stop::new(Outcome::Replayed, run::replay(answer)),
+                None => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
+            }
+        }
+        Phase::Denied | Phase::Expired => Stop::new(Outcome::Denied, refused(entry)),
+    }
+}
+
+/// `403` for a call whose approval was denied or expired.
+pub(crate) fn refused(entry: &Entry) -> Response {
+    let detail = entry.with_state(|state| match state {
+        State::Denied {
+            by,
+            reason: Some(reason),
+        } => format!("the call was denied by {by}: {reason}"),
+        State::Denied { by, reason: None } => format!("the call was denied by {by}"),
+        _ => "nobody approved the call in time: it expired, and was not run".to_owned(),
+    });
+    problem::response(StatusCode::FORBIDDEN, detail)
+}
+
+/// The headers the audit records of the call's decision and run carry over.
+fn trail(headers: &HeaderMap) -> HeaderMap {
+    let mut kept = HeaderMap::new();
+    for name in ["x-request-id", "traceparent"] {
+        if let Some(value) = headers.get(name) {
+            kept.insert(name, value.clone());
+        }
+    }
+    kept
+}
+
+/// The digest of a request, to tell a repeat from another request with the same key.
+fn digest(method: &str, target: &str, body: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    for part in [method.as_bytes(), target.as_bytes()] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part);
+    }
+    hash.update(body);
+    hash.finalize().into()
+}

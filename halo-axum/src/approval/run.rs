@@ -1,0 +1,256 @@
+//! What happens to an approval after its `202`: the approver is told of it, it expires when
+//! nobody decides in time, and once approved its request runs, once, through the steps a
+//! call takes after the approval (circuit, idempotency key, deadline, handler); its answer is
+//! kept for its caller. Every decision, expiry and run is written to the audit trail and
+//! counted.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::response::Response;
+use http::header::{
+    CONTENT_LANGUAGE, CONTENT_LOCATION, CONTENT_TYPE, ETAG, LAST_MODIFIED, LINK, LOCATION,
+    RETRY_AFTER,
+};
+use http::{HeaderName, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use tower_service::Service;
+
+use super::Verdict;
+use super::book::{Answer, Entry, Kept, Phase};
+use crate::audit::{AuditRecord, Outcome};
+use crate::layer::Shared;
+use crate::step::Step;
+use crate::{Principal, govern, problem};
+
+/// The headers of an answer kept with it.
+const KEPT_HEADERS: [HeaderName; 8] = [
+    CONTENT_TYPE,
+    CONTENT_LANGUAGE,
+    CONTENT_LOCATION,
+    LOCATION,
+    ETAG,
+    LAST_MODIFIED,
+    LINK,
+    RETRY_AFTER,
+];
+
+/// The service failed (its error type is the application's): answered as `500`.
+pub(crate) struct Failed;
+
+/// Runs a held request through the application's service.
+pub(crate) type Runner = Box<
+    dyn FnOnce(Request<Body>) -> Pin<Box<dyn Future<Output = Result<Response, Failed>> + Send>>
+        + Send,
+>;
+
+/// A runner of `inner` (ready, and polled ready again before it runs).
+pub(crate) fn runner<S>(mut inner: S) -> Runner
+where
+    S: Service<Request<Body>, Response = Response> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    Box::new(move |request| {
+        Box::pin(async move {
+            std::future::poll_fn(|cx| inner.poll_ready(cx))
+                .await
+                .map_err(|_| Failed)?;
+            inner.call(request).await.map_err(|_| Failed)
+        })
+    })
+}
+
+/// Watches a new approval: tells the approver, expires it when nobody decides in time, and
+/// forgets it its while after the decision (or expiry) and run.
+pub(crate) fn watch(shared: &Arc<Shared>, entry: Arc<Entry>) {
+    let weak = Arc::downgrade(shared);
+    if shared.approvals.approver().is_some() {
+        tokio::spawn(ask(Weak::clone(&weak), Arc::clone(&entry)));
+    }
+    let keep = shared.approvals.limits.keep_decided;
+    tokio::spawn(async move {
+        let mut phase = entry.watch();
+        let decided = phase.wait_for(|phase| *phase != Phase::Pending);
+        let _ = tokio::time::timeout_at(entry.deadline, decided).await;
+        match weak.upgrade() {
+            Some(shared) => expire_due(&shared, &entry),
+            None => return,
+        }
+        let _ = phase.wait_for(|phase| *phase != Phase::Running).await;
+        tokio::time::sleep(keep).await;
+        if let Some(shared) = weak.upgrade() {
+            shared.approvals.remove(&entry);
+        }
+    });
+}
+
+/// Tells the approver of `entry`, and decides it when the approver gives a verdict.
+async fn ask(weak: Weak<Shared>, entry: Arc<Entry>) {
+    let verdict = {
+        let Some(shared) = weak.upgrade() else {
+            return;
+        };
+        let Some(approver) = shared.approvals.approver() else {
+            return;
+        };
+        approver.requested(&entry.request).await
+    };
+    if let (Some(verdict), Some(shared)) = (verdict, weak.upgrade()) {
+        let _ = decide(&shared, &entry, &verdict).await;
+    }
+}
+
+/// Decides `entry` with `verdict`: denied, or approved and run (this waits for the run).
+/// The phase it was in already when it was no longer pending.
+pub(crate) async fn decide(
+    shared: &Arc<Shared>,
+    entry: &Arc<Entry>,
+    verdict: &Verdict,
+) -> Result<(), Phase> {
+    let kept = match shared.approvals.decide(entry, verdict) {
+        Ok(kept) => kept,
+        Err(phase) => {
+            expire_due(shared, entry);
+            return Err(phase);
+        }
+    };
+    let Some(kept) = kept else {
+        note(shared, entry, Outcome::ApprovalDenied, Some(verdict.by()));
+        return Ok(());
+    };
+    note(shared, entry, Outcome::Approved, Some(verdict.by()));
+    // In a task of its own: the run ends even when the approver's request goes away.
+    let running = tokio::spawn(run(
+        Arc::clone(shared),
+        Arc::clone(entry),
+        kept,
+        verdict.by().to_owned(),
+    ));
+    let _ = running.await;
+    Ok(())
+}
+
+/// Expires `entry` if its time is up and it is still pending (noting it).
+pub(crate) fn expire_due(shared: &Shared, entry: &Entry) {
+    if shared.approvals.expire_due(entry) {
+        note(shared, entry, Outcome::ApprovalExpired, None);
+    }
+}
+
+/// Runs an approved call: the circuit, its idempotency key, the handler within its
+/// deadline; keeps the answer for its caller.
+async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: String) {
+    let started = Instant::now();
+    let (response, outcome) = match execute(&shared, &entry, kept).await {
+        Ok(answered) => answered,
+        Err(stop) => stop.into_parts(),
+    };
+    let status = response.status();
+    let mut answer = Answer {
+        status,
+        headers: KEPT_HEADERS
+            .iter()
+            .filter_map(|name| Some((name.clone(), response.headers().get(name)?.clone())))
+            .collect(),
+        body: None,
+    };
+    let limit = shared.approvals.limits.answer_bytes;
+    answer.body = http_body_util::Limited::new(response.into_body(), limit)
+        .collect()
+        .await
+        .ok()
+        .map(|collected| collected.to_bytes());
+    shared.approvals.finish(&entry, answer);
+    if let Some(metrics) = &shared.metrics {
+        metrics.call(entry.tool, outcome, status, started.elapsed());
+    }
+    if let Some(sink) = &shared.audit {
+        let mut record = record(&entry);
+        record.decided_by = Some(decided_by);
+        record.finish(status, outcome, started.elapsed());
+        sink.record(record);
+    }
+}
+
+/// The steps of an approved call after the approval, and the handler.
+async fn execute(shared: &Shared, entry: &Entry, kept: Kept) -> Step<(Response, Outcome)> {
+    let Kept {
+        parts,
+        body,
+        runner,
+    } = kept;
+    let governance = &shared.governance;
+    let tool = shared.discovery.registry.tool_at(entry.tool);
+    let permit = governance.enter(entry.tool).await?;
+    let ticket = match governance.idempotency_key(entry.tool, tool, &parts, false)? {
+        None => None,
+        Some(key) => {
+            let caller = parts.extensions.get::<Principal>();
+            Some(governance.claim(tool, &key, &parts, caller, &body).await?)
+        }
+    };
+    let deadline = governance.rules(entry.tool).timeout;
+    let request = Request::from_parts(parts, Body::from(body));
+    let answer = govern::within(deadline, runner(request)).await;
+    if let Some(permit) = permit {
+        permit.record(&answer);
+    }
+    let outcome = govern::outcome(&answer);
+    let response = governance
+        .settle(ticket, answer)
+        .await
+        .unwrap_or_else(|Failed| {
+            problem::response(StatusCode::INTERNAL_SERVER_ERROR, "the service failed")
+        });
+    Ok((response, outcome))
+}
+
+/// The kept answer of an approved call, sent again.
+pub(crate) fn replay(answer: Answer) -> Response {
+    let mut response = Response::new(answer.body.map_or_else(Body::empty, Body::from));
+    *response.status_mut() = answer.status;
+    response.headers_mut().extend(answer.headers);
+    response
+}
+
+/// Writes an approval event of `entry` to the audit trail (`decided_by`: who decided) and
+/// counts it.
+pub(crate) fn note(shared: &Shared, entry: &Entry, outcome: Outcome, decided_by: Option<&str>) {
+    if let Some(metrics) = &shared.metrics {
+        let event = match outcome {
+            Outcome::ApprovalRequested => "requested",
+            Outcome::Approved => "approved",
+            Outcome::ApprovalDenied => "denied",
+            _ => "expired",
+        };
+        metrics.approval(entry.tool, event);
+    }
+    // The `202` of a new approval is the call's own record.
+    if outcome == Outcome::ApprovalRequested {
+        return;
+    }
+    if let Some(sink) = &shared.audit {
+        let mut record = record(entry);
+        record.decided_by = decided_by.map(str::to_owned);
+        let status = match outcome {
+            Outcome::Approved => StatusCode::ACCEPTED,
+            _ => StatusCode::FORBIDDEN,
+        };
+        record.finish(status, outcome, Duration::ZERO);
+        sink.record(record);
+    }
+}
+
+/// A record of a call of `entry`, by its caller.
+fn record(entry: &Entry) -> AuditRecord {
+    let request = &entry.request;
+    let method = Method::from_bytes(request.method().as_bytes()).unwrap_or(Method::POST);
+    let path = request.target().split('?').next().unwrap_or("");
+    let mut record = AuditRecord::new(&entry.trail, request.tool(), &method, path);
+    record.caller = request.caller().map(str::to_owned);
+    record
+}
