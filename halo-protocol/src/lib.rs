@@ -78,7 +78,7 @@ pub use agent::{
     LlmChunk, LlmEnd, Message, ToolCall, ToolCallEnd, ToolCallStart, Usage,
 };
 pub use brief::{brief_schema, brief_text};
-pub use date::check_date;
+pub use date::{check_date, parse_timestamp};
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
     tool_description, tool_names,

@@ -127,6 +127,77 @@ where
             }
         }))
     }
+
+    /// A cancel request, answered by the layer. Kept out of `call` (never inlined), as
+    /// `catalog` is.
+    #[inline(never)]
+    fn cancel(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
+        let shared = Arc::clone(&self.shared);
+        let (parts, _) = request.into_parts();
+        ResponseFuture::boxed(Box::pin(async move {
+            Ok(stream::cancel(&shared, &parts).await)
+        }))
+    }
+
+    /// A call of a described operation, through the layer's steps. Kept out of `call`
+    /// (never inlined): the future it builds is large, and `call`'s own frame, which every
+    /// passed-through request sets up, stays small.
+    #[inline(never)]
+    fn execute(
+        &mut self,
+        request: Request<Body>,
+        route: Route,
+        streaming: bool,
+    ) -> ResponseFuture<S::Future, S::Error> {
+        // The ready service serves this call; a clone takes its place for the next one.
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        ResponseFuture::boxed(Box::pin(execute(
+            Arc::clone(&self.shared),
+            ready,
+            request,
+            route,
+            streaming,
+        )))
+    }
+
+    /// A request of the approvals endpoints, answered by the layer. Kept out of `call`
+    /// (never inlined), as `catalog` is.
+    #[inline(never)]
+    fn approvals(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
+        let shared = Arc::clone(&self.shared);
+        ResponseFuture::boxed(Box::pin(async move {
+            Ok(approval::serve(shared, request).await)
+        }))
+    }
+
+    /// `OPTIONS`: discovery with the HALO media type, scoped to the caller when an
+    /// authenticator is set; otherwise the app's own answer, with `Allow` where it has none
+    /// for a described path. Kept out of `call` (never inlined), as `catalog` is.
+    #[inline(never)]
+    fn options(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
+        let shared = &self.shared;
+        if !Discovery::is_discovery(&request) {
+            let allow = shared
+                .discovery
+                .allow(request.uri().path(), shared.gate.is_closed());
+            return ResponseFuture::options(self.inner.call(request), allow);
+        }
+        let (parts, _) = request.into_parts();
+        if !shared.gate.is_closed() {
+            let response = shared
+                .discovery
+                .respond(&parts.uri, &parts.headers, Viewer::Everyone);
+            shared.discovered(&parts.uri, &response);
+            return ResponseFuture::ready(response);
+        }
+        let shared = Arc::clone(shared);
+        ResponseFuture::boxed(Box::pin(async move {
+            let response = shared.discovery.respond_to(&shared.gate, &parts).await;
+            shared.discovered(&parts.uri, &response);
+            Ok(response)
+        }))
+    }
 }
 
 impl<S, B> Service<Request<B>> for Halo<S>
@@ -162,10 +233,7 @@ where
         }
         // Approvals of held calls (`/.well-known/halo/approvals`), when there is an approver.
         if shared.approvals.approver().is_some() && approval::is_endpoint(request.uri().path()) {
-            let shared = Arc::clone(shared);
-            return ResponseFuture::boxed(Box::pin(async move {
-                Ok(approval::serve(shared, request).await)
-            }));
+            return self.approvals(request);
         }
         // The discovery documents beside HALO, when the app opted in (`HaloBuilder::catalogs`).
         if let Some(documents) = &self.catalogs
@@ -199,61 +267,7 @@ where
                 return ResponseFuture::inner(self.inner.call(request));
             }
         }
-        // The ready service serves this call; a clone takes its place for the next one.
-        let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
-        ResponseFuture::boxed(Box::pin(execute(
-            Arc::clone(shared),
-            ready,
-            request,
-            route,
-            streaming,
-        )))
-    }
-}
-
-impl<S> Halo<S>
-where
-    S: Service<Request<Body>, Response = Response> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    /// A cancel request, answered by the layer. Kept out of `call` (never inlined), as
-    /// `catalog` is.
-    #[inline(never)]
-    fn cancel(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
-        let shared = Arc::clone(&self.shared);
-        let (parts, _) = request.into_parts();
-        ResponseFuture::boxed(Box::pin(async move {
-            Ok(stream::cancel(&shared, &parts).await)
-        }))
-    }
-
-    /// `OPTIONS`: discovery with the HALO media type, scoped to the caller when an
-    /// authenticator is set; otherwise the app's own answer, with `Allow` where it has none
-    /// for a described path.
-    fn options(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
-        let shared = &self.shared;
-        if !Discovery::is_discovery(&request) {
-            let allow = shared
-                .discovery
-                .allow(request.uri().path(), shared.gate.is_closed());
-            return ResponseFuture::options(self.inner.call(request), allow);
-        }
-        let (parts, _) = request.into_parts();
-        if !shared.gate.is_closed() {
-            let response = shared
-                .discovery
-                .respond(&parts.uri, &parts.headers, Viewer::Everyone);
-            shared.discovered(&parts.uri, &response);
-            return ResponseFuture::ready(response);
-        }
-        let shared = Arc::clone(shared);
-        ResponseFuture::boxed(Box::pin(async move {
-            let response = shared.discovery.respond_to(&shared.gate, &parts).await;
-            shared.discovered(&parts.uri, &response);
-            Ok(response)
-        }))
+        self.execute(request, route, streaming)
     }
 }
 

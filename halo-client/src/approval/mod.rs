@@ -27,7 +27,6 @@
 //! [`Error::is_approval_expired`]: crate::Error::is_approval_expired
 
 mod decide;
-mod time;
 mod wait;
 
 use std::collections::BTreeMap;
@@ -216,13 +215,13 @@ impl Approval {
     /// [`requested_at`](Self::requested_at) as a time; `None` when it is not RFC 3339.
     #[must_use]
     pub fn requested_at_time(&self) -> Option<SystemTime> {
-        time::parse(&self.requested_at)
+        halo_protocol::parse_timestamp(&self.requested_at)
     }
 
     /// [`expires_at`](Self::expires_at) as a time; `None` when it is not RFC 3339.
     #[must_use]
     pub fn expires_at_time(&self) -> Option<SystemTime> {
-        time::parse(&self.expires_at)
+        halo_protocol::parse_timestamp(&self.expires_at)
     }
 
     /// How long the server lets it wait in all (from `requested_at` to `expires_at`, both

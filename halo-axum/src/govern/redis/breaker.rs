@@ -37,6 +37,7 @@ use std::time::Duration;
 use redis::Script;
 
 use super::Inner;
+use super::codec::millis;
 use super::connection::{lock, script};
 use crate::govern::breaker::{Batch, Breaker, CircuitStore, SharedAnswer, View};
 use crate::govern::store::StoreFuture;
@@ -175,13 +176,6 @@ fn answer(values: &[i64]) -> Option<SharedAnswer> {
         granted: granted == 1,
         moved: moved == 1,
     })
-}
-
-fn millis(duration: Duration) -> String {
-    u64::try_from(duration.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1)
-        .to_string()
 }
 
 /// The circuit half of a [`RedisStore`](super::RedisStore).

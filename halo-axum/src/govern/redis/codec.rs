@@ -1,9 +1,21 @@
-//! A kept response as Redis holds it: status, headers (`name:value` lines) and body.
+//! What Redis holds, written and read: a kept response (status, headers as `name:value`
+//! lines, body), and durations as script arguments.
+
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 use crate::govern::store::Stored;
+
+/// A duration as a script argument: whole milliseconds, at least 1 (Redis refuses an expiry
+/// of 0).
+pub(super) fn millis(duration: Duration) -> String {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+        .to_string()
+}
 
 /// Headers as `name:value` lines (a header value never holds a line break).
 pub(super) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use redis::Script;
 
 use super::Inner;
+use super::codec::millis;
 use super::connection::{RETRY_EVERY, script};
 use crate::govern::store::{
     KeptCall, Mirror, MirroredFrame, ReplayStore, StoreFuture, Unavailable,
@@ -62,13 +63,6 @@ const RUNNING_LIFETIME: Duration = Duration::from_secs(60);
 fn event_id(entry: &[u8]) -> Option<u64> {
     let text = std::str::from_utf8(entry).ok()?;
     text.split('-').next()?.parse().ok()
-}
-
-fn millis(duration: Duration) -> String {
-    u64::try_from(duration.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1)
-        .to_string()
 }
 
 /// The streamed-call half of a [`RedisStore`](super::RedisStore).
