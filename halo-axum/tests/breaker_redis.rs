@@ -11,20 +11,19 @@
 
 mod common;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use common::audit::Records;
 use common::client::Answer;
-use common::gate::{Gate, Runs};
-use halo_axum::{HaloLayer, Prometheus, RedisStore, halo};
+use common::gate::{Answering, Gate, Runs};
+use common::prometheus;
+use halo_axum::{HaloLayer, RedisStore, halo};
 use halo_tests::redis::RedisServer;
 use halo_tests::{TestServer, spawn};
-use serde::Deserialize;
 use tokio::task::JoinHandle;
-use utoipa::{IntoParams, OpenApi};
+use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// One instance's state: how many calls its handler ran, the gate a held call waits at, and
@@ -34,16 +33,6 @@ struct Instance {
     runs: Runs,
     gate: Gate,
     audit: Records,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-struct Answering {
-    /// The status to answer with.
-    status: u16,
-    /// Wait at the test's gate first.
-    #[serde(default)]
-    hold: bool,
 }
 
 /// Answer with the status asked for.
@@ -69,14 +58,6 @@ async fn fragile(State(instance): State<Instance>, Query(query): Query<Answering
 #[derive(OpenApi)]
 #[openapi(info(title = "Upstream", version = "1"))]
 struct Doc;
-
-/// The process's one Prometheus recorder: both instances report to it, as one process.
-fn prometheus() -> Prometheus {
-    static PROMETHEUS: OnceLock<Prometheus> = OnceLock::new();
-    PROMETHEUS
-        .get_or_init(|| Prometheus::install().expect("the first recorder of this process"))
-        .clone()
-}
 
 /// Two instances sharing `redis` (key prefix `up:`, circuits read every 100 ms), each with its
 /// own state; with metrics when `metered` (one test only: the recorder is the process's).

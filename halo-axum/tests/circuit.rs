@@ -11,12 +11,11 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use common::audit::Records;
 use common::client::{Answer, App};
-use common::gate::{Drops, Gate, Runs};
+use common::gate::{Answering, Drops, Gate, Runs};
 use halo_axum::protocol::Circuit;
 use halo_axum::{BuildError, Describe, HaloBuilder, HaloLayer, halo};
-use serde::Deserialize;
 use serde_json::json;
-use utoipa::{IntoParams, OpenApi};
+use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// The handlers' state: how many calls ran, the gate a held call waits at, and the held
@@ -26,16 +25,6 @@ struct Upstream {
     runs: Runs,
     gate: Gate,
     unfinished: Drops,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-struct Answering {
-    /// The status to answer with.
-    status: u16,
-    /// Wait at the test's gate first.
-    #[serde(default)]
-    hold: bool,
 }
 
 async fn answer(upstream: &Upstream, query: &Answering) -> StatusCode {

@@ -9,6 +9,8 @@
 //! drift with the code under test.
 #![allow(missing_docs)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -18,6 +20,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::jwt_keys::{EC_PRIVATE, EC_X, EC_Y, RSA_N, RSA_PRIVATE, RSA_PUBLIC, ec_jwk, rsa_jwk};
 use halo_axum::{HaloBuilder, JwtAuthenticator, Principal};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation};
 use reqwest::StatusCode;
@@ -29,53 +32,6 @@ const RSA_KID: &str = "rsa-1";
 const EC_KID: &str = "ec-1";
 const ED_KID: &str = "ed-1";
 const TENANT_CLAIM: &str = "org";
-
-/// The RSA and EC keys of `tests/jwt.rs` (made for these tests only).
-const RSA_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
-MIIEvAIBADANBgkqhkiG9w0BAQEFAASCBKYwggSiAgEAAoIBAQDG7jPvK6hM/6as
-lEru1jntuObOG8ARRyJ0cZskSGOEzSqABts90IG5jBGL/zSftrivqJAy10/H0TY5
-/+4/merdL7qb7e8jWhxDyIRgFx2xL1vZ/YonrbaOI0M9Wdd/XBlZRz03yH2GVaPs
-2M8d7NANI4xy7MzxbQkS/qk4VXa91VhqG2aXNcK9E9TLBRckfK63lUQhx8xLATcD
-7hw3dOfiVqAbTzv4Te5o3/EvQLJwfU2jCewGoGLAzg5hOEE1JelXOqVC2N7p9iUK
-dfhsympR66C0ADZhGsjHpB8eeHOVmcRi9H9IiJNOZAspLacaScLHgp52yXQhPA5H
-a6AdI33jAgMBAAECggEABnX5ENUBp9KLxsIgNuaVRg/By0Lid40wZMjFyaViOg9x
-yGuwli7d77lJXpsgyekk0Wuvlz8f87TrRnH1+nHUy28/582P/T1xepAaIIbPq5AG
-sytFX+mH6tDhX645zgSfPCOQrO2hignhA5G9FFM7JJoZdygSteqdJ1VHCLHZ4+tp
-xFzs3fwkvy2ve3rM+/F+85HfrHTRhY1GA6JBZu2e8eBETnlSC71JxtXj1+MzmAp3
-VyL41j8qo1x8OypH63U+mHJYdvPvb0Ed1Lnp2WFAyjRCDhmROC1Wd30WJL561ufA
-QMx3e2ZMiig3nlJei1pl2iPwizIkU2ogsifuuXccQQKBgQDngawI1DGGUwOvqpL/
-sXsbHtdcJ2sBf82QiFTHvp1pakkoeQU+pths3uyc6eD8F0LLB/DwIpRIOdwUJdaR
-+taVcYFMGMrno7mnjkLHYEEhXC8Rm3jkB4KlQJ5nDstCQoyadHWucQ51xgfHb4gr
-QF/K4ioClmgLN5MioA7d4H7FIwKBgQDb+jZUVMkYHQlj8wI+FmYTrc9/LlI1+N6r
-fDpe2oASOV18mKblzDeQUUg4VZry4GhZKNx9dUahSgMqUqchss2bfyN/2yr3EjZY
-lJX8g8YuvuL0cUZlcaRUQjhWewFAyxKOl/418mJebMl/vIjQndhDe4gIxFWuPjeM
-57FTHg3QQQKBgBeWEYXwwH7z9DswgLuGRImV0dE0vuUvNS1VhnW3SOhViNCTy+H/
-M6ub5rVx6pckc4yl6Xk9vKfDJVX0KPFEghpFryumlv2Uo7SbfNg9SUVx0+XSVjW9
-QiU9+SV8z16X0yVlWhwErrl3DJHYHiJx85CDDE6pLj5+UgJEFl+qoJ/LAoGAQcZT
-MGwZpQgpoqUq6n2wD/pMrO6gzlqX2hbPLUWQPeLBPVw3q0ag5ponShDuv+ixytcY
-9rp2YAvNXn5QUxcvu2sMplJWSoI7lcj4AAU24QtauVSVhAey5y7VwaYN/d26ssBn
-1qGfIDTPG064agiIfcUWK+jo5azc11kAAKZf4wECgYBSTAXpz17iiN7dhacYbyi5
-ZRNjOJeeHcLn6AFhd6UIxN9Q8mu+B4BwQFl+AhmID20Itom5T39JjY3X2CiYGjMA
-ahOJK9sFf0Jy6f7CRuvdOrPym4TjoEc9qJe2awPbo2Wgwl0Pzlh6m3hdNhYG7BJc
-WCS1nu0c8d1D8ZqAmWPODA==
------END PRIVATE KEY-----";
-const RSA_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
-MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAxu4z7yuoTP+mrJRK7tY5
-7bjmzhvAEUcidHGbJEhjhM0qgAbbPdCBuYwRi/80n7a4r6iQMtdPx9E2Of/uP5nq
-3S+6m+3vI1ocQ8iEYBcdsS9b2f2KJ622jiNDPVnXf1wZWUc9N8h9hlWj7NjPHezQ
-DSOMcuzM8W0JEv6pOFV2vdVYahtmlzXCvRPUywUXJHyut5VEIcfMSwE3A+4cN3Tn
-4lagG087+E3uaN/xL0CycH1NownsBqBiwM4OYThBNSXpVzqlQtje6fYlCnX4bMpq
-UeugtAA2YRrIx6QfHnhzlZnEYvR/SIiTTmQLKS2nGknCx4Kedsl0ITwOR2ugHSN9
-4wIDAQAB
------END PUBLIC KEY-----";
-const RSA_N: &str = "xu4z7yuoTP-mrJRK7tY57bjmzhvAEUcidHGbJEhjhM0qgAbbPdCBuYwRi_80n7a4r6iQMtdPx9E2Of_uP5nq3S-6m-3vI1ocQ8iEYBcdsS9b2f2KJ622jiNDPVnXf1wZWUc9N8h9hlWj7NjPHezQDSOMcuzM8W0JEv6pOFV2vdVYahtmlzXCvRPUywUXJHyut5VEIcfMSwE3A-4cN3Tn4lagG087-E3uaN_xL0CycH1NownsBqBiwM4OYThBNSXpVzqlQtje6fYlCnX4bMpqUeugtAA2YRrIx6QfHnhzlZnEYvR_SIiTTmQLKS2nGknCx4Kedsl0ITwOR2ugHSN94w";
-const EC_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgBGuRGVBzozUMGlVd
-NVE8xIVak6nW/d6KBiKrO88iiLyhRANCAATDSx+oEW6FNckShki6BTf0GZ9QDtqo
-mDHJRrnz9Dnqx6BOAECsB+2eghL90M/MHaD0r9ZqFWq48ZkS4GkbLVgp
------END PRIVATE KEY-----";
-const EC_X: &str = "w0sfqBFuhTXJEoZIugU39BmfUA7aqJgxyUa58_Q56sc";
-const EC_Y: &str = "oE4AQKwH7Z6CEv3Qz8wdoPSv1moVarjxmRLgaRstWCk";
 
 /// The issuer's keys: private halves to sign with, public ones as jsonwebtoken reads them.
 struct Keys {
@@ -104,8 +60,8 @@ fn keys() -> Keys {
     let (ed, ed_x) = ed25519();
     let (stranger, stranger_x) = ed25519();
     let set = json!({"keys": [
-        {"kty": "RSA", "use": "sig", "alg": "RS256", "kid": RSA_KID, "n": RSA_N, "e": "AQAB"},
-        {"kty": "EC", "crv": "P-256", "kid": EC_KID, "x": EC_X, "y": EC_Y},
+        rsa_jwk(RSA_KID, RSA_N),
+        ec_jwk(EC_KID),
         {"kty": "OKP", "crv": "Ed25519", "kid": ED_KID, "x": ed_x},
     ]});
     Keys {
@@ -151,6 +107,14 @@ fn jws(header: &str, payload: &[u8], key: &EncodingKey, algorithm: Algorithm) ->
     let message = format!("{}.{}", b64(header.as_bytes()), b64(payload));
     let signature = jsonwebtoken::crypto::sign(message.as_bytes(), key, algorithm).unwrap();
     format!("{message}.{signature}")
+}
+
+/// A JOSE header as written: `alg` and, when given, `kid`.
+fn jose_header(alg: &str, kid: Option<&str>) -> String {
+    match kid {
+        Some(kid) => format!(r#"{{"alg":"{alg}","kid":"{kid}"}}"#),
+        None => format!(r#"{{"alg":"{alg}"}}"#),
+    }
 }
 
 /// Which way a case must go, whatever the reference says.
@@ -328,7 +292,7 @@ fn cases(keys: &Keys, issuer: &str) -> Vec<(String, String, Must)> {
     add(
         "not UTF-8",
         jws(
-            &format!(r#"{{"alg":"RS256","kid":"{RSA_KID}"}}"#),
+            &jose_header("RS256", Some(RSA_KID)),
             &latin1,
             &keys.rsa,
             Algorithm::RS256,
@@ -379,10 +343,16 @@ fn cases(keys: &Keys, issuer: &str) -> Vec<(String, String, Must)> {
     let signed = |header: &str, key: &EncodingKey, algorithm: Algorithm| {
         jws(header, valid.as_bytes(), key, algorithm)
     };
+    // Signed with `key` by `algorithm`, under the header of `alg` and `kid`.
+    let by = |alg: &str, kid: Option<&str>, key: &EncodingKey, algorithm: Algorithm| {
+        signed(&jose_header(alg, kid), key, algorithm)
+    };
+    let public_as_secret = EncodingKey::from_secret(RSA_PUBLIC.as_bytes()).unwrap();
+    let modulus_as_secret = EncodingKey::from_secret(RSA_N.as_bytes()).unwrap();
     for (name, token, must) in [
         (
             "RS256 without kid",
-            signed(r#"{"alg":"RS256"}"#, &keys.rsa, Algorithm::RS256),
+            by("RS256", None, &keys.rsa, Algorithm::RS256),
             Must::Pass,
         ),
         (
@@ -392,44 +362,32 @@ fn cases(keys: &Keys, issuer: &str) -> Vec<(String, String, Must)> {
         ),
         (
             "ES256",
-            signed(
-                &format!(r#"{{"alg":"ES256","kid":"{EC_KID}"}}"#),
-                &keys.ec,
-                Algorithm::ES256,
-            ),
+            by("ES256", Some(EC_KID), &keys.ec, Algorithm::ES256),
             Must::Pass,
         ),
         (
             "ES256 without kid",
-            signed(r#"{"alg":"ES256"}"#, &keys.ec, Algorithm::ES256),
+            by("ES256", None, &keys.ec, Algorithm::ES256),
             Must::Pass,
         ),
         (
             "EdDSA",
-            signed(
-                &format!(r#"{{"alg":"EdDSA","kid":"{ED_KID}"}}"#),
-                &keys.ed,
-                Algorithm::EdDSA,
-            ),
+            by("EdDSA", Some(ED_KID), &keys.ed, Algorithm::EdDSA),
             Must::Pass,
         ),
         (
             "EdDSA without kid",
-            signed(r#"{"alg":"EdDSA"}"#, &keys.ed, Algorithm::EdDSA),
+            by("EdDSA", None, &keys.ed, Algorithm::EdDSA),
             Must::Pass,
         ),
         (
             "EdDSA by a stranger's key under the issuer's kid",
-            signed(
-                &format!(r#"{{"alg":"EdDSA","kid":"{ED_KID}"}}"#),
-                &keys.stranger,
-                Algorithm::EdDSA,
-            ),
+            by("EdDSA", Some(ED_KID), &keys.stranger, Algorithm::EdDSA),
             Must::Fail,
         ),
         (
             "EdDSA by a stranger's key without kid",
-            signed(r#"{"alg":"EdDSA"}"#, &keys.stranger, Algorithm::EdDSA),
+            by("EdDSA", None, &keys.stranger, Algorithm::EdDSA),
             Must::Fail,
         ),
         (
@@ -445,83 +403,51 @@ fn cases(keys: &Keys, issuer: &str) -> Vec<(String, String, Must)> {
         ),
         (
             "RS256 under the EC key's kid",
-            signed(
-                &format!(r#"{{"alg":"RS256","kid":"{EC_KID}"}}"#),
-                &keys.rsa,
-                Algorithm::RS256,
-            ),
+            by("RS256", Some(EC_KID), &keys.rsa, Algorithm::RS256),
             Must::Fail,
         ),
         (
             "ES256 under the RSA key's kid",
-            signed(
-                &format!(r#"{{"alg":"ES256","kid":"{RSA_KID}"}}"#),
-                &keys.ec,
-                Algorithm::ES256,
-            ),
+            by("ES256", Some(RSA_KID), &keys.ec, Algorithm::ES256),
             Must::Fail,
         ),
         (
             "EdDSA under the EC key's kid",
-            signed(
-                &format!(r#"{{"alg":"EdDSA","kid":"{EC_KID}"}}"#),
-                &keys.ed,
-                Algorithm::EdDSA,
-            ),
+            by("EdDSA", Some(EC_KID), &keys.ed, Algorithm::EdDSA),
             Must::Fail,
         ),
         (
             "HS256 with the RSA public key as secret",
-            signed(
-                &format!(r#"{{"alg":"HS256","kid":"{RSA_KID}"}}"#),
-                &EncodingKey::from_secret(RSA_PUBLIC.as_bytes()).unwrap(),
-                Algorithm::HS256,
-            ),
+            by("HS256", Some(RSA_KID), &public_as_secret, Algorithm::HS256),
             Must::Fail,
         ),
         (
             "HS256 with the modulus as secret",
-            signed(
-                &format!(r#"{{"alg":"HS256","kid":"{RSA_KID}"}}"#),
-                &EncodingKey::from_secret(RSA_N.as_bytes()).unwrap(),
-                Algorithm::HS256,
-            ),
+            by("HS256", Some(RSA_KID), &modulus_as_secret, Algorithm::HS256),
             Must::Fail,
         ),
         (
             "RS384",
-            signed(
-                &format!(r#"{{"alg":"RS384","kid":"{RSA_KID}"}}"#),
-                &keys.rsa,
-                Algorithm::RS384,
-            ),
+            by("RS384", Some(RSA_KID), &keys.rsa, Algorithm::RS384),
             Must::Fail,
         ),
         (
             "PS256",
-            signed(
-                &format!(r#"{{"alg":"PS256","kid":"{RSA_KID}"}}"#),
-                &keys.rsa,
-                Algorithm::PS256,
-            ),
+            by("PS256", Some(RSA_KID), &keys.rsa, Algorithm::PS256),
             Must::Fail,
         ),
         (
             "alg none",
             format!(
                 "{}.{}.",
-                b64(format!(r#"{{"alg":"none","kid":"{RSA_KID}"}}"#).as_bytes()),
+                b64(jose_header("none", Some(RSA_KID)).as_bytes()),
                 b64(valid.as_bytes())
             ),
             Must::Fail,
         ),
         (
             "alg in lower case",
-            signed(
-                &format!(r#"{{"alg":"rs256","kid":"{RSA_KID}"}}"#),
-                &keys.rsa,
-                Algorithm::RS256,
-            ),
+            by("rs256", Some(RSA_KID), &keys.rsa, Algorithm::RS256),
             Must::Fail,
         ),
         (
@@ -535,11 +461,7 @@ fn cases(keys: &Keys, issuer: &str) -> Vec<(String, String, Must)> {
         ),
         (
             "unknown kid",
-            signed(
-                r#"{"alg":"RS256","kid":"nobody"}"#,
-                &keys.rsa,
-                Algorithm::RS256,
-            ),
+            by("RS256", Some("nobody"), &keys.rsa, Algorithm::RS256),
             Must::Fail,
         ),
         (

@@ -7,12 +7,11 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use axum::Json;
 use axum::extract::Path;
 use axum::http::{Method, StatusCode};
 use common::client::{App, Call};
+use common::prometheus;
 use halo_axum::{
     HaloBuilder, HaloLayer, Principal, Prometheus, StaticAuthenticator, Validation, halo,
 };
@@ -82,14 +81,6 @@ async fn found(Path(id): Path<u64>) -> Json<Value> {
 #[derive(OpenApi)]
 #[openapi(info(title = "Metered", version = "1"), modifiers(&BearerScheme))]
 struct Doc;
-
-/// The process's one Prometheus recorder.
-fn prometheus() -> Prometheus {
-    static PROMETHEUS: OnceLock<Prometheus> = OnceLock::new();
-    PROMETHEUS
-        .get_or_init(|| Prometheus::install().expect("the first recorder of this process"))
-        .clone()
-}
 
 /// `router` behind the layer `configure` builds, with the Prometheus endpoint at `/metrics`
 /// beside it (not behind the layer).

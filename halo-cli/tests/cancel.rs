@@ -15,10 +15,10 @@ use axum::Json;
 use axum::extract::State;
 use halo_axum::{AuditRecord, AuditSink, HaloLayer, Outcome, Progress, halo};
 use halo_tests::TestServer;
+use halo_tests::held::Held;
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
 use rmcp::service::PeerRequestOptions;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -31,8 +31,7 @@ const PATIENCE: Duration = Duration::from_secs(20);
 /// dropped connection).
 #[derive(Clone, Default)]
 struct Signals {
-    arrived: Arc<Notify>,
-    dropped: Arc<Notify>,
+    held: Held,
     cancels: Arc<Mutex<Vec<AuditRecord>>>,
     cancelled: Arc<Notify>,
 }
@@ -47,18 +46,6 @@ impl AuditSink for Signals {
 }
 
 impl Signals {
-    async fn arrival(&self) {
-        tokio::time::timeout(PATIENCE, self.arrived.notified())
-            .await
-            .expect("a handler arrives");
-    }
-
-    async fn drop_seen(&self) {
-        tokio::time::timeout(PATIENCE, self.dropped.notified())
-            .await
-            .expect("the handler is dropped");
-    }
-
     /// Waits for a cancel request of `tool`'s call to reach the server.
     async fn cancel_of(&self, tool: &str) {
         tokio::time::timeout(PATIENCE, self.cancelled.notified())
@@ -72,32 +59,19 @@ impl Signals {
     }
 }
 
-/// Held by a handler that never ends on its own: says when it is dropped.
-struct Guard(Arc<Notify>);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        self.0.notify_one();
-    }
-}
-
 /// Run a job that only a cancel ends.
 #[halo(stream = true)]
 #[utoipa::path(post, path = "/jobs", responses((status = 200, body = Object)))]
 async fn job(State(signals): State<Signals>, progress: Progress) -> Json<Value> {
-    let _guard = Guard(Arc::clone(&signals.dropped));
     progress.step(1, None, "started");
-    signals.arrived.notify_one();
-    std::future::pending::<()>().await;
+    signals.held.until_cancelled().await;
     Json(json!({"done": true}))
 }
 
 /// Build a report that only a cancel ends.
 #[utoipa::path(get, path = "/reports", responses((status = 200, body = Object)))]
 async fn report(State(signals): State<Signals>) -> Json<Value> {
-    let _guard = Guard(Arc::clone(&signals.dropped));
-    signals.arrived.notify_one();
-    std::future::pending::<()>().await;
+    signals.held.until_cancelled().await;
     Json(json!({}))
 }
 
@@ -135,7 +109,7 @@ async fn ctrl_c_cancels_a_stream_on_the_server_and_exits_130() {
     .await
     .unwrap();
     assert!(first.contains("tool_start job"), "{first:?}");
-    signals.arrival().await;
+    signals.held.arrival(PATIENCE).await;
 
     let interrupt = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -157,7 +131,7 @@ async fn ctrl_c_cancels_a_stream_on_the_server_and_exits_130() {
     .await
     .unwrap();
     signals.cancel_of("job").await;
-    signals.drop_seen().await;
+    signals.held.drop_seen(PATIENCE).await;
     assert_eq!(status.code(), Some(130), "{rest}\n{stderr}");
     assert!(rest.contains("tool_error 409"), "{rest}");
     assert!(rest.contains("the call was cancelled"), "{rest}");
@@ -166,16 +140,9 @@ async fn ctrl_c_cancels_a_stream_on_the_server_and_exits_130() {
 
 /// `halo mcp` for the server, with an rmcp client connected.
 async fn connect(server: &TestServer) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_halo"));
-    command
-        .args(["mcp", &server.base_url()])
-        .env_remove("HALO_BEARER")
-        .env_remove("HALO_API_KEY");
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start halo mcp");
-    ().serve(transport).await.expect("an MCP session")
+    ().serve(common::halo_mcp(&["mcp", &server.base_url()]))
+        .await
+        .expect("an MCP session")
 }
 
 /// Calls `tool` through `client`, and cancels the request once its handler runs.
@@ -191,13 +158,13 @@ async fn call_and_cancel(
         .send_cancellable_request(request, PeerRequestOptions::no_options())
         .await
         .expect("tools/call sent");
-    signals.arrival().await;
+    signals.held.arrival(PATIENCE).await;
     handle
         .cancel(Some("the user gave up".to_owned()))
         .await
         .expect("notifications/cancelled sent");
     signals.cancel_of(tool).await;
-    signals.drop_seen().await;
+    signals.held.drop_seen(PATIENCE).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,8 @@
 //! SDK's, against the bookstore served on loopback; tool-list changes announced when a
 //! server's manifest changes.
 
+mod common;
+
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +20,6 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -65,18 +66,9 @@ async fn connect(
     RunningService<RoleClient, Listener>,
     mpsc::UnboundedReceiver<Note>,
 ) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_halo"));
-    command
-        .args(args)
-        .env_remove("HALO_BEARER")
-        .env_remove("HALO_API_KEY");
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start halo mcp");
     let (sender, changes) = mpsc::unbounded_channel();
     let client = Listener(sender)
-        .serve(transport)
+        .serve(common::halo_mcp(args))
         .await
         .expect("an MCP session with halo mcp");
     (client, changes)

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use halo_client::protocol::{ToolEvent, ToolOutput};
-use halo_client::{Approval, ApprovalState, Client, Credential, Method, StatusCode};
+use halo_client::{Approval, ApprovalState, Client, Credential, Method, StatusCode, ToolResponse};
 use halo_tests::TestServer;
+use halo_tests::bookstore::one_dune;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 /// The longest a step of these tests may take.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -45,11 +47,7 @@ fn watched(server: &TestServer) -> (Client, mpsc::UnboundedReceiver<Approval>) {
 /// An order of one Dune, paid: its id and the charge's id.
 async fn paid_order(admin: &Client) -> (u64, String) {
     let order = admin
-        .invoke(
-            "/api/orders",
-            Method::POST,
-            json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 1}]}),
-        )
+        .invoke("/api/orders", Method::POST, one_dune())
         .await
         .unwrap();
     let order = order.json().unwrap().clone();
@@ -77,6 +75,25 @@ async fn order_status(admin: &Client, id: u64) -> Value {
     order.json().unwrap()["status"].clone()
 }
 
+/// `POST url` with `args` as `client`, from another task: the call waits while it is held.
+fn call_later(
+    client: &Client,
+    url: &str,
+    args: Value,
+) -> JoinHandle<halo_client::Result<ToolResponse>> {
+    let (client, url) = (client.clone(), url.to_owned());
+    tokio::spawn(async move { client.invoke(&url, Method::POST, args).await })
+}
+
+/// What the task `ends` gives, once it ends within [`PATIENCE`]; `what` says what should
+/// end it.
+async fn ended<T>(ends: JoinHandle<T>, what: &str) -> T {
+    tokio::time::timeout(PATIENCE, ends)
+        .await
+        .expect(what)
+        .unwrap()
+}
+
 async fn told(told: &mut mpsc::UnboundedReceiver<Approval>) -> Approval {
     tokio::time::timeout(PATIENCE, told.recv())
         .await
@@ -90,17 +107,11 @@ async fn a_held_refund_answers_as_the_refund_once_approved() {
     let (admin, mut pending) = watched(&server);
     let (order, charge) = paid_order(&admin).await;
 
-    let caller = admin.clone();
-    let refund = format!("/api/payments/{charge}/refund");
-    let call = tokio::spawn(async move {
-        caller
-            .invoke(
-                &refund,
-                Method::POST,
-                json!({"reason": "customer returned the book"}),
-            )
-            .await
-    });
+    let call = call_later(
+        &admin,
+        &format!("/api/payments/{charge}/refund"),
+        json!({"reason": "customer returned the book"}),
+    );
     let held = told(&mut pending).await;
     assert_eq!(held.state, ApprovalState::Pending);
     assert_eq!(held.tool, "refund_payment");
@@ -140,11 +151,7 @@ async fn a_held_refund_answers_as_the_refund_once_approved() {
         .expect("the approval keeps the answer");
     assert_eq!(ran.status, 200);
 
-    let answer = tokio::time::timeout(PATIENCE, call)
-        .await
-        .expect("the call answers once approved")
-        .unwrap()
-        .unwrap();
+    let answer = ended(call, "the call answers once approved").await.unwrap();
     assert_eq!(answer.status(), StatusCode::OK);
     let refunded = answer.json().expect("the refund as JSON");
     assert_eq!(refunded["charge_id"], charge.as_str());
@@ -164,16 +171,11 @@ async fn a_denied_refund_is_a_typed_error_with_who_and_why_and_never_runs() {
     let server = bookstore().await;
     let (admin, mut pending) = watched(&server);
     let (order, charge) = paid_order(&admin).await;
-    let caller = admin.clone();
-    let call = tokio::spawn(async move {
-        caller
-            .invoke(
-                "/api/payments/{id}/refund",
-                Method::POST,
-                json!({"id": charge, "reason": "changed my mind"}),
-            )
-            .await
-    });
+    let call = call_later(
+        &admin,
+        "/api/payments/{id}/refund",
+        json!({"id": charge, "reason": "changed my mind"}),
+    );
     let held = told(&mut pending).await;
     let denied = client(&server, "demo-admin")
         .deny(&held.id, Some("the charge is disputed"))
@@ -182,11 +184,7 @@ async fn a_denied_refund_is_a_typed_error_with_who_and_why_and_never_runs() {
     assert_eq!(denied.state, ApprovalState::Denied);
     assert_eq!(denied.reason.as_deref(), Some("the charge is disputed"));
 
-    let error = tokio::time::timeout(PATIENCE, call)
-        .await
-        .expect("the call ends once denied")
-        .unwrap()
-        .unwrap_err();
+    let error = ended(call, "the call ends once denied").await.unwrap_err();
     assert!(error.is_denied(), "{error:?}");
     assert!(!error.is_status() && !error.is_approval_expired());
     let approval = error.approval().expect("the denied approval");
@@ -218,22 +216,15 @@ async fn a_denied_refund_is_a_typed_error_with_who_and_why_and_never_runs() {
 async fn an_approved_call_that_fails_answers_its_failure() {
     let server = bookstore().await;
     let (admin, mut pending) = watched(&server);
-    let caller = admin.clone();
-    let call = tokio::spawn(async move {
-        caller
-            .invoke(
-                "/api/payments/{id}/refund",
-                Method::POST,
-                json!({"id": "ch_404", "reason": "no such charge"}),
-            )
-            .await
-    });
+    let call = call_later(
+        &admin,
+        "/api/payments/{id}/refund",
+        json!({"id": "ch_404", "reason": "no such charge"}),
+    );
     let held = told(&mut pending).await;
     admin.approve(&held.id).await.unwrap();
-    let error = tokio::time::timeout(PATIENCE, call)
+    let error = ended(call, "the call answers once approved")
         .await
-        .expect("the call answers once approved")
-        .unwrap()
         .unwrap_err();
     assert_eq!(error.status(), Some(StatusCode::NOT_FOUND), "{error:?}");
     let problem = error.problem().expect("the handler's problem");
@@ -291,11 +282,7 @@ async fn only_approvers_list_and_decide() {
         async move { later.wait_for_approval(&held).await }
     });
     waiting.deny(&held.id, None).await.unwrap();
-    let error = tokio::time::timeout(PATIENCE, wait)
-        .await
-        .expect("the wait ends once denied")
-        .unwrap()
-        .unwrap_err();
+    let error = ended(wait, "the wait ends once denied").await.unwrap_err();
     assert!(error.is_denied(), "{error:?}");
     assert_eq!(error.approval().unwrap().reason, None);
 }

@@ -3,7 +3,6 @@
 //! the `409` `tool_error`), a call named with `invoke_cancellable` cancelled from elsewhere,
 //! and what a cancel of an ended, unknown or someone else's call gives.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -13,59 +12,25 @@ use halo_axum::{HaloLayer, Principal, Progress, StaticAuthenticator};
 use halo_client::protocol::ToolEvent;
 use halo_client::{CallId, CancelOutcome, Client, Credential, Method};
 use halo_tests::TestServer;
+use halo_tests::held::Held;
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// How long the test waits for a handler to arrive or be dropped.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// What the handlers tell the test: that one arrived, that one was dropped unfinished.
-#[derive(Clone, Default)]
-struct Signals {
-    arrived: Arc<Notify>,
-    dropped: Arc<Notify>,
-}
-
-impl Signals {
-    async fn arrival(&self) {
-        tokio::time::timeout(PATIENCE, self.arrived.notified())
-            .await
-            .expect("a handler arrives");
-    }
-
-    async fn drop_seen(&self) {
-        tokio::time::timeout(PATIENCE, self.dropped.notified())
-            .await
-            .expect("the handler is dropped");
-    }
-}
-
-/// Held by a handler that never ends on its own: says when it is dropped.
-struct Guard(Arc<Notify>);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        self.0.notify_one();
-    }
-}
-
 /// Run a job that only a cancel ends.
 #[utoipa::path(post, path = "/jobs", responses((status = 200)))]
-async fn job(State(signals): State<Signals>, progress: Progress) -> Json<Value> {
-    let _guard = Guard(Arc::clone(&signals.dropped));
+async fn job(State(signals): State<Held>, progress: Progress) -> Json<Value> {
     progress.step(1, None, "started");
-    signals.arrived.notify_one();
-    std::future::pending::<()>().await;
+    signals.until_cancelled().await;
     Json(json!({"done": true}))
 }
 
 /// Build a report that only a cancel ends.
 #[utoipa::path(get, path = "/reports", responses((status = 200)))]
-async fn report(State(signals): State<Signals>) -> Json<Value> {
-    let _guard = Guard(Arc::clone(&signals.dropped));
-    signals.arrived.notify_one();
-    std::future::pending::<()>().await;
+async fn report(State(signals): State<Held>) -> Json<Value> {
+    signals.until_cancelled().await;
     Json(json!({}))
 }
 
@@ -75,7 +40,7 @@ async fn quick() -> Json<Value> {
     Json(json!({"quick": true}))
 }
 
-async fn spawn(signals: &Signals) -> TestServer {
+async fn spawn(signals: &Held) -> TestServer {
     let (router, api) = OpenApiRouter::new()
         .routes(routes!(job))
         .routes(routes!(report))
@@ -101,7 +66,7 @@ fn client(server: &TestServer, token: &str) -> Client {
 
 #[tokio::test]
 async fn tool_stream_cancel_stops_the_call() {
-    let signals = Signals::default();
+    let signals = Held::default();
     let server = spawn(&signals).await;
     let client = client(&server, "ann-token");
     let mut events = client
@@ -112,16 +77,16 @@ async fn tool_stream_cancel_stops_the_call() {
     assert!(id.as_str().starts_with("c-"), "{id}");
     let start = events.next().await.unwrap().unwrap();
     assert!(matches!(start.event(), ToolEvent::ToolStart(_)));
-    signals.arrival().await;
+    signals.arrival(PATIENCE).await;
     assert_eq!(events.cancel().await.unwrap(), CancelOutcome::Cancelled);
-    signals.drop_seen().await;
+    signals.drop_seen(PATIENCE).await;
     // It stays cancelled; a repeat says so.
     assert_eq!(client.cancel(&id).await.unwrap(), CancelOutcome::Cancelled);
 }
 
 #[tokio::test]
 async fn a_stream_cancelled_by_its_id_ends_with_a_cancelled_tool_error() {
-    let signals = Signals::default();
+    let signals = Held::default();
     let server = spawn(&signals).await;
     let client = client(&server, "ann-token");
     let events = client
@@ -129,7 +94,7 @@ async fn a_stream_cancelled_by_its_id_ends_with_a_cancelled_tool_error() {
         .await
         .unwrap();
     let id = events.call_id().unwrap().clone();
-    signals.arrival().await;
+    signals.arrival(PATIENCE).await;
 
     // Someone else cannot cancel it.
     let bob = self::client(&server, "bob-token");
@@ -141,12 +106,12 @@ async fn a_stream_cancelled_by_its_id_ends_with_a_cancelled_tool_error() {
     assert_eq!(error.status().map(|s| s.as_u16()), Some(409), "{error}");
     let problem = error.problem().expect("the problem");
     assert_eq!(problem.detail.as_deref(), Some("the call was cancelled"));
-    signals.drop_seen().await;
+    signals.drop_seen(PATIENCE).await;
 }
 
 #[tokio::test]
 async fn a_named_call_is_cancelled_from_elsewhere() {
-    let signals = Signals::default();
+    let signals = Held::default();
     let server = spawn(&signals).await;
     let client = client(&server, "ann-token");
     let id = CallId::random();
@@ -158,11 +123,11 @@ async fn a_named_call_is_cancelled_from_elsewhere() {
                 .await
         })
     };
-    signals.arrival().await;
+    signals.arrival(PATIENCE).await;
     assert_eq!(client.cancel(&id).await.unwrap(), CancelOutcome::Cancelled);
     let error = call.await.unwrap().unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(409), "{error}");
-    signals.drop_seen().await;
+    signals.drop_seen(PATIENCE).await;
     // Over: nothing of that id runs any more.
     let gone = client.cancel(&id).await.unwrap_err();
     assert!(gone.is_status(), "{gone}");
@@ -171,7 +136,7 @@ async fn a_named_call_is_cancelled_from_elsewhere() {
 
 #[tokio::test]
 async fn an_ended_call_is_already_ended_and_an_unknown_one_is_not_found() {
-    let server = spawn(&Signals::default()).await;
+    let server = spawn(&Held::default()).await;
     let client = client(&server, "ann-token");
     let mut events = client
         .invoke_stream("/quick", Method::GET, json!({}))

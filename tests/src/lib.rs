@@ -15,6 +15,9 @@
 //!   turns a test scripts, for the tests of agents.
 //! - [`wait::eventually`] polls for what a test cannot be told about (a shared store catching
 //!   up after an outage).
+//! - [`held::Held`] is told of handlers that only a cancel ends: that one arrived, that one
+//!   was dropped unfinished.
+//! - [`bookstore::one_dune`] is the order tests of the bookstore sample place.
 //! - [`json::strings`] and [`json::each_str`] read the lists of a JSON answer, and
 //!   [`sse::data_events`] the events of an event stream.
 //!
@@ -25,8 +28,10 @@
 //! # }
 //! ```
 
+pub mod bookstore;
 pub mod corpus;
 pub mod generated;
+pub mod held;
 pub mod json;
 pub mod llm;
 pub mod mcp;

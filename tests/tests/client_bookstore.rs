@@ -3,6 +3,7 @@
 //! key attached where the schema advertises one, and error bodies kept.
 
 use halo_client::{Client, Credential, Credentials, Method, RetryPolicy};
+use halo_tests::bookstore::one_dune;
 use halo_tests::spawn;
 use serde_json::json;
 
@@ -55,11 +56,7 @@ async fn the_client_uses_the_bookstore() {
         Some("Idempotency-Key")
     );
     let order = client
-        .invoke(
-            "/api/orders",
-            Method::POST,
-            json!({"customer_email": "ada@example.com", "items": [{"book_id": 1, "quantity": 1}]}),
-        )
+        .invoke("/api/orders", Method::POST, one_dune())
         .await
         .unwrap();
     assert!(order.status().is_success(), "{:?}", order.status());

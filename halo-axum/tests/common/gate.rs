@@ -1,13 +1,16 @@
 //! Handlers the test holds or watches, instead of handlers that sleep: a [`Gate`] holds them
 //! until the test lets them through (and tells the test they are waiting there); [`Drops`]
 //! tells the test that a handler was dropped before it finished; [`Runs`] counts how many
-//! times handlers ran.
+//! times handlers ran; [`Answering`] is the query of a handler that answers with the status
+//! the test asks for, held at the gate first when asked.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use serde::Deserialize;
 use tokio::sync::{Semaphore, watch};
+use utoipa::IntoParams;
 
 /// How long a test waits for what a gate or a drop guard tells, on Tokio's clock.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -136,4 +139,15 @@ impl Runs {
     pub fn count(&self) -> usize {
         self.0.load(Ordering::SeqCst)
     }
+}
+
+/// The query of a handler that answers with the status asked for.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Answering {
+    /// The status to answer with.
+    pub status: u16,
+    /// Wait at the test's gate first.
+    #[serde(default)]
+    pub hold: bool,
 }

@@ -1,11 +1,13 @@
 //! What the integration tests share: the pet shop API ([`petshop()`]), calling an app in
 //! process ([`client`]), handlers the test holds or watches ([`gate`]), audit records kept
-//! in memory ([`audit`]) and the parts of a notes API that several tests serve ([`notes`]).
+//! in memory ([`audit`]), the parts of a notes API that several tests serve ([`notes`]) and
+//! the keys the JWT tests sign with ([`jwt_keys`]).
 #![allow(dead_code, missing_docs, unreachable_pub, clippy::use_self)]
 
 pub mod audit;
 pub mod client;
 pub mod gate;
+pub mod jwt_keys;
 pub mod notes;
 mod petshop;
 
@@ -19,4 +21,17 @@ pub async fn fast_forward(by: std::time::Duration) {
     tokio::time::pause();
     tokio::time::advance(by).await;
     tokio::time::resume();
+}
+
+/// The process's one Prometheus recorder, installed by the first test that asks for it: every
+/// app a test binary builds reports to it, as the apps of one process do.
+#[cfg(feature = "prometheus")]
+pub fn prometheus() -> halo_axum::Prometheus {
+    use halo_axum::Prometheus;
+    use std::sync::OnceLock;
+
+    static PROMETHEUS: OnceLock<Prometheus> = OnceLock::new();
+    PROMETHEUS
+        .get_or_init(|| Prometheus::install().expect("the first recorder of this process"))
+        .clone()
 }

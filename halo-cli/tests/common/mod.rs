@@ -1,8 +1,9 @@
 //! Running the `halo` binary in a test: its exit code and output.
 #![allow(dead_code, unreachable_pub)]
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
+use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 /// What a run of `halo` left.
@@ -66,6 +67,21 @@ pub fn halo_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
         stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
     }
+}
+
+/// `halo ARGS` as an MCP server on a child process (its standard error passed through), with
+/// none of the credentials of the environment: the transport an MCP client connects over.
+pub fn halo_mcp(args: &[&str]) -> TokioChildProcess {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_halo"));
+    command
+        .args(args)
+        .env_remove("HALO_BEARER")
+        .env_remove("HALO_API_KEY");
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start halo mcp");
+    transport
 }
 
 /// Serves `app` on `127.0.0.1:<free port>` from a background thread with its own runtime, for
