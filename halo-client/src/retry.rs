@@ -223,7 +223,7 @@ fn never_sent(error: &reqwest::Error) -> bool {
 }
 
 /// `Retry-After` as a delay: seconds, or an HTTP date (a date in the past means now).
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));

@@ -363,6 +363,17 @@ impl Entry {
     pub(crate) fn with_state<T>(&self, read: impl FnOnce(&State) -> T) -> T {
         read(&self.slot().state)
     }
+
+    /// The kept answer of an approved call that ran.
+    pub(crate) fn answer(&self) -> Option<Answer> {
+        self.with_state(|state| match state {
+            State::Approved {
+                answer: Some(answer),
+                ..
+            } => Some(answer.clone()),
+            _ => None,
+        })
+    }
 }
 
 /// The bytes a request head counts: its target and header names and values.

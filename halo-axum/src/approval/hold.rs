@@ -15,7 +15,6 @@ use http::header::{LOCATION, RETRY_AFTER};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tower_service::Service;
 
 use super::book::{Asked, Booked, Entry, Kept, Phase, State};
@@ -23,7 +22,7 @@ use super::document::{accepted, document, href};
 use super::run::{runner, watch};
 use super::{ApprovalRequest, run};
 use crate::audit::{Outcome, redact, sensitive};
-use crate::govern::caller_bucket;
+use crate::govern::{caller_bucket, fingerprint};
 use crate::layer::Shared;
 use crate::registry::Route;
 use crate::step::Stop;
@@ -86,7 +85,11 @@ where
             caller_id.as_deref().unwrap_or(""),
             String::from_utf8_lossy(value.as_bytes())
         );
-        (indexed, digest(parts.method.as_str(), &target, &bytes))
+        // The caller is in the index already.
+        (
+            indexed,
+            fingerprint(parts.method.as_str(), &target, "", &bytes),
+        )
     });
     let arguments = serde_json::from_slice::<Value>(&bytes)
         .ok()
@@ -193,13 +196,7 @@ fn streamed(shared: &Shared, call: Arc<Call>, entry: &Arc<Entry>) -> Response {
         let mut phase = entry.watch();
         let over = |phase: &Phase| matches!(phase, Phase::Ran | Phase::Denied | Phase::Expired);
         let _ = phase.wait_for(over).await;
-        let answer = entry.with_state(|state| match state {
-            State::Approved {
-                answer: Some(answer),
-                ..
-            } => Some(answer.clone()),
-            _ => None,
-        });
+        let answer = entry.answer();
         Ok::<_, Infallible>(match answer {
             Some(answer) => run::replay(answer),
             None => refused(&entry),
@@ -219,13 +216,7 @@ fn again(shared: &Shared, entry: &Entry) -> Stop {
     match entry.phase() {
         Phase::Pending | Phase::Running => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
         Phase::Ran => {
-            let replay = entry.with_state(|state| match state {
-                State::Approved {
-                    answer: Some(answer),
-                    ..
-                } => Some(answer.clone()),
-                _ => None,
-            });
+            let replay = entry.answer();
             match replay {
                 Some(answer) => Stop::new(Outcome::Replayed, run::replay(answer)),
                 None => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
@@ -257,15 +248,4 @@ fn trail(headers: &HeaderMap) -> HeaderMap {
         }
     }
     kept
-}
-
-/// The digest of a request, to tell a repeat from another request with the same key.
-fn digest(method: &str, target: &str, body: &[u8]) -> [u8; 32] {
-    let mut hash = Sha256::new();
-    for part in [method.as_bytes(), target.as_bytes()] {
-        hash.update((part.len() as u64).to_be_bytes());
-        hash.update(part);
-    }
-    hash.update(body);
-    hash.finalize().into()
 }

@@ -68,9 +68,8 @@ where
 /// forgets it its while after the decision (or expiry) and run.
 pub(crate) fn watch(shared: &Arc<Shared>, entry: Arc<Entry>) {
     let weak = Arc::downgrade(shared);
-    if shared.approvals.approver().is_some() {
-        tokio::spawn(ask(Weak::clone(&weak), Arc::clone(&entry)));
-    }
+    // Only held when there is an approver (`hold` refuses the call otherwise).
+    tokio::spawn(ask(Weak::clone(&weak), Arc::clone(&entry)));
     let keep = shared.approvals.limits.keep_decided;
     tokio::spawn(async move {
         let mut phase = entry.watch();

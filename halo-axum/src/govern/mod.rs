@@ -20,8 +20,8 @@ use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
 pub(crate) use self::breaker::{Breaker, CircuitStore, Permit};
-pub(crate) use self::idempotency::Idempotency;
 pub use self::idempotency::IdempotencyLimits;
+pub(crate) use self::idempotency::{Idempotency, fingerprint};
 pub(crate) use self::rate::{RateCall, RateHeaders, ToolLimits, ToolRate};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};

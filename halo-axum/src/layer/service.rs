@@ -15,7 +15,6 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_protocol::CALL_ID_HEADER;
 use http::request::Parts;
 use http::{Method, Request};
 use tower_service::Service;
@@ -360,7 +359,7 @@ async fn admit(
         record.caller = caller.as_ref().map(|c| c.id().to_owned());
     }
     // Resume: a client reconnecting to a streamed call gets the events it missed.
-    if streaming && let Some(call_id) = parts.headers.get(CALL_ID_HEADER) {
+    if streaming && let Some(call_id) = parts.headers.get(stream::CALL_ID) {
         let calls = &shared.calls;
         let tool = (route.tool, tool.name());
         let response = stream::resume(calls, &parts, call_id, tool, caller.as_ref()).await;

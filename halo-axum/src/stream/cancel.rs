@@ -20,8 +20,7 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use axum::body::Body;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use futures_util::future::{self, Either};
 use halo_protocol::{CALL_ID_HEADER, Problem};
 use http::request::Parts;
@@ -325,9 +324,7 @@ pub(crate) async fn answer(shared: &Shared, parts: &Parts) -> Response {
         );
         sink.record(record);
     }
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = StatusCode::NO_CONTENT;
-    response
+    StatusCode::NO_CONTENT.into_response()
 }
 
 /// The `caller` query parameter of an administrator's request (percent-decoded), which

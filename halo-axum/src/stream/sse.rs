@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::stream;
-use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, Problem, ToolEnd, ToolEvent};
+use halo_protocol::{EVENT_STREAM, Problem, ToolEnd, ToolEvent};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue};
 use serde_json::Value;
@@ -79,7 +79,7 @@ pub(super) fn event_stream(body: Body, call_id: Option<HeaderValue>) -> Response
         HeaderValue::from_static("no"),
     );
     if let Some(call_id) = call_id {
-        headers.insert(HeaderName::from_static(CALL_ID_HEADER), call_id);
+        headers.insert(super::CALL_ID, call_id);
     }
     response
 }

@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::header::{HeaderMap, LOCATION};
 use reqwest::{Method, StatusCode, Url};
 use tokio::time::Instant;
 
@@ -326,17 +326,9 @@ fn passing(error: &Error) -> bool {
     }
 }
 
-/// `Retry-After` as a delay: seconds, or an HTTP date.
+/// `Retry-After` as a delay from now: seconds, or an HTTP date.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let date = httpdate::parse_http_date(value).ok()?;
-    Some(
-        date.duration_since(SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
+    crate::retry::retry_after(headers, SystemTime::now())
 }
 
 #[cfg(test)]
@@ -344,6 +336,7 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     use super::*;
+    use reqwest::header::RETRY_AFTER;
 
     fn answer(status: u16, location: Option<&'static str>) -> ToolResponse {
         let mut headers = HeaderMap::new();
