@@ -115,8 +115,21 @@ async fn the_page_and_its_files_are_served_under_the_mount_path() {
     assert_eq!(index.status(), StatusCode::OK);
     assert_eq!(index.text().await.unwrap(), html);
 
+    // The approvals panel: there, hidden until the credentials may list approvals.
+    assert!(
+        html.contains(r#"<section id="approvals" class="card" hidden>"#),
+        "no hidden approvals panel in the page"
+    );
+    for id in ["approval-list", "approval-outcome", "approvals-refresh"] {
+        assert!(
+            html.contains(&format!(r#"id="{id}""#)),
+            "no #{id} in the page"
+        );
+    }
+
     for (file, media_type) in [
         ("playground.js", "text/javascript; charset=utf-8"),
+        ("approvals.js", "text/javascript; charset=utf-8"),
         ("playground.css", "text/css; charset=utf-8"),
         ("favicon.svg", "image/svg+xml"),
     ] {
@@ -134,17 +147,26 @@ async fn the_page_and_its_files_are_served_under_the_mount_path() {
         assert_eq!(body.len(), length, "{file}");
         assert!(!body.contains("https://"), "{file} links elsewhere");
     }
-    let script = client
-        .get(server.url("/tools/playground/playground.js"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    // API text reaches the page as text only.
-    assert!(!script.contains("innerHTML"), "the script writes HTML");
-    assert!(!script.contains("localStorage") && !script.contains("sessionStorage"));
+    for file in ["playground.js", "approvals.js"] {
+        let script = client
+            .get(server.url(&format!("/tools/playground/{file}")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        // API text reaches the page as text only.
+        assert!(!script.contains("innerHTML"), "{file} writes HTML");
+        assert!(!script.contains("outerHTML") && !script.contains("insertAdjacentHTML"));
+        assert!(!script.contains("localStorage") && !script.contains("sessionStorage"));
+        // The page's one script loads the approvals by a relative URL, like its other files.
+        if file == "playground.js" {
+            assert!(script.contains("from './approvals.js';"), "{file}");
+        } else {
+            assert!(script.contains("'/.well-known/halo/approvals'"), "{file}");
+        }
+    }
 
     // The API beside it is untouched: discovery still answers at the root.
     let manifest: Value = halo_tests::discover(&server.url("/"), None).await;

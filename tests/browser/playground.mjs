@@ -1,7 +1,9 @@
 // Drives the bookstore's playground in headless Chromium, as a developer would: without and
 // with credentials, filtered by a tag, a streamed call whose progress must show up live, a
-// validation problem, input refused before sending, a header and a JSON array placed, and
-// refused credentials. Every request the page makes must stay on the server's origin.
+// validation problem, input refused before sending, a header and a JSON array placed,
+// refused credentials, and approvals: a refund held for one, listed, approved, denied, decided
+// twice, and hidden from a reader. Every request the page makes must stay on the server's
+// origin.
 //
 //   node playground.mjs http://127.0.0.1:PORT/playground
 //
@@ -24,8 +26,26 @@ const screenshot = process.env.PLAYGROUND_SCREENSHOT || resolve(here, '..', '..'
 /// (the bookstore takes 40 ms per chapter, so 800 ms: the most it reads, for a wide window
 /// on a loaded machine), short of the tool's 5 s deadline.
 const CHAPTERS = 20;
+/// Where approvals are listed and decided.
+const APPROVALS = '/.well-known/halo/approvals';
+/// A refund's reason (its argument) and a denial's reason: markup that must stay text.
+const MARKUP = `<img src=x onerror="window.pwned='approval'">`;
+const REFUSAL = 'not this one <b onmouseover="window.pwned=1">twice</b>';
 
 await run(origin, async ({ page, requests, names }) => {
+  /// A fact of the call held for approval (`state`, `approval`, `decided by`, `reason`).
+  const held = (fact) => page.textContent(`#approval-wait [data-approval-fact="${fact}"]`);
+  /// The id of the next call held, once it is not `previous`.
+  const nextApproval = async (previous) => {
+    await page.waitForFunction(
+      (old) => {
+        const id = document.querySelector('#approval-wait [data-approval-fact="approval"]')?.textContent;
+        return id !== undefined && id !== old;
+      },
+      previous,
+    );
+    return held('approval');
+  };
   const listIs = (expected) => page.waitForFunction(
     (want) => [...document.querySelectorAll('#tools [data-tool]')].map((b) => b.dataset.tool).join(',') === want,
     expected.join(','),
@@ -181,4 +201,131 @@ await run(origin, async ({ page, requests, names }) => {
     customer_email: 'ada@example.com',
     items: [{ book_id: 1, quantity: 1 }],
   });
+  const placed = JSON.parse(await page.textContent('#result pre'));
+
+  step('approvals: an admin may decide them, so the panel shows, empty');
+  await page.waitForSelector('#approvals', { state: 'visible' });
+  await page.waitForSelector('#approval-list li.empty');
+  const listing = requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === APPROVALS).at(-1);
+  assert.equal(listing.headers.authorization, 'Bearer demo-admin');
+
+  step('the order is charged');
+  await page.click('#tools [data-tool="charge_payment"]');
+  await page.waitForSelector('[data-field="payment_method"]');
+  await page.fill('[data-field="order_id"]', String(placed.id));
+  await page.fill('[data-field="amount"]', String(placed.total));
+  await page.fill('[data-field="currency"]', 'EUR');
+  await page.fill('[data-field="payment_method"]', 'pm_card_visa');
+  await page.uncheck('#stream');
+  await page.click('#invoke');
+  await page.waitForSelector('#result');
+  assert.match(await page.textContent('#status'), /^201 /);
+  const charge = JSON.parse(await page.textContent('#result pre'));
+
+  step('a refund waits for approval');
+  await page.click('#tools [data-tool="refund_payment"]');
+  await page.waitForSelector('[data-field="reason"]');
+  await page.fill('[data-field="id"]', charge.id);
+  await page.fill('[data-field="reason"]', 'customer returned the book');
+  await page.uncheck('#stream');
+  await page.click('#invoke');
+  await page.waitForSelector('#approval-wait');
+  assert.match(await page.textContent('#status'), /^202 /);
+  assert.equal(await page.textContent('#approval-wait h3'), 'Waiting for approval');
+  assert.equal(await held('state'), 'pending');
+  const first = await held('approval');
+
+  step('the panel lists it: tool, call, caller, arguments');
+  const item = `#approval-list [data-approval="${first}"]`;
+  await page.waitForSelector(item);
+  assert.equal(await page.textContent(`${item} .approval-tool`), 'refund_payment');
+  assert.equal(await page.textContent(`${item} .approval-call`), `POST /api/payments/${charge.id}/refund`);
+  assert.deepEqual(JSON.parse(await page.textContent(`${item} pre`)), { reason: 'customer returned the book' });
+  const facts = await page.$eval(`${item} dl`, (dl) => Object.fromEntries(
+    [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+  assert.equal(facts.caller, 'admin');
+  assert.equal(facts.id, first);
+  assert.ok(facts.requested && facts.expires, JSON.stringify(facts));
+
+  step('approved: the call runs, and the list empties');
+  await page.click(`${item} [data-action="approve"]`);
+  await page.waitForSelector('#approval-outcome [data-state="approved"]');
+  assert.equal(await page.textContent('#approval-outcome'), 'refund_payment: approved, the call answered 200');
+  await page.waitForSelector('#approval-list li.empty');
+
+  step('checking the call again shows its answer');
+  await page.click('#check-approval');
+  await page.waitForSelector('#approval-wait #result');
+  assert.equal(await page.textContent('#approval-wait h3'), 'Approved');
+  assert.equal(await held('state'), 'approved');
+  assert.equal(await held('decided by'), 'admin');
+  assert.match(await page.textContent('#approval-wait #result h3'), /status 200/);
+  const refund = JSON.parse(await page.textContent('#approval-wait #result pre'));
+  assert.equal(refund.charge_id, charge.id);
+  assert.equal(refund.reason, 'customer returned the book');
+  const check = requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === `${APPROVALS}/${first}`).at(-1);
+  assert.equal(check.headers.authorization, 'Bearer demo-admin');
+
+  step('a refund whose arguments are markup: listed as text, then denied with a reason');
+  await page.fill('[data-field="reason"]', MARKUP);
+  await page.click('#invoke');
+  const second = await nextApproval(first);
+  const hostile = `#approval-list [data-approval="${second}"]`;
+  await page.waitForSelector(hostile);
+  assert.deepEqual(JSON.parse(await page.textContent(`${hostile} pre`)), { reason: MARKUP });
+  await page.fill(`${hostile} .approval-reason`, REFUSAL);
+  await page.click(`${hostile} [data-action="deny"]`);
+  await page.waitForSelector('#approval-outcome [data-state="denied"]');
+  assert.equal(await page.textContent('#approval-outcome'), `refund_payment: denied (reason: ${REFUSAL})`);
+  await page.waitForSelector('#approval-list li.empty');
+  await page.click('#check-approval');
+  await page.waitForFunction(() => document.querySelector('#approval-wait h3')?.textContent.startsWith('Denied'));
+  assert.equal(await held('state'), 'denied');
+  assert.equal(await held('reason'), REFUSAL);
+  assert.equal(await page.$('#approval-wait #result'), null, 'a denied call has no answer');
+  const found = await page.evaluate(() => ({
+    pwned: window.pwned ?? null,
+    images: document.querySelectorAll('img').length,
+    injected: document.querySelectorAll('b, [onerror]').length,
+  }));
+  assert.deepEqual(found, { pwned: null, images: 1, injected: 0 });
+
+  step('a decision on an approval decided meanwhile: the 409 problem\'s detail');
+  await page.fill('[data-field="reason"]', 'asked twice');
+  await page.click('#invoke');
+  const third = await nextApproval(second);
+  const stale = `#approval-list [data-approval="${third}"]`;
+  await page.waitForSelector(stale);
+  // Another approver denies it first.
+  const elsewhere = await page.evaluate(async (url) => (await fetch(url, {
+    method: 'POST', headers: { authorization: 'Bearer demo-admin' }, body: '',
+  })).status, `${APPROVALS}/${third}/deny`);
+  assert.equal(elsewhere, 200);
+  await page.click(`${stale} [data-action="approve"]`);
+  await page.waitForSelector('#approval-outcome [data-state="refused"]');
+  assert.match(await page.textContent('#approval-outcome'), /^refund_payment was not approved: 409: .*already/);
+  await page.waitForSelector('#approval-list li.empty');
+
+  step('a streamed refund: approval_pending, then the call runs once approved');
+  await page.check('#stream');
+  await page.fill('[data-field="id"]', 'ch_none');
+  await page.fill('[data-field="reason"]', 'streamed');
+  await page.click('#invoke');
+  await page.waitForSelector('#events [data-event="approval_pending"]');
+  assert.match(await page.textContent('#events [data-event="approval_pending"] .event-summary'), /^waiting for approval · \S+ · pending$/);
+  await page.waitForSelector('#approval-list [data-approval] [data-action="approve"]');
+  await page.click('#approval-list [data-approval] [data-action="approve"]');
+  await page.waitForSelector('#detail #problem');
+  assert.equal(await page.textContent('#problem [data-problem="status"]'), '404');
+  assert.match(await page.textContent('#problem [data-problem="detail"]'), /no charge has the id ch_none/);
+  assert.equal(await page.textContent('#approval-outcome'), 'refund_payment: approved, the call answered 404');
+
+  step('a reader may not list approvals: the panel hides');
+  const refused = page.waitForResponse((r) => new URL(r.url()).pathname === APPROVALS
+    && r.request().headers().authorization === 'Bearer demo-reader');
+  await page.fill('#credentials', 'Bearer demo-reader');
+  await page.click('#connect');
+  assert.equal((await refused).status(), 403);
+  await page.waitForSelector('#approvals', { state: 'hidden' });
+  assert.equal(await page.$$eval('#approval-list li', (items) => items.length), 0);
 }, { secrets: ['demo-reader', 'demo-admin', 'not-a-token', 'demo-key'] });

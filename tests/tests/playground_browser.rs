@@ -2,8 +2,12 @@
 //! Debian's Chromium headless through playwright-core against the bookstore on loopback. It
 //! lists the tools without and with credentials, filters by a tag on the server, calls the
 //! streaming `summarize_book` and sees its progress live and then its result, sees a `422`
-//! problem with its pointer, input refused before sending, a header and a JSON array placed,
-//! and checks that no request left the server. A screenshot goes to `target/playground.png`.
+//! problem with its pointer, input refused before sending, a header and a JSON array placed.
+//! As the admin it sees a refund held for approval (`202`, and `approval_pending` in a stream),
+//! lists it in the approvals panel, approves one (the call runs, its answer shown when checked
+//! again), denies one whose arguments are markup (shown as text) with a reason, gets the `409`
+//! of an approval decided meanwhile; as a reader the panel hides. It checks that no request
+//! left the server. A screenshot goes to `target/playground.png`.
 //! Behind a proxy that cuts the first event stream, `resume.mjs` sees the call resumed with
 //! `Last-Event-ID` and `Halo-Call-Id`, every event once and in order.
 //!

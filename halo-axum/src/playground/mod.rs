@@ -49,6 +49,7 @@ impl Asset {
 /// The files that do not depend on the configuration, shared by every playground.
 struct Statics {
     script: Asset,
+    approvals: Asset,
     style: Asset,
     icon: Asset,
 }
@@ -56,6 +57,10 @@ struct Statics {
 static STATICS: LazyLock<Statics> = LazyLock::new(|| Statics {
     script: Asset::new(
         include_str!("assets/playground.js"),
+        "text/javascript; charset=utf-8",
+    ),
+    approvals: Asset::new(
+        include_str!("assets/approvals.js"),
         "text/javascript; charset=utf-8",
     ),
     style: Asset::new(
@@ -81,7 +86,12 @@ static STATICS: LazyLock<Statics> = LazyLock::new(|| Statics {
 ///   or body as its `input` entry says, and calls the tool with `Accept: text/event-stream`,
 ///   showing every event as it arrives and then the result (a broken stream is resumed with
 ///   `Last-Event-ID` and `Halo-Call-Id`, as a HALO client does);
-/// - shows problem details (status, title, detail, and each error with its JSON Pointer).
+/// - shows problem details (status, title, detail, and each error with its JSON Pointer);
+/// - shows a call held for approval: a `202` as its approval's id and state, read again from
+///   its `Location` on demand until it is decided and run, or an `approval_pending` event;
+/// - when the credentials may list approvals (`GET /.well-known/halo/approvals` answers),
+///   lists the pending ones with their tool, call, caller and arguments, and approves or
+///   denies them, with an optional reason.
 ///
 /// Everything the page needs is served by this service (no external scripts, styles or
 /// fonts), so it works offline. Every answer carries a strict `Content-Security-Policy`
@@ -240,6 +250,7 @@ impl Playground {
             }
             "/index.html" => &self.inner.index,
             "/playground.js" => &statics.script,
+            "/approvals.js" => &statics.approvals,
             "/playground.css" => &statics.style,
             "/favicon.svg" => &statics.icon,
             _ => {

@@ -1,9 +1,12 @@
 // The HALO playground: lists the tools the caller may see, shows their schemas, builds a form
-// from each tool's input and calls it, showing streamed events as they arrive.
+// from each tool's input and calls it, showing streamed events as they arrive. Approvals (the
+// panel, and a call held for one) are in approvals.js.
 //
 // Everything the API sends is untrusted text: it reaches the page through `textContent` and
 // attribute setters only, never as HTML. The credentials live in `state.credentials` and go
 // nowhere but the `Authorization` header of requests to the API's origin.
+
+import { heldView, isApproval, refreshApprovals, resetApprovals } from './approvals.js';
 
 const HALO = 'application/llm+json';
 const EVENT_STREAM = 'text/event-stream';
@@ -39,7 +42,7 @@ const state = {
 
 /// An element with attributes (set as attributes or properties, never as HTML) and children
 /// (nodes, or strings that become text).
-function h(tag, attributes = {}, ...children) {
+export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === null || value === false) continue;
@@ -69,7 +72,7 @@ function json(value) {
   return JSON.stringify(value, null, 2);
 }
 
-function pre(value, className = 'json') {
+export function pre(value, className = 'json') {
   return h('pre', { class: className, text: typeof value === 'string' ? value : json(value) });
 }
 
@@ -85,7 +88,7 @@ function apiBase(text) {
 
 /// The URL of a path of the API (a manifest `url`, a placed target). An absolute URL must stay
 /// on the API's origin: credentials never go anywhere else.
-function apiUrl(path) {
+export function apiUrl(path) {
   if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(path)) {
     const url = new URL(path);
     if (url.origin !== api.origin) {
@@ -97,7 +100,7 @@ function apiUrl(path) {
 }
 
 /// Headers for a request to the API, with the credentials when there are some.
-function apiHeaders(accept) {
+export function apiHeaders(accept) {
   const headers = new Headers();
   if (state.credentials) {
     try {
@@ -169,7 +172,7 @@ function statusText(response) {
 }
 
 /// Whether a parsed body is problem details (RFC 9457).
-function isProblem(body) {
+export function isProblem(body) {
   return body !== null && typeof body === 'object' && !Array.isArray(body)
     && (typeof body.status === 'number' || typeof body.title === 'string');
 }
@@ -375,7 +378,7 @@ function factView(value) {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function isObject(value) {
+export function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
@@ -771,7 +774,13 @@ async function call({ tool, method, template, schema, fields, stream, output, in
       }
     } else {
       const answer = await readAnswer(response);
-      if (current()) result.append(answerView(answer));
+      if (current() && response.status === 202 && isApproval(answer.body)) {
+        // Held until an approver decides (§10.3.2): shown as such, and listed for approvers.
+        result.append(heldView(answer.body, response.headers.get('location') || String(answer.body.href ?? '')));
+        refreshApprovals();
+      } else if (current()) {
+        result.append(answerView(answer));
+      }
     }
     if (current()) status.append(` · ${Math.round(performance.now() - started)} ms`);
   } catch (error) {
@@ -892,6 +901,10 @@ function showEvent(event, list, result) {
       item.append(h('span', { class: 'event-summary', text: [data?.tool, data?.call_id].filter(Boolean).join(' · ') || JSON.stringify(data) }));
       if (isObject(data?.arguments)) item.append(pre(data.arguments));
       break;
+    case 'approval_pending':
+      item.append(h('span', { class: 'event-summary', text: `waiting for approval · ${data?.id ?? '?'} · ${data?.state ?? '?'}` }));
+      refreshApprovals();
+      break;
     case 'tool_progress': {
       const step = data?.step;
       const total = data?.total;
@@ -951,7 +964,7 @@ function isAgentStream(list) {
 }
 
 /// A whole answer: problem details, JSON, or text.
-function answerView(answer) {
+export function answerView(answer) {
   if (isProblem(answer.body)) return problemView(answer.body, answer.status);
   return h('section', { id: 'result', class: 'result' },
     h('h3', { text: answer.status ? `Answer (status ${answer.status})` : 'Answer' }),
@@ -1034,6 +1047,7 @@ $('credentials-form').addEventListener('submit', (event) => {
     value: $('api-key').value.trim(),
   };
   refresh();
+  resetApprovals();
 });
 $('forget').addEventListener('click', () => {
   $('credentials').value = '';
@@ -1041,5 +1055,8 @@ $('forget').addEventListener('click', () => {
   state.credentials = '';
   state.apiKey = { ...state.apiKey, value: '' };
   refresh();
+  resetApprovals();
 });
+$('approvals-refresh').addEventListener('click', () => refreshApprovals());
 refresh();
+refreshApprovals();
