@@ -77,6 +77,11 @@ pub use halo_protocol as protocol;
 pub use crate::approval::{
     ApprovalLimits, ApprovalQueue, ApprovalRequest, ApprovalRule, Approver, Verdict,
 };
+#[cfg(feature = "webhook")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhook")))]
+pub use crate::approval::{
+    SignatureError, WebhookApprover, WebhookApproverBuilder, WebhookError, WebhookSecret,
+};
 pub use crate::audit::{
     AuditRecord, AuditSink, JsonLinesSink, JsonLinesSinkBuilder, Outcome, TracingSink,
 };

@@ -139,7 +139,7 @@ impl Local {
 
     /// A request to the app carrying the caller's credentials (and client address);
     /// `target` must be a path of the app (with its query).
-    fn request(
+    pub(crate) fn request(
         &self,
         caller: Option<&Parts>,
         method: Method,
@@ -392,7 +392,18 @@ impl Local {
         Ok(request)
     }
 
+    /// Sends a request through the app: the status, headers and body of its answer, read up
+    /// to the largest answer of a call.
+    #[cfg(feature = "mcp")]
+    pub(crate) async fn exchange(
+        &self,
+        request: Request<Body>,
+    ) -> Result<(StatusCode, HeaderMap, Value), String> {
+        self.send(request, self.max_response_bytes).await
+    }
+
     /// Sends a tool's request through the app: the output of its answer.
+    #[cfg(feature = "agents")]
     pub(crate) async fn answer(&self, request: Request<Body>) -> ToolOutput {
         match self.send(request, self.max_response_bytes).await {
             Ok((status, _, body)) => ToolOutput::from_response(status.as_u16(), body),

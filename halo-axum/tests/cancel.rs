@@ -1,10 +1,13 @@
 //! Cancelling running calls over real HTTP (`DELETE /.well-known/halo/calls/{call_id}`): a
 //! streamed call and a call named by its caller (`Halo-Call-Id`), by their caller or an
 //! administrator; someone else's cancel is a `404` and the call goes on; the handler is
-//! dropped (a drop guard says so) and the audit trail says `cancelled`.
+//! dropped (a drop guard says so) and the audit trail says `cancelled`, for the cancel request
+//! and for the call itself (a streamed call's record is written when it ends).
 #![allow(missing_docs, unreachable_pub)]
 
 mod common;
+
+use std::time::{Duration, SystemTime};
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -12,7 +15,9 @@ use axum::http::StatusCode;
 use common::audit::Records;
 use common::client::{Answer, events};
 use common::gate::{Drops, Gate};
-use halo_axum::{Describe, HaloBuilder, HaloLayer, Principal, Progress, StaticAuthenticator};
+use halo_axum::{
+    Describe, HaloBuilder, HaloLayer, OnDisconnect, Principal, Progress, StaticAuthenticator,
+};
 use halo_tests::TestServer;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -152,6 +157,11 @@ async fn rest(response: reqwest::Response) -> Vec<common::client::Event> {
     events(&response.text().await.unwrap())
 }
 
+/// When a call's record says it ended: the time it reached the layer plus its latency.
+fn ended_at(record: &halo_axum::AuditRecord) -> SystemTime {
+    record.time + Duration::from_secs_f64(record.latency_ms / 1000.0)
+}
+
 #[tokio::test]
 async fn a_streamed_call_cancelled_by_its_caller_ends_with_a_cancelled_tool_error() {
     let (held, records) = (Held::default(), Records::default());
@@ -167,7 +177,9 @@ async fn a_streamed_call_cancelled_by_its_caller_ends_with_a_cancelled_tool_erro
         .await
         .assert_problem(StatusCode::NOT_FOUND);
     assert_eq!(held.drops.count(), 0);
+    assert!(records.all().is_empty(), "a running call has no record yet");
 
+    let before_cancel = SystemTime::now();
     let answer = cancel(&server, &call_id, Some("ann-token")).await;
     assert_eq!(answer.status, StatusCode::NO_CONTENT, "{}", answer.body);
     held.drops.wait(1).await;
@@ -180,17 +192,37 @@ async fn a_streamed_call_cancelled_by_its_caller_ends_with_a_cancelled_tool_erro
     let again = cancel(&server, &call_id, Some("ann-token")).await;
     assert_eq!(again.status, StatusCode::NO_CONTENT);
 
-    // The call's record (written when its stream started), then one for the cancel.
+    // The call's own record, written when it ended, then one for the cancel: both cancelled.
+    assert_eq!(records.outcomes(), ["cancelled", "cancelled"]);
     let all = records.all();
-    let cancels: Vec<_> = all
-        .iter()
-        .filter(|record| record.outcome.as_str() == "cancelled")
-        .collect();
-    assert_eq!(cancels.len(), 1, "{all:?}");
-    assert_eq!(cancels[0].caller.as_deref(), Some("ann"));
-    assert_eq!(cancels[0].tool, "job");
-    assert_eq!(cancels[0].method, "DELETE");
-    assert_eq!(cancels[0].status, 204);
+    let (call, request) = (&all[0], &all[1]);
+    assert_eq!((call.method.as_str(), call.status), ("POST", 409));
+    assert_eq!(call.caller.as_deref(), Some("ann"));
+    assert!(
+        ended_at(call) >= before_cancel,
+        "its latency runs to its cancel: {call:?}"
+    );
+    assert_eq!(request.caller.as_deref(), Some("ann"));
+    assert_eq!(request.tool, "job");
+    assert_eq!((request.method.as_str(), request.status), ("DELETE", 204));
+}
+
+#[tokio::test]
+async fn a_streamed_call_its_client_left_is_recorded_as_cancelled() {
+    let (held, records) = (Held::default(), Records::default());
+    let server = spawn(&held, |builder| {
+        governed(&records)(builder).on_disconnect(OnDisconnect::Cancel)
+    })
+    .await;
+    let (response, _) = start_job(&server, Some("ann-token")).await;
+    held.gate.arrivals(1).await;
+    assert!(records.all().is_empty(), "{:?}", records.all());
+    drop(response);
+    held.drops.wait(1).await;
+    let all = records.all().clone();
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!((all[0].outcome.as_str(), all[0].status), ("cancelled", 503));
+    assert_eq!(all[0].path, "/jobs");
 }
 
 #[tokio::test]
@@ -238,8 +270,8 @@ async fn a_named_call_without_a_stream_is_cancelled_by_its_caller_only() {
 
 #[tokio::test]
 async fn another_callers_cancel_is_not_found_and_the_call_ends_as_usual() {
-    let held = Held::default();
-    let server = spawn(&held, governed(&Records::default())).await;
+    let (held, records) = (Held::default(), Records::default());
+    let server = spawn(&held, governed(&records)).await;
     let call = named_report(&server, "mine", Some("ann-token"));
     let (response, call_id) = start_job(&server, Some("ann-token")).await;
     held.gate.arrivals(2).await;
@@ -248,12 +280,18 @@ async fn another_callers_cancel_is_not_found_and_the_call_ends_as_usual() {
         answer.assert_problem(StatusCode::NOT_FOUND);
         assert_eq!(answer.detail(), "no call of yours with this id is running");
     }
+    let before_end = SystemTime::now();
     held.gate.let_through(2);
     let answer = call.await.unwrap();
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
     assert_eq!(answer.json(), json!({"report": 1}));
     assert_eq!(rest(response).await.pop().unwrap().name, "tool_end");
     assert_eq!(held.drops.count(), 0);
+    // The streamed call's record is written as it ends, with its handler's status.
+    let all = records.all().clone();
+    let job = all.iter().find(|record| record.path == "/jobs").unwrap();
+    assert_eq!((job.outcome.as_str(), job.status), ("executed", 200));
+    assert!(ended_at(job) >= before_end, "{job:?}");
     // A streamed call that ended on its own is still kept: cancelling it is a conflict.
     cancel(&server, &call_id, Some("ann-token"))
         .await

@@ -1,26 +1,39 @@
 //! `/mcp` over real HTTP on loopback, driven by rmcp's streamable HTTP client: each caller
 //! lists the tools it may see and calls them in process through the layer (credentials,
 //! validation, limits, audit), errors come back as `isError` results with the problem
-//! details, and only loopback hosts and origins are accepted by default.
+//! details, and only loopback hosts and origins are accepted by default. A call held for
+//! approval is confirmed by a client that can be asked (accept approves it, decline denies
+//! it), and waited for by any other until an approver decides over HTTP.
 
 mod common;
 
+use std::time::Duration;
+
 use axum::Json;
-use axum::extract::{Path, Query};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderName, StatusCode};
 use common::audit::Records;
+use common::gate::Runs;
 use common::notes::{self, Note, Search};
 use halo_axum::mcp::McpService;
-use halo_axum::{HaloLayer, Principal, StaticAuthenticator, Validation, halo};
+use halo_axum::{
+    ApprovalLimits, ApprovalQueue, HaloLayer, Principal, StaticAuthenticator, Validation, halo,
+};
 use halo_tests::mcp::call;
 use halo_tests::{ApiKeyScheme, BearerScheme, TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
+    ProgressNotificationParam, ProtocolVersion, Tool,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt as _};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -93,6 +106,26 @@ async fn serve(
 
 /// An rmcp client of `url` sending `headers` with every request.
 async fn client(url: String, headers: &[(&str, &str)]) -> RunningService<RoleClient, ()> {
+    client_with((), url, headers).await
+}
+
+/// An rmcp client of `url` whose server requests and notifications `handler` receives.
+async fn client_with<H: ClientHandler>(
+    handler: H,
+    url: String,
+    headers: &[(&str, &str)],
+) -> RunningService<RoleClient, H> {
+    handler
+        .serve(transport(url, headers))
+        .await
+        .expect("an MCP session over HTTP")
+}
+
+/// rmcp's streamable HTTP transport to `url`, sending `headers` with every request.
+fn transport(
+    url: String,
+    headers: &[(&str, &str)],
+) -> StreamableHttpClientTransport<reqwest::Client> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         map.insert(
@@ -104,11 +137,10 @@ async fn client(url: String, headers: &[(&str, &str)]) -> RunningService<RoleCli
         .default_headers(map)
         .build()
         .unwrap();
-    let transport = StreamableHttpClientTransport::with_client(
+    StreamableHttpClientTransport::with_client(
         http,
         StreamableHttpClientTransportConfig::with_uri(url),
-    );
-    ().serve(transport).await.expect("an MCP session over HTTP")
+    )
 }
 
 /// The tools' names, sorted.
@@ -511,4 +543,291 @@ async fn every_tool_listed_in_pages_when_asked() {
         ))
         .await;
     assert!(invalid.is_err(), "an invalid cursor is refused");
+}
+
+/// A refund's body.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+struct Refund {
+    amount: u32,
+}
+
+/// Refund a payment: every call waits for approval.
+#[halo(approval = "required")]
+#[utoipa::path(post, path = "/refunds/{id}", tags = ["payments", "write"],
+    params(("id" = String, Path)), request_body = Refund, responses((status = 200, body = Value)),
+    security(("bearer" = [])))]
+async fn refund(
+    State(runs): State<Runs>,
+    Path(id): Path<String>,
+    Json(refund): Json<Refund>,
+) -> Json<Value> {
+    Json(json!({"refund": id, "amount": refund.amount, "run": runs.add()}))
+}
+
+/// Alice and Carol may decide approvals (their own too); Bob may not.
+const ALICE: &str = "Bearer alice-token";
+const BOB: &str = "Bearer bob-token";
+const CAROL: &str = "carol-token";
+
+/// The payments app with `/mcp`: its handler's runs, and the server.
+async fn payments() -> (TestServer, Runs) {
+    let runs = Runs::default();
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(refund))
+        .split_for_parts();
+    let router = router.with_state(runs.clone());
+    let approver = Principal::new("carol").with_scopes(["approve"]);
+    let auth = StaticAuthenticator::new()
+        .bearer(
+            "alice-token",
+            Principal::new("alice").with_scopes(["approve"]),
+        )
+        .bearer("bob-token", Principal::new("bob"))
+        .bearer(CAROL, approver);
+    let halo = HaloLayer::builder(api)
+        .authenticator(auth)
+        .approver(ApprovalQueue::new("approve").self_approval(true))
+        .approval_limits(ApprovalLimits::default().expire_after(Duration::from_secs(30)))
+        .build()
+        .expect("valid metadata");
+    let mcp = McpService::builder(&halo, router.clone()).build();
+    (
+        spawn(router.layer(halo).nest_service("/mcp", mcp)).await,
+        runs,
+    )
+}
+
+/// A client that declares form elicitation and answers every confirmation with `action`
+/// (and `reason`), telling the test what it was asked.
+#[derive(Clone)]
+struct Confirming {
+    action: ElicitationAction,
+    reason: Option<&'static str>,
+    asked: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for Confirming {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            let _ = self.asked.send(message);
+        }
+        let mut answer = ElicitResult::new(self.action.clone());
+        if let Some(reason) = self.reason {
+            answer = answer.with_content(json!({ "reason": reason }));
+        }
+        Ok(answer)
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        ClientConfig::new(capabilities, Implementation::new("confirming", "1.0.0"))
+    }
+}
+
+/// A client without elicitation that tells the test of each progress notification's words.
+#[derive(Clone)]
+struct Waiting(mpsc::UnboundedSender<String>);
+
+impl ClientHandler for Waiting {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.message.unwrap_or_default());
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::default()
+    }
+}
+
+/// A client that answers confirmations with `action`, and what it is asked.
+async fn confirming(
+    url: String,
+    token: &str,
+    action: ElicitationAction,
+    reason: Option<&'static str>,
+) -> (
+    RunningService<RoleClient, Confirming>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let (asked, questions) = mpsc::unbounded_channel();
+    let handler = Confirming {
+        action,
+        reason,
+        asked,
+    };
+    // MCP 2026-07-28, whose results may ask for input: the only way a stateless server asks.
+    let modern = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = handler
+        .serve_with_lifecycle(transport(url, &[("authorization", token)]), modern)
+        .await
+        .expect("an MCP 2026-07-28 session over HTTP");
+    (client, questions)
+}
+
+/// The id of the approval a progress notification says the call waits for.
+async fn waited_for(notes: &mut mpsc::UnboundedReceiver<String>) -> String {
+    let note = tokio::time::timeout(Duration::from_secs(10), notes.recv())
+        .await
+        .expect("a progress notification")
+        .expect("the client is there");
+    note.strip_prefix("waiting for approval ")
+        .and_then(|rest| rest.split_once(" of refund"))
+        .map(|(id, _)| id.to_owned())
+        .unwrap_or_else(|| panic!("not a wait for approval: {note}"))
+}
+
+/// Carol decides approval `id` over HTTP.
+async fn carol_decides(server: &TestServer, id: &str, action: &str, body: Value) -> Value {
+    let url = server.url(&format!("/.well-known/halo/approvals/{id}/{action}"));
+    let answer = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(CAROL)
+        .json(&body)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+    answer.json().await.expect("the approval")
+}
+
+fn refund_args() -> Value {
+    json!({"id": "ch_1", "amount": 20})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_confirms_approves_the_call_which_runs_once() {
+    let (server, runs) = payments().await;
+    let accept = ElicitationAction::Accept;
+    let url = server.url("/mcp");
+    let (alice, mut asked) = confirming(url, ALICE, accept, Some("the book came back")).await;
+
+    let refunded = call(&alice, "refund", refund_args()).await;
+    assert_eq!(refunded.is_error, Some(false), "{refunded:?}");
+    let answer = refunded.structured_content.expect("the handler's answer");
+    assert_eq!(answer, json!({"refund": "ch_1", "amount": 20, "run": 1}));
+    assert_eq!(runs.count(), 1);
+    // The confirmation named the tool, the call and its arguments.
+    let question = asked.try_recv().expect("the client was asked");
+    assert!(question.contains("the tool refund?"), "{question}");
+    assert!(question.contains("POST /refunds/ch_1"), "{question}");
+    assert!(question.contains(r#""amount":20"#), "{question}");
+    assert!(asked.try_recv().is_err(), "asked once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_declines_denies_the_call_which_never_runs() {
+    let (server, runs) = payments().await;
+    let decline = ElicitationAction::Decline;
+    let (alice, mut asked) = confirming(server.url("/mcp"), ALICE, decline, None).await;
+
+    let denied = call(&alice, "refund", refund_args()).await;
+    assert_eq!(denied.is_error, Some(true), "{denied:?}");
+    let problem = denied.structured_content.expect("the problem");
+    assert_eq!(problem["status"], 403);
+    let detail = problem["detail"].as_str().expect("a detail");
+    assert!(detail.contains("was denied by alice"), "{detail}");
+    assert!(detail.contains("declined in the MCP client"), "{detail}");
+    assert!(asked.try_recv().is_ok(), "the client was asked");
+    assert_eq!(runs.count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_who_may_not_decide_is_not_asked_and_waits_for_an_approver() {
+    let (server, runs) = payments().await;
+    let accept = ElicitationAction::Accept;
+    let (bob, mut asked) = confirming(server.url("/mcp"), BOB, accept, None).await;
+    let (sender, mut notes) = mpsc::unbounded_channel();
+    let watcher = client_with(
+        Waiting(sender),
+        server.url("/mcp"),
+        &[("authorization", BOB)],
+    );
+    let watcher = watcher.await;
+
+    // Bob's elicitation is not used: he may not approve. His call waits; Carol approves.
+    let waiting = tokio::spawn(async move {
+        let result = call(&watcher, "refund", refund_args()).await;
+        (watcher, result)
+    });
+    let id = waited_for(&mut notes).await;
+    let approved = carol_decides(&server, &id, "approve", json!({"reason": "fine"})).await;
+    assert_eq!(approved["state"], "approved");
+    let (_watcher, refunded) = waiting.await.expect("the call ends");
+    assert_eq!(refunded.is_error, Some(false), "{refunded:?}");
+    let answer = refunded.structured_content.expect("the handler's answer");
+    assert_eq!(answer, json!({"refund": "ch_1", "amount": 20, "run": 1}));
+
+    // Denied: an error result saying by whom and why; the handler does not run again.
+    let (sender, mut notes) = mpsc::unbounded_channel();
+    let watcher = client_with(
+        Waiting(sender),
+        server.url("/mcp"),
+        &[("authorization", BOB)],
+    );
+    let watcher = watcher.await;
+    let waiting = tokio::spawn(async move { call(&watcher, "refund", refund_args()).await });
+    let id = waited_for(&mut notes).await;
+    carol_decides(&server, &id, "deny", json!({"reason": "disputed"})).await;
+    let denied = waiting.await.expect("the call ends");
+    assert_eq!(denied.is_error, Some(true), "{denied:?}");
+    let detail = denied.structured_content.expect("the problem")["detail"].clone();
+    assert_eq!(
+        detail,
+        format!("approval {id} was denied by carol: disputed; the call did not run")
+    );
+    assert_eq!(runs.count(), 1);
+    assert!(asked.try_recv().is_err(), "bob was never asked");
+    drop(bob);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_wait_ends_the_call_and_leaves_the_approval_pending() {
+    let (server, runs) = payments().await;
+    let (sender, mut notes) = mpsc::unbounded_channel();
+    let bob = client_with(
+        Waiting(sender),
+        server.url("/mcp"),
+        &[("authorization", BOB)],
+    )
+    .await;
+    let Value::Object(args) = refund_args() else {
+        unreachable!("an object")
+    };
+    let params = CallToolRequestParams::new("refund").with_arguments(args);
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = bob
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .expect("tools/call sent");
+    let id = waited_for(&mut notes).await;
+    handle
+        .cancel(Some("the user gave up".to_owned()))
+        .await
+        .expect("notifications/cancelled sent");
+
+    // The approval stays pending: an approver still sees it, and approving it runs the call.
+    let listed: Value = reqwest::Client::new()
+        .get(server.url("/.well-known/halo/approvals"))
+        .bearer_auth(CAROL)
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("the list");
+    assert_eq!(listed["approvals"][0]["id"], id.as_str());
+    assert_eq!(listed["approvals"][0]["state"], "pending");
+    assert_eq!(runs.count(), 0);
+    let approved = carol_decides(&server, &id, "approve", json!({})).await;
+    assert_eq!(approved["response"]["body"]["run"], 1);
 }

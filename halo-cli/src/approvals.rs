@@ -128,14 +128,13 @@ fn table(approvals: &[Approval]) -> String {
     if approvals.is_empty() {
         return "no pending approvals\n".to_owned();
     }
-    let header = ["ID", "TOOL", "CALLER", "CALL", "EXPIRES", "ARGUMENTS"].map(str::to_owned);
-    let rows: Vec<[String; 6]> = approvals
+    let rows: Vec<Vec<String>> = approvals
         .iter()
         .map(|approval| {
             let call = approval.call.as_ref().map_or_else(String::new, |call| {
                 format!("{} {}", output::line(&call.method), output::line(&call.url))
             });
-            [
+            vec![
                 output::line(&approval.id),
                 output::line(&approval.tool),
                 approval
@@ -151,22 +150,8 @@ fn table(approvals: &[Approval]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.each_ref().map(|h| h.chars().count());
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (cell, width) in row.iter().zip(widths) {
-            let _ = write!(line, "{cell:<width$}  ");
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    let header = ["ID", "TOOL", "CALLER", "CALL", "EXPIRES", "ARGUMENTS"];
+    output::table(&header, &rows)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use halo_client::protocol::{Manifest, ToolEntry, ToolSchema};
-use halo_client::{Client, ClientCredentials, Credential, Credentials};
+use halo_client::{Client, ClientBuilder, ClientCredentials, Credential, Credentials};
 
 use crate::cli::Global;
 use crate::failure::Failure;
@@ -20,6 +20,11 @@ pub(crate) fn anonymous(global: &Global) -> bool {
 
 /// A client for `url` with the command line's credentials and timeout.
 pub(crate) fn client(global: &Global, url: &str) -> Result<Client, Failure> {
+    Ok(builder(global, url)?.build()?)
+}
+
+/// The builder of [`client`], for a command that configures the client further.
+pub(crate) fn builder(global: &Global, url: &str) -> Result<ClientBuilder, Failure> {
     // A call held for approval says which one it waits for; its result stays on stdout.
     let mut builder = Client::builder(url).on_approval_pending(crate::approvals::announce);
     if let Some(path) = &global.credentials {
@@ -72,7 +77,7 @@ pub(crate) fn client(global: &Global, url: &str) -> Result<Client, Failure> {
     if let Some(seconds) = global.timeout {
         builder = builder.timeout(Some(Duration::from_secs_f64(seconds)));
     }
-    Ok(builder.build()?)
+    Ok(builder)
 }
 
 /// Each tool of the manifest with its schema.

@@ -170,7 +170,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
                     .budget((!all_tools).then_some(tool_budget))
                     .all_output_schemas(output_schemas),
             };
-            return mcp::serve(client(&global, &url)?, options).await;
+            return mcp::serve(crate::connect::builder(&global, &url)?, options).await;
         }
         Command::Diff { url, pin } => {
             let pinned = read_pin(&pin)?;

@@ -1,6 +1,8 @@
 //! `halo mcp` over stdio, driven by real MCP clients: rmcp's (Rust) and the official Python
 //! SDK's, against the bookstore served on loopback; tool-list changes announced when a
-//! server's manifest changes.
+//! server's manifest changes. A refund, which waits for approval, is confirmed by a client
+//! that can be asked (an `input_required` result for rmcp, `elicitation/create` for the
+//! Python SDK) and waited for by one that cannot until the administrator approves it.
 
 mod common;
 
@@ -14,12 +16,15 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use halo_tests::mcp::{assert_chapter_progress, call, next_notes};
+use halo_tests::mcp::{assert_chapter_progress, call, next_notes, paid_charge};
 use halo_tests::{FastApiServer, TestServer, interop_script, python, run_to_end, spawn};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, ProgressNotificationParam, Tool,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ErrorData, Implementation, ProgressNotificationParam,
+    ProtocolVersion, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -548,4 +553,132 @@ async fn python_sdk_over_halo_mcp(script: &[&str], halo: &[&str]) -> Value {
         .env_remove("HALO_BEARER");
     let stdout = run_to_end(&mut run, SCRIPT_TIMEOUT).await;
     serde_json::from_str(&stdout).expect("a JSON summary")
+}
+
+/// A client that declares form elicitation and accepts every confirmation, telling the test
+/// what it was asked.
+#[derive(Clone)]
+struct Accepting(mpsc::UnboundedSender<String>);
+
+impl ClientHandler for Accepting {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            let _ = self.0.send(message);
+        }
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"reason": "the book came back"})))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        ClientConfig::new(capabilities, Implementation::new("accepting", "1.0.0"))
+    }
+}
+
+fn refund_of(charge: &str) -> Value {
+    json!({"id": charge, "reason": "customer returned the book"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_confirms_refunds_through_halo_mcp() {
+    let server = spawn(bookstore::app()).await;
+    let charge = paid_charge(&server.base_url()).await;
+    let (asked, mut questions) = mpsc::unbounded_channel();
+    let args = ["--bearer", "demo-admin", "mcp", &server.base_url()];
+    // MCP 2026-07-28 forbids requests from the server: the confirmation comes as an
+    // `input_required` result, and the retry approves the refund, which runs once.
+    let modern = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = Accepting(asked)
+        .serve_with_lifecycle(common::halo_mcp(&args), modern)
+        .await
+        .expect("an MCP 2026-07-28 session with halo mcp");
+
+    let refunded = call(&client, "refund_payment", refund_of(&charge)).await;
+    assert_eq!(refunded.is_error, Some(false), "{refunded:?}");
+    let refund = refunded.structured_content.expect("the refund");
+    assert_eq!(refund["charge_id"], charge.as_str());
+    assert_eq!(refund["id"], "re_1");
+    let question = questions.try_recv().expect("the client was asked");
+    assert!(question.contains("the tool refund_payment?"), "{question}");
+    assert!(
+        question.contains(&format!("POST /api/payments/{charge}/refund")),
+        "{question}"
+    );
+    // Refunded once: a second refund of the charge is its own call, refused by the handler.
+    let again = call(&client, "refund_payment", refund_of(&charge)).await;
+    assert_eq!(again.is_error, Some(true), "{again:?}");
+    assert_eq!(again.structured_content.expect("a problem")["status"], 409);
+    client.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_elicitation_halo_mcp_waits_for_the_decision() {
+    let server = spawn(bookstore::app()).await;
+    let charge = paid_charge(&server.base_url()).await;
+    let (client, mut notes) = connect(&["--bearer", "demo-admin", "mcp", &server.base_url()]).await;
+
+    let waiting = tokio::spawn(async move {
+        let result = call(&client, "refund_payment", refund_of(&charge)).await;
+        (client, result)
+    });
+    // The progress notification names the approval; the administrator approves it over HTTP.
+    let note = tokio::time::timeout(Duration::from_secs(10), notes.recv())
+        .await
+        .expect("a progress notification")
+        .expect("the listener is alive");
+    let Note::Progress(note) = note else {
+        panic!("not progress: {note:?}")
+    };
+    let message = note.message.unwrap_or_default();
+    let id = message
+        .strip_prefix("waiting for approval ")
+        .and_then(|rest| rest.split_once(" of refund_payment"))
+        .map(|(id, _)| id.to_owned())
+        .unwrap_or_else(|| panic!("not a wait for approval: {message}"));
+    let admin = halo_client::Client::builder(server.base_url())
+        .credential(halo_client::Credential::bearer("demo-admin"))
+        .build()
+        .expect("a client");
+    let approved = admin.approve(&id).await.expect("approved");
+    assert_eq!(approved.state, halo_client::ApprovalState::Approved);
+    let (client, refunded) = waiting.await.expect("the call ends");
+    assert_eq!(refunded.is_error, Some(false), "{refunded:?}");
+    assert_eq!(
+        refunded.structured_content.expect("the refund")["id"],
+        "re_1"
+    );
+    client.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_confirms_a_refund_through_halo_mcp() {
+    let server = spawn(bookstore::app()).await;
+    let charge = paid_charge(&server.base_url()).await;
+    let refund = refund_of(&charge).to_string();
+    let summary = python_sdk_over_halo_mcp(
+        &["--confirm", "refund_payment", &refund],
+        &["--bearer", "demo-admin", "mcp", &server.base_url()],
+    )
+    .await;
+    assert_eq!(summary["ok"], true, "{summary}");
+    // MCP 2025-11-25: the confirmation is an `elicitation/create` request; accepted, the
+    // refund runs and its answer is the result.
+    let confirmed = &summary["confirmed"][0];
+    assert!(
+        confirmed["asked"]
+            .as_str()
+            .is_some_and(|asked| asked.contains("the tool refund_payment?")),
+        "{confirmed}"
+    );
+    assert_eq!(confirmed["structured"]["charge_id"], charge.as_str());
+    assert_eq!(
+        confirmed["structured"]["reason"],
+        "customer returned the book"
+    );
 }

@@ -7,7 +7,7 @@ use halo_protocol::{Problem, ToolOutput};
 use reqwest::StatusCode;
 
 use crate::breaker::Unavailable;
-use crate::{Approval, ToolResponse};
+use crate::{Approval, ApprovalState, ToolResponse};
 
 /// A `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -30,8 +30,8 @@ struct Inner {
     response: Option<ToolResponse>,
     /// Why a host's calls fail at once, for [`Kind::Unavailable`].
     unavailable: Option<Box<Unavailable>>,
-    /// The approval of a call held for one, for [`Kind::Denied`] and
-    /// [`Kind::ApprovalExpired`] (and an error while waiting for it).
+    /// The approval of a call held for one, for [`Kind::Refused`] (and an error while
+    /// waiting for it).
     approval: Option<Box<Approval>>,
 }
 
@@ -51,10 +51,9 @@ enum Kind {
     NotDescribed,
     /// The host's circuit is open: the call was not sent.
     Unavailable,
-    /// The call was held for approval, and denied: it never ran.
-    Denied,
-    /// The call was held for approval, and nobody decided in time: it never ran.
-    ApprovalExpired,
+    /// The call was held for approval and never ran: its approval was denied, or expired
+    /// (its state says which).
+    Refused,
 }
 
 impl Error {
@@ -136,14 +135,9 @@ impl Error {
         error
     }
 
-    /// A call whose approval was denied.
-    pub(crate) fn denied(approval: Approval) -> Self {
-        Self::new(Kind::Denied).with_approval(approval)
-    }
-
-    /// A call whose approval expired.
-    pub(crate) fn approval_expired(approval: Approval) -> Self {
-        Self::new(Kind::ApprovalExpired).with_approval(approval)
+    /// A call whose approval was denied or expired (as its state says).
+    pub(crate) fn refused(approval: Approval) -> Self {
+        Self::new(Kind::Refused).with_approval(approval)
     }
 
     /// Keeps the approval the call waited for.
@@ -283,14 +277,24 @@ impl Error {
     /// ```
     #[must_use]
     pub fn is_denied(&self) -> bool {
-        self.inner.kind == Kind::Denied
+        self.refusal() == Some(ApprovalState::Denied)
     }
 
     /// Whether the call was held for approval and nobody decided before it expired (which
     /// counts as denied): it never ran. [`approval`](Self::approval) has it.
     #[must_use]
     pub fn is_approval_expired(&self) -> bool {
-        self.inner.kind == Kind::ApprovalExpired
+        self.refusal() == Some(ApprovalState::Expired)
+    }
+
+    /// The state of the approval of a call that was held and never ran.
+    fn refusal(&self) -> Option<ApprovalState> {
+        let approval = self
+            .inner
+            .approval
+            .as_ref()
+            .filter(|_| self.inner.kind == Kind::Refused);
+        approval.map(|approval| approval.state)
     }
 
     /// The approval a call was held for: for [`is_denied`](Self::is_denied) and
@@ -356,8 +360,8 @@ impl fmt::Display for Error {
             Kind::Argument => "invalid arguments",
             Kind::NotDescribed => "not described",
             Kind::Unavailable => "unavailable",
-            Kind::Denied => "denied",
-            Kind::ApprovalExpired => "approval expired",
+            Kind::Refused if self.is_denied() => "denied",
+            Kind::Refused => "approval expired",
         };
         f.write_str(what)?;
         if let Some(context) = &self.inner.context {
@@ -373,23 +377,23 @@ impl fmt::Display for Error {
                 }
             }
         }
-        if let Some(approval) = &self.inner.approval {
-            match self.inner.kind {
-                Kind::Denied => {
-                    write!(f, ": approval {} was denied", approval.id)?;
-                    if let Some(by) = &approval.decided_by {
-                        write!(f, " by {by}")?;
-                    }
-                    if let Some(reason) = &approval.reason {
-                        write!(f, ": {reason}")?;
-                    }
+        if let Some(approval) = &self.inner.approval
+            && self.inner.kind == Kind::Refused
+        {
+            if self.is_denied() {
+                write!(f, ": approval {} was denied", approval.id)?;
+                if let Some(by) = &approval.decided_by {
+                    write!(f, " by {by}")?;
                 }
-                Kind::ApprovalExpired => write!(
+                if let Some(reason) = &approval.reason {
+                    write!(f, ": {reason}")?;
+                }
+            } else {
+                write!(
                     f,
                     ": approval {} was not decided before {}",
                     approval.id, approval.expires_at
-                )?,
-                _ => {}
+                )?;
             }
         }
         if let Some(why) = &self.inner.unavailable {
@@ -442,7 +446,7 @@ impl From<&Error> for ToolOutput {
                 Self::problem(Problem::new(400).with_detail(error.to_string()))
             }
             // What a server answers a repeat of a denied call with.
-            None if error.is_denied() || error.is_approval_expired() => {
+            None if error.refusal().is_some() => {
                 Self::problem(Problem::new(403).with_detail(error.to_string()))
             }
             None => Self::failure(error.to_string()),

@@ -17,6 +17,26 @@ pub const CALL_ID_HEADER: &str = "halo-call-id";
 /// (`/.well-known/halo/calls/{call_id}`).
 pub const CALLS_PATH: &str = "/.well-known/halo/calls/";
 
+/// Whether `id` may name a call (a `Halo-Call-Id`, the end of a cancel request's path): 1 to
+/// 128 of the characters a URL path carries as they are (RFC 3986 unreserved: letters,
+/// digits, `-`, `.`, `_`, `~`).
+///
+/// ```
+/// use halo_protocol::is_call_id;
+///
+/// assert!(is_call_id("report-2026.q4_~1"));
+/// assert!(!is_call_id(""));
+/// assert!(!is_call_id("a/b") && !is_call_id("a%20b") && !is_call_id("é"));
+/// assert!(!is_call_id(&"x".repeat(129)));
+/// ```
+#[must_use]
+pub fn is_call_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
 /// Where a server keeps the calls held for approval: `GET` lists the pending ones, `GET
 /// /{id}` reads one, `POST /{id}/approve` and `POST /{id}/deny` decide one.
 pub const APPROVALS_PATH: &str = "/.well-known/halo/approvals";

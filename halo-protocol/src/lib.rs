@@ -46,6 +46,8 @@
 
 mod agent;
 mod brief;
+#[cfg(feature = "mcp")]
+mod confirm;
 mod date;
 mod definition;
 mod disclosure;
@@ -78,6 +80,8 @@ pub use agent::{
     LlmChunk, LlmEnd, Message, ToolCall, ToolCallEnd, ToolCallStart, Usage,
 };
 pub use brief::{brief_schema, brief_text};
+#[cfg(feature = "mcp")]
+pub use confirm::{Confirmation, HeldCall, confirmed_approval};
 pub use date::{check_date, parse_timestamp};
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
@@ -90,6 +94,7 @@ pub use disclosure::{
 };
 pub use events::{
     APPROVALS_PATH, CALL_ID_HEADER, CALLS_PATH, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart,
+    is_call_id,
 };
 pub use limit::{Dimension, Limit, LimitParseError};
 pub use link::link_target;

@@ -3,7 +3,8 @@
 Usage::
 
     python mcp_client.py stdio [--call NAME JSON]... [--fail NAME JSON]...
-                               [--find QUERY NAME JSON]... -- COMMAND ARG...
+                               [--find QUERY NAME JSON]... [--confirm NAME JSON]...
+                               -- COMMAND ARG...
     python mcp_client.py http URL [--bearer TOKEN] [--call NAME JSON]... [--fail NAME JSON]...
                                   [--find QUERY NAME JSON]...
 
@@ -23,10 +24,14 @@ Checks, in order:
 5. each ``--find QUERY NAME JSON`` asks ``search_tools`` (which must be listed) for QUERY,
    which must answer NAME among its tools, with an input schema; NAME must not be listed;
    then calls NAME by its name with JSON, which must not be an error (progressive
-   disclosure: tools found by search are called though never listed).
+   disclosure: tools found by search are called though never listed);
+6. each ``--confirm NAME JSON`` calls that tool, which must ask the user to confirm it
+   (``elicitation/create``, form mode, with a ``reason`` field) and, once the client accepts,
+   must not be an error. With any ``--confirm`` the client declares elicitation.
 
 Prints a JSON summary on stdout (``ok``, the tools with their annotations, and each call's
-``isError``, text and ``structuredContent``) and exits 0, or prints the failure and exits 1.
+``isError``, text and ``structuredContent``, and each confirmation's message) and exits 0, or
+prints the failure and exits 1.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import traceback
 from typing import Any
 
 import httpx
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -53,9 +58,26 @@ def check(condition: bool, message: str) -> None:
         raise CheckFailed(message)
 
 
+class Confirmer:
+    """An elicitation callback that accepts every confirmation, keeping what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        check(isinstance(params, types.ElicitRequestFormParams),
+              f"the confirmation is not a form: {params!r}")
+        check("reason" in params.requestedSchema.get("properties", {}),
+              f"the confirmation asks for no reason: {params.requestedSchema}")
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"reason": "confirmed in the Python SDK"})
+
+
 async def exercise(session: ClientSession, calls: list[tuple[str, str]],
                    failures: list[tuple[str, str]],
-                   finds: list[tuple[str, str, str]]) -> dict[str, Any]:
+                   finds: list[tuple[str, str, str]],
+                   confirms: list[tuple[str, str]] = (),
+                   confirmer: Confirmer | None = None) -> dict[str, Any]:
     initialized = await session.initialize()
     check(initialized.capabilities.tools is not None, "the server offers no tools")
     listed = await session.list_tools()
@@ -104,14 +126,25 @@ async def exercise(session: ClientSession, calls: list[tuple[str, str]],
         check(not called.isError, f"{name} {arguments} (found, never listed): {called_text}")
         found.append({"query": query, "answered": answered, "tool": name,
                       "text": called_text, "structured": called.structuredContent})
-    return {"ok": True, "tools": tools, "calls": results, "found": found}
+    confirmed = []
+    for name, arguments in confirms:
+        before = len(confirmer.asked)
+        result = await session.call_tool(name, json.loads(arguments))
+        text = "".join(block.text for block in result.content if block.type == "text")
+        check(len(confirmer.asked) == before + 1, f"{name} {arguments}: no confirmation asked")
+        check(not result.isError, f"{name} {arguments} (confirmed): {text}")
+        confirmed.append({"tool": name, "asked": confirmer.asked[-1], "text": text,
+                          "structured": result.structuredContent})
+    return {"ok": True, "tools": tools, "calls": results, "found": found,
+            "confirmed": confirmed}
 
 
-async def over_stdio(command: list[str], calls, failures, finds) -> dict[str, Any]:
+async def over_stdio(command: list[str], calls, failures, finds, confirms) -> dict[str, Any]:
     params = StdioServerParameters(command=command[0], args=command[1:])
+    confirmer = Confirmer() if confirms else None
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            return await exercise(session, calls, failures, finds)
+        async with ClientSession(read, write, elicitation_callback=confirmer) as session:
+            return await exercise(session, calls, failures, finds, confirms, confirmer)
 
 
 async def over_http(url: str, bearer: str | None, calls, failures, finds) -> dict[str, Any]:
@@ -135,6 +168,9 @@ def main() -> int:
     parser.add_argument("--find", nargs=3, action="append", default=[],
                         metavar=("QUERY", "NAME", "JSON"),
                         help="search_tools must find NAME for QUERY; NAME is then called")
+    parser.add_argument("--confirm", nargs=2, action="append", default=[],
+                        metavar=("NAME", "JSON"),
+                        help="a call the user is asked to confirm (stdio), which then succeeds")
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
@@ -142,7 +178,8 @@ def main() -> int:
     try:
         if args.transport == "stdio":
             check(len(command) > 0, "stdio needs -- COMMAND ARG...")
-            summary = asyncio.run(over_stdio(command, args.call, args.fail, args.find))
+            summary = asyncio.run(over_stdio(command, args.call, args.fail, args.find,
+                                             args.confirm))
         else:
             check(args.url is not None, "http needs a URL")
             summary = asyncio.run(over_http(args.url, args.bearer, args.call, args.fail,

@@ -66,3 +66,32 @@ pub async fn call<H: ClientHandler>(
         .await
         .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }
+
+/// A paid order of one Dune at the bookstore served at `base`, made and charged by its
+/// administrator (`demo-admin`): the charge's id, for a refund to refund.
+///
+/// # Panics
+/// When the bookstore does not take the order or the charge.
+pub async fn paid_charge(base: &str) -> String {
+    let http = reqwest::Client::new();
+    let send = async |path: &str, body: Value| -> Value {
+        let answer = http
+            .post(format!("{base}{path}"))
+            .bearer_auth("demo-admin")
+            .json(&body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        assert!(
+            answer.status().is_success(),
+            "POST {path}: {}",
+            answer.status()
+        );
+        answer.json().await.expect("a JSON answer")
+    };
+    let order = send("/api/orders", crate::bookstore::one_dune()).await;
+    let charge = serde_json::json!({"order_id": order["id"], "amount": order["total"],
+                                    "currency": "EUR", "payment_method": "pm_card_visa"});
+    let paid = send("/api/payments/charge", charge).await;
+    paid["id"].as_str().expect("a charge id").to_owned()
+}

@@ -1,17 +1,23 @@
 //! The bookstore's `/mcp` over real HTTP on loopback: rmcp's streamable HTTP client and the
 //! official MCP Python SDK list and call its tools, each caller seeing what its credentials
-//! allow, every call going through the HALO layer.
+//! allow, every call going through the HALO layer. A refund, which waits for approval, is
+//! confirmed by the administrator's client when it can be asked.
 
 use std::time::Duration;
 
 use halo_client::agent::OpenAiProvider;
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use halo_tests::mcp::call;
-use halo_tests::mcp::{assert_chapter_progress, next_notes};
+use halo_tests::mcp::{assert_chapter_progress, next_notes, paid_charge};
 use halo_tests::{interop_script, python, run_to_end, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use rmcp::model::{CallToolRequestParams, ClientConfig, ProgressNotificationParam, Tool};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorData, Implementation, ProgressNotificationParam, ProtocolVersion, Tool,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt as _, NotificationContext, RequestContext, RunningService,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
@@ -241,4 +247,55 @@ async fn the_python_sdk_lists_and_calls_over_streamable_http() {
     assert_eq!(calls[1]["isError"], false);
     assert_eq!(calls[2]["isError"], true);
     assert_eq!(calls[2]["structured"]["status"], 400);
+}
+
+/// A client that declares form elicitation and accepts every confirmation.
+#[derive(Clone)]
+struct Accepting;
+
+impl ClientHandler for Accepting {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(ElicitResult::new(ElicitationAction::Accept))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        ClientConfig::new(capabilities, Implementation::new("accepting", "1.0.0"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_administrator_confirms_a_refund_in_its_mcp_client() {
+    let server = spawn(bookstore::app()).await;
+    let charge = paid_charge(&server.base_url()).await;
+    let mut headers = HeaderMap::new();
+    headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer demo-admin"));
+    let http = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("a reqwest client");
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp"));
+    // `/mcp` keeps no sessions: it asks with an `input_required` result (MCP 2026-07-28).
+    let modern = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let admin = Accepting
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::with_client(http, config),
+            modern,
+        )
+        .await
+        .expect("an MCP 2026-07-28 session with the bookstore");
+
+    let args = json!({"id": charge, "reason": "customer returned the book"});
+    let refunded = call(&admin, "refund_payment", args).await;
+    assert_eq!(refunded.is_error, Some(false), "{refunded:?}");
+    let refund = refunded.structured_content.expect("the refund");
+    assert_eq!(refund["charge_id"], charge.as_str());
+    assert_eq!(refund["reason"], "customer returned the book");
+    admin.cancel().await.expect("the session ends");
 }

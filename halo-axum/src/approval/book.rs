@@ -1,20 +1,21 @@
-//! The book of approvals in this process's memory: each approval by id, and by idempotency
-//! key when its call carried one; what each caller keeps; the bytes kept in all. Every
-//! approval moves one way only, pending → approved (running, then ran), denied or expired,
-//! under its own lock, so a call is taken to run at most once.
-//!
-//! Lock order: the ledger, then an entry's slot; never the other way.
+//! The book of approvals: each approval by id, what it asks, where it is, and the one way it
+//! moves, pending → approved (running, then ran), denied or expired, so that a call is taken
+//! to run at most once. Kept in this process's memory ([`memory`](super::memory)) or, with
+//! `HaloBuilder::redis`, in Redis, where every replica reads and decides the same approvals
+//! (`approval::redis`). Hold, run and the endpoints speak to [`Book`] alone.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use axum::response::Response;
 use bytes::Bytes;
+use http::header::RETRY_AFTER;
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::memory::Memory;
 use super::run::Runner;
 use super::{ApprovalLimits, ApprovalRequest, DynApprover, Verdict};
 
@@ -26,21 +27,41 @@ const MAX_REASON: usize = 1_000;
 pub(crate) struct Book {
     approver: Option<Box<dyn DynApprover>>,
     pub(crate) limits: ApprovalLimits,
-    ledger: Mutex<Ledger>,
+    store: Store,
 }
 
-#[derive(Debug, Default)]
-struct Ledger {
-    by_id: HashMap<Arc<str>, Arc<Entry>>,
-    /// Tool, caller and key → the approval asked for with that key.
-    by_key: HashMap<String, Arc<Entry>>,
-    /// Approvals kept per caller (principal, else address).
-    per_caller: HashMap<String, usize>,
-    /// Bytes of requests and answers kept.
-    bytes: usize,
+/// Where the approvals are kept.
+#[derive(Debug)]
+enum Store {
+    Memory(Memory),
+    #[cfg(feature = "redis")]
+    Redis(super::redis::RedisBook),
 }
 
-/// One approval.
+/// The store of approvals could not be reached: nothing was kept, decided or read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unreachable;
+
+impl Unreachable {
+    /// `503` with `Retry-After`; it names no host or credential.
+    pub(crate) fn response(self) -> Response {
+        let mut response = crate::problem::response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the shared store of approvals cannot be reached; nothing was held, run or \
+             decided: send the request again shortly",
+        );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    }
+}
+
+/// What the store answered, or that it could not be reached.
+pub(crate) type Reached<T> = Result<T, Unreachable>;
+
+/// One approval: this process's own (held here, to wait on), or what the shared store holds,
+/// read for one request.
 #[derive(Debug)]
 pub(crate) struct Entry {
     pub(crate) id: Arc<str>,
@@ -49,10 +70,10 @@ pub(crate) struct Entry {
     /// What the approver is shown.
     pub(crate) request: ApprovalRequest,
     /// Whose quota it counts against.
-    quota: String,
+    pub(crate) quota: String,
     /// The idempotency key it was asked for with (as the book indexes it), and the digest of
     /// the request it was asked for.
-    key: Option<(String, [u8; 32])>,
+    pub(crate) key: Option<(String, [u8; 32])>,
     pub(crate) requested_at: SystemTime,
     pub(crate) expires_at: SystemTime,
     /// When it expires, on Tokio's clock.
@@ -65,17 +86,17 @@ pub(crate) struct Entry {
 }
 
 #[derive(Debug)]
-struct Slot {
-    state: State,
-    /// Bytes this approval counts in the ledger now.
-    counted: usize,
+pub(crate) struct Slot {
+    pub(crate) state: State,
+    /// Bytes this approval counts in the memory book now.
+    pub(crate) counted: usize,
 }
 
 /// Where an approval is.
 #[derive(Debug)]
 pub(crate) enum State {
-    /// Waiting for a decision, with the request to run.
-    Pending(Box<Kept>),
+    /// Waiting for a decision, with the request to run when this process holds it.
+    Pending(Option<Box<Kept>>),
     /// Approved: `answer` is `None` while the call runs.
     Approved {
         by: String,
@@ -88,6 +109,35 @@ pub(crate) enum State {
     },
     /// Nobody decided in time.
     Expired,
+}
+
+impl State {
+    /// Its phase.
+    pub(crate) fn phase(&self) -> Phase {
+        match self {
+            Self::Pending(_) => Phase::Pending,
+            Self::Approved { answer: None, .. } => Phase::Running,
+            Self::Approved { .. } => Phase::Ran,
+            Self::Denied { .. } => Phase::Denied,
+            Self::Expired => Phase::Expired,
+        }
+    }
+
+    /// A decision of `verdict`, its reason cut to [`MAX_REASON`] characters.
+    pub(crate) fn decided(verdict: &Verdict) -> Self {
+        let by = verdict.by().to_owned();
+        let reason = verdict
+            .reason()
+            .map(|reason| reason.chars().take(MAX_REASON).collect());
+        match verdict.is_approved() {
+            true => Self::Approved {
+                by,
+                reason,
+                answer: None,
+            },
+            false => Self::Denied { by, reason },
+        }
+    }
 }
 
 /// A held request: its head (the caller's principal in its extensions), its body, and the
@@ -126,17 +176,44 @@ pub(crate) enum Phase {
     Expired,
 }
 
+impl Phase {
+    /// Whether nothing more happens to it.
+    pub(crate) fn is_over(self) -> bool {
+        matches!(self, Self::Ran | Self::Denied | Self::Expired)
+    }
+}
+
 /// What booking a held call came to.
 pub(crate) enum Booked {
     /// A new approval.
     New(Arc<Entry>),
-    /// The approval already asked for with the call's idempotency key.
-    Again(Arc<Entry>),
+    /// The approval already asked for with the call's idempotency key; `true` when this
+    /// look found it due and expired it.
+    Again(Arc<Entry>, bool),
     /// The call's idempotency key was used for another request.
     Mismatch,
     /// No room: the caller keeps as many as it may (`true`), or the book is full; and
     /// when room is likely.
     Full(bool, Duration),
+}
+
+/// An approval read, and whether this read found it due and expired it.
+pub(crate) type Found = (Arc<Entry>, bool);
+
+/// What deciding an approval came to.
+pub(crate) enum Decided {
+    /// Approved: the request to run here, now.
+    Run(Box<Kept>),
+    /// Approved, to run on the replica that holds it (this one cannot run it).
+    #[cfg_attr(
+        not(feature = "redis"),
+        expect(dead_code, reason = "only approvals kept in Redis are held elsewhere")
+    )]
+    Elsewhere,
+    Denied,
+    /// It was not pending: its phase, and whether this decision found it due and expired
+    /// it.
+    Already(Phase, bool),
 }
 
 /// What a new approval is made of.
@@ -151,16 +228,30 @@ pub(crate) struct Asked {
 }
 
 impl Book {
+    /// A book in this process's memory.
     pub(crate) fn new(approver: Option<Box<dyn DynApprover>>, limits: ApprovalLimits) -> Self {
         Self {
             approver,
             limits,
-            ledger: Mutex::new(Ledger::default()),
+            store: Store::Memory(Memory::default()),
         }
     }
 
-    fn ledger(&self) -> MutexGuard<'_, Ledger> {
-        self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The same book, kept in Redis through `link`, for a layer with the tools `tools` (their
+    /// names, by index).
+    #[cfg(feature = "redis")]
+    pub(crate) fn in_redis(mut self, link: crate::govern::RedisLink, tools: Vec<String>) -> Self {
+        self.store = Store::Redis(super::redis::RedisBook::new(link, tools));
+        self
+    }
+
+    /// The Redis book, when the approvals are kept there.
+    #[cfg(feature = "redis")]
+    pub(crate) fn redis(&self) -> Option<&super::redis::RedisBook> {
+        match &self.store {
+            Store::Redis(book) => Some(book),
+            Store::Memory(_) => None,
+        }
     }
 
     /// Who decides, when anyone does.
@@ -170,183 +261,146 @@ impl Book {
     }
 
     /// Books a held call: a new approval, the one its key was used for, or no room.
-    pub(crate) fn book(&self, asked: Asked) -> Booked {
-        let mut ledger = self.ledger();
-        if let Some((key, digest)) = &asked.key
-            && let Some(entry) = ledger.by_key.get(key)
-        {
-            return match entry.key.as_ref().is_some_and(|(_, kept)| kept == digest) {
-                true => Booked::Again(Arc::clone(entry)),
-                false => Booked::Mismatch,
-            };
+    pub(crate) async fn book(&self, asked: Asked) -> Reached<Booked> {
+        match &self.store {
+            Store::Memory(memory) => Ok(memory.book(&self.limits, asked)),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.book(&self.limits, asked).await,
         }
-        let size = asked.kept.body.len() + head_size(&asked.kept.parts);
-        let mine = ledger.per_caller.get(&asked.quota).copied().unwrap_or(0);
-        let caller_full = mine >= self.limits.per_caller;
-        if caller_full
-            || ledger.by_id.len() >= self.limits.approvals
-            || ledger.bytes + size > self.limits.bytes
-        {
-            let quota = caller_full.then_some(asked.quota.as_str());
-            return Booked::Full(caller_full, ledger.room_in(quota, self.limits.keep_decided));
-        }
-        let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string().into();
-        let now = SystemTime::now();
-        let expiry = self.limits.expire_after;
-        let mut request = asked.request;
-        request.id = id.to_string();
-        let entry = Arc::new(Entry {
-            id: Arc::clone(&id),
-            tool: asked.tool,
-            request,
-            quota: asked.quota,
-            key: asked.key,
-            requested_at: now,
-            expires_at: now + expiry,
-            deadline: Instant::now() + expiry,
-            trail: asked.trail,
-            slot: Mutex::new(Slot {
-                state: State::Pending(Box::new(asked.kept)),
-                counted: size,
-            }),
-            phase: watch::channel(Phase::Pending).0,
-        });
-        ledger.bytes += size;
-        *ledger.per_caller.entry(entry.quota.clone()).or_default() += 1;
-        if let Some((key, _)) = &entry.key {
-            ledger.by_key.insert(key.clone(), Arc::clone(&entry));
-        }
-        ledger.by_id.insert(id, Arc::clone(&entry));
-        Booked::New(entry)
     }
 
     /// The approval with this id.
-    pub(crate) fn find(&self, id: &str) -> Option<Arc<Entry>> {
-        self.ledger().by_id.get(id).cloned()
+    pub(crate) async fn find(&self, id: &str) -> Reached<Option<Found>> {
+        match &self.store {
+            Store::Memory(memory) => Ok(memory.find(id)),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.find(id).await,
+        }
     }
 
-    /// The approvals still pending, oldest first.
-    pub(crate) fn pending(&self) -> Vec<Arc<Entry>> {
-        let mut pending: Vec<Arc<Entry>> = self
-            .ledger()
-            .by_id
-            .values()
-            .filter(|entry| entry.phase() == Phase::Pending)
-            .cloned()
-            .collect();
+    /// The approvals still pending, oldest first; and those this look found due and expired.
+    pub(crate) async fn pending(&self) -> Reached<(Vec<Arc<Entry>>, Vec<Arc<Entry>>)> {
+        let (mut pending, expired) = match &self.store {
+            Store::Memory(memory) => memory.pending(),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.pending().await?,
+        };
         pending.sort_by_key(|entry| entry.requested_at);
-        pending
+        Ok((pending, expired))
     }
 
-    /// Decides a pending approval: the request to run when approved, `None` when denied, or
-    /// the phase it is in already (expired when its time is up).
-    pub(crate) fn decide(&self, entry: &Entry, verdict: &Verdict) -> Result<Option<Kept>, Phase> {
-        let mut ledger = self.ledger();
-        let mut slot = entry.slot();
-        if !matches!(slot.state, State::Pending(_)) {
-            return Err(entry.phase());
+    /// Decides a pending approval.
+    pub(crate) async fn decide(&self, entry: &Entry, verdict: &Verdict) -> Reached<Decided> {
+        match &self.store {
+            Store::Memory(memory) => Ok(memory.decide(entry, verdict)),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.decide(&self.limits, entry, verdict).await,
         }
-        if Instant::now() >= entry.deadline {
-            return Err(Phase::Expired);
-        }
-        let by = verdict.by().to_owned();
-        let reason = verdict.reason().map(cut_reason);
-        let (next, phase) = match verdict.is_approved() {
-            true => (
-                State::Approved {
-                    by,
-                    reason,
-                    answer: None,
-                },
-                Phase::Running,
-            ),
-            false => (State::Denied { by, reason }, Phase::Denied),
-        };
-        let State::Pending(kept) = std::mem::replace(&mut slot.state, next) else {
-            unreachable!("checked pending above");
-        };
-        if phase == Phase::Denied {
-            ledger.bytes -= std::mem::take(&mut slot.counted);
-        }
-        drop(slot);
-        entry.phase.send_replace(phase);
-        Ok((phase == Phase::Running).then_some(*kept))
     }
 
-    /// Expires a pending approval whose time is up: whether this call expired it.
+    /// Expires this process's pending approval whose time is up: whether this call expired
+    /// it. (Approvals in Redis are expired by whoever reads them when due.)
     pub(crate) fn expire_due(&self, entry: &Entry) -> bool {
-        if Instant::now() < entry.deadline {
-            return false;
+        match &self.store {
+            Store::Memory(memory) => memory.expire_due(entry),
+            #[cfg(feature = "redis")]
+            Store::Redis(_) => false,
         }
-        let mut ledger = self.ledger();
-        let mut slot = entry.slot();
-        if !matches!(slot.state, State::Pending(_)) {
-            return false;
-        }
-        slot.state = State::Expired;
-        ledger.bytes -= std::mem::take(&mut slot.counted);
-        drop(slot);
-        entry.phase.send_replace(Phase::Expired);
-        true
     }
 
     /// Keeps the answer of an approved call's run: without its body when that is over the
     /// bounds.
-    pub(crate) fn finish(&self, entry: &Entry, mut answer: Answer) {
-        let mut ledger = self.ledger();
-        let mut slot = entry.slot();
-        ledger.bytes -= std::mem::take(&mut slot.counted);
-        let size = answer.body.as_ref().map_or(0, Bytes::len);
-        if size > self.limits.answer_bytes || ledger.bytes + size > self.limits.bytes {
-            answer.body = None;
-        } else {
-            ledger.bytes += size;
-            slot.counted = size;
+    pub(crate) async fn finish(&self, entry: &Entry, answer: Answer) {
+        match &self.store {
+            Store::Memory(memory) => memory.finish(&self.limits, entry, answer),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.finish(&self.limits, entry, answer).await,
         }
-        if let State::Approved { answer: kept, .. } = &mut slot.state {
-            *kept = Some(answer);
-        }
-        drop(slot);
-        entry.phase.send_replace(Phase::Ran);
     }
 
-    /// Forgets an approval.
+    /// Forgets an approval of this process's memory.
     pub(crate) fn remove(&self, entry: &Entry) {
-        let mut ledger = self.ledger();
-        if ledger.by_id.remove(&entry.id).is_none() {
-            return;
-        }
-        ledger.bytes -= std::mem::take(&mut entry.slot().counted);
-        if let Some((key, _)) = &entry.key {
-            ledger.by_key.remove(key);
-        }
-        if let Some(count) = ledger.per_caller.get_mut(&entry.quota) {
-            *count -= 1;
-            if *count == 0 {
-                ledger.per_caller.remove(&entry.quota);
-            }
+        match &self.store {
+            Store::Memory(memory) => memory.remove(entry),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.forget(&entry.id),
         }
     }
 }
 
-impl Ledger {
-    /// When an approval (of `quota`, or of anyone) is likely forgotten: the soonest that one
-    /// kept now expires and is kept its while after, at least a second away.
-    fn room_in(&self, quota: Option<&str>, keep: Duration) -> Duration {
-        let now = Instant::now();
-        self.by_id
-            .values()
-            .filter(|entry| quota.is_none_or(|quota| entry.quota == quota))
-            .map(|entry| (entry.deadline + keep).saturating_duration_since(now))
-            .min()
-            .unwrap_or_default()
-            .max(Duration::from_secs(1))
-    }
+/// What an [`Entry`] is made of, besides its state.
+pub(crate) struct Made {
+    pub(crate) id: Arc<str>,
+    pub(crate) tool: usize,
+    pub(crate) request: ApprovalRequest,
+    pub(crate) quota: String,
+    pub(crate) key: Option<(String, [u8; 32])>,
+    pub(crate) requested_at: SystemTime,
+    pub(crate) expires_at: SystemTime,
+    pub(crate) trail: HeaderMap,
 }
 
 impl Entry {
-    fn slot(&self) -> MutexGuard<'_, Slot> {
+    /// An approval in `state`, counting `counted` bytes.
+    pub(crate) fn new(made: Made, state: State, counted: usize) -> Self {
+        let left = made
+            .expires_at
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
+        let mut request = made.request;
+        request.id = made.id.to_string();
+        let phase = state.phase();
+        Self {
+            id: made.id,
+            tool: made.tool,
+            request,
+            quota: made.quota,
+            key: made.key,
+            requested_at: made.requested_at,
+            expires_at: made.expires_at,
+            deadline: Instant::now() + left,
+            trail: made.trail,
+            slot: Mutex::new(Slot { state, counted }),
+            phase: watch::channel(phase).0,
+        }
+    }
+
+    pub(crate) fn slot(&self) -> MutexGuard<'_, Slot> {
         self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Moves it to `state`, unless it is there already or further on: the request it kept
+    /// while pending, if any. Tells those waiting on it.
+    pub(crate) fn advance(&self, state: State) -> Option<Box<Kept>> {
+        let mut slot = self.slot();
+        let (now, next) = (slot.state.phase(), state.phase());
+        let forward = match now {
+            Phase::Pending => next != Phase::Pending,
+            Phase::Running => next == Phase::Ran,
+            _ => false,
+        };
+        if !forward {
+            return None;
+        }
+        let before = std::mem::replace(&mut slot.state, state);
+        drop(slot);
+        self.phase.send_replace(next);
+        match before {
+            State::Pending(kept) => kept,
+            _ => None,
+        }
+    }
+
+    /// Keeps the answer of its run (it was running): tells those waiting on it.
+    pub(crate) fn ran(&self, kept: Answer) {
+        let mut slot = self.slot();
+        if let State::Approved { answer, .. } = &mut slot.state
+            && answer.is_none()
+        {
+            *answer = Some(kept);
+            drop(slot);
+            self.phase.send_replace(Phase::Ran);
+        }
     }
 
     /// Where it is now.
@@ -377,7 +431,7 @@ impl Entry {
 }
 
 /// The bytes a request head counts: its target and header names and values.
-fn head_size(parts: &Parts) -> usize {
+pub(crate) fn head_size(parts: &Parts) -> usize {
     let target = parts.uri.path_and_query().map_or(0, |t| t.as_str().len());
     let headers: usize = parts
         .headers
@@ -385,9 +439,4 @@ fn head_size(parts: &Parts) -> usize {
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum();
     target + headers
-}
-
-/// A reason, cut to [`MAX_REASON`] characters.
-fn cut_reason(reason: &str) -> String {
-    reason.chars().take(MAX_REASON).collect()
 }

@@ -13,7 +13,9 @@
 //! id, which says nothing of whether an approval exists. An approval's own resource is its
 //! caller's: anyone else (not an approver) gets `404`, as if it did not exist, like a stream
 //! of another caller (§10.1). Nobody decides a call of their own (`403`: a second person
-//! approves) unless the approver allows it. A decision on an approval decided already, or expired, is `409`.
+//! approves) unless the approver allows it. A decision on an approval decided already, or
+//! expired, is `409`. With approvals kept in Redis that cannot be reached, every request here
+//! is `503`.
 
 use std::sync::Arc;
 
@@ -23,10 +25,10 @@ use http::header::ALLOW;
 use http::{HeaderValue, Method, Request, StatusCode};
 use serde_json::{Value, json};
 
-use super::book::{Entry, Phase};
-use super::document::{document, respond, state_name};
-use super::run::{decide, expire_due};
-use super::{APPROVALS_PATH, Verdict};
+use super::APPROVALS_PATH;
+use super::decision::{approver, decide_as, read_as};
+use super::document::{document, respond};
+use super::run;
 use crate::layer::Shared;
 use crate::{Principal, body, problem};
 
@@ -51,8 +53,11 @@ pub(crate) async fn serve(shared: Arc<Shared>, request: Request<Body>) -> Respon
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     let method = &parts.method;
     match (segments.as_slice(), method) {
-        ([], &Method::GET | &Method::HEAD) => list(&shared, caller.as_ref()),
-        ([id], &Method::GET | &Method::HEAD) => read(&shared, caller.as_ref(), id),
+        ([], &Method::GET | &Method::HEAD) => list(&shared, caller.as_ref()).await,
+        ([id], &Method::GET | &Method::HEAD) => match read_as(&shared, caller.as_ref(), id).await {
+            Ok(entry) => respond(StatusCode::OK, &document(&entry)),
+            Err(refusal) => refusal.response(),
+        },
         ([id, action @ ("approve" | "deny")], &Method::POST) => {
             let reason = match body::read(&parts, body, MAX_DECISION).await {
                 Ok(bytes) => match reason(&bytes) {
@@ -67,7 +72,11 @@ pub(crate) async fn serve(shared: Arc<Shared>, request: Request<Body>) -> Respon
                 Err(problem) => return problem::from_problem(&problem),
             };
             let approve = *action == "approve";
-            decision(&shared, caller.as_ref(), id, approve, reason).await
+            let decided = decide_as(&shared, caller.as_ref(), id, approve, reason).await;
+            match decided {
+                Ok(entry) => respond(StatusCode::OK, &document(&entry)),
+                Err(refusal) => refusal.response(),
+            }
         }
         ([], _) | ([_], _) => not_allowed("GET, HEAD"),
         ([_, "approve" | "deny"], _) => not_allowed("POST"),
@@ -76,104 +85,17 @@ pub(crate) async fn serve(shared: Arc<Shared>, request: Request<Body>) -> Respon
 }
 
 /// The pending approvals, for approvers.
-fn list(shared: &Shared, caller: Option<&Principal>) -> Response {
-    if let Err(refused) = approver(shared, caller) {
-        return refused.response();
+async fn list(shared: &Shared, caller: Option<&Principal>) -> Response {
+    if let Err(refusal) = approver(shared, caller) {
+        return refusal.response();
     }
-    let book = &shared.approvals;
-    let pending: Vec<Value> = book
-        .pending()
-        .iter()
-        .filter(|entry| {
-            expire_due(shared, entry);
-            entry.phase() == Phase::Pending
-        })
-        .map(|entry| document(entry))
-        .collect();
-    respond(StatusCode::OK, &json!({"approvals": pending}))
-}
-
-/// One approval, for its caller and approvers; `404` for anyone else.
-fn read(shared: &Shared, caller: Option<&Principal>, id: &str) -> Response {
-    let Some(entry) = shared.approvals.find(id) else {
-        return missing();
-    };
-    let is_approver = approver(shared, caller).is_ok();
-    if !is_approver && !is_callers(&entry, caller) {
-        return missing();
+    match run::pending(shared).await {
+        Ok(pending) => {
+            let pending: Vec<Value> = pending.iter().map(|entry| document(entry)).collect();
+            respond(StatusCode::OK, &json!({"approvals": pending}))
+        }
+        Err(unreachable) => unreachable.response(),
     }
-    expire_due(shared, &entry);
-    respond(StatusCode::OK, &document(&entry))
-}
-
-/// Approves or denies approval `id`, as `caller`.
-async fn decision(
-    shared: &Arc<Shared>,
-    caller: Option<&Principal>,
-    id: &str,
-    approve: bool,
-    reason: Option<String>,
-) -> Response {
-    let decider = match approver(shared, caller) {
-        Ok(decider) => decider,
-        Err(refused) => return refused.response(),
-    };
-    let Some(entry) = shared.approvals.find(id) else {
-        return missing();
-    };
-    let own_allowed = shared
-        .approvals
-        .approver()
-        .is_some_and(|a| a.self_approval());
-    if !own_allowed && is_callers(&entry, Some(decider)) {
-        return problem::response(
-            StatusCode::FORBIDDEN,
-            "a call is approved or denied by someone other than its caller",
-        );
-    }
-    let verdict = Verdict::new(approve, decider.id(), reason);
-    match decide(shared, &entry, &verdict).await {
-        Ok(()) => respond(StatusCode::OK, &document(&entry)),
-        Err(phase) => problem::response(
-            StatusCode::CONFLICT,
-            format!("the approval is {} already", state_name(phase)),
-        ),
-    }
-}
-
-/// Why a caller may not list or decide approvals: the status and the detail.
-struct Refused(StatusCode, &'static str);
-
-impl Refused {
-    fn response(self) -> Response {
-        problem::response(self.0, self.1)
-    }
-}
-
-/// The caller, when it may decide; else `401` (anonymous) or `403`.
-fn approver<'a>(shared: &Shared, caller: Option<&'a Principal>) -> Result<&'a Principal, Refused> {
-    let Some(caller) = caller else {
-        return Err(Refused(
-            StatusCode::UNAUTHORIZED,
-            "approvals are listed and decided with credentials",
-        ));
-    };
-    match shared.approvals.approver() {
-        Some(approver) if approver.may_decide(caller) => Ok(caller),
-        _ => Err(Refused(
-            StatusCode::FORBIDDEN,
-            "the credentials do not allow deciding approvals",
-        )),
-    }
-}
-
-/// Whether `caller` made the call of `entry` (both anonymous counts).
-fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
-    entry.request.caller() == caller.map(Principal::id)
-}
-
-fn missing() -> Response {
-    problem::response(StatusCode::NOT_FOUND, "no such approval")
 }
 
 fn not_allowed(allow: &'static str) -> Response {

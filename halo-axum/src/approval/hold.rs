@@ -18,6 +18,7 @@ use serde_json::Value;
 use tower_service::Service;
 
 use super::book::{Asked, Booked, Entry, Kept, Phase, State};
+use super::decision::wait_end;
 use super::document::{accepted, document, href};
 use super::run::{runner, watch};
 use super::{ApprovalRequest, run};
@@ -144,7 +145,12 @@ where
         }
         Stop::new(outcome, response)
     };
-    match book.book(asked) {
+    let booked = match book.book(asked).await {
+        Ok(booked) => booked,
+        // Never run without an approval, never kept where other replicas cannot see it.
+        Err(unreachable) => return refuse(Outcome::Unavailable, unreachable.response()),
+    };
+    match booked {
         Booked::New(entry) => {
             run::note(shared, &entry, Outcome::ApprovalRequested, None);
             let response = match &call {
@@ -154,7 +160,12 @@ where
             watch(shared, Arc::clone(&entry));
             Stop::new(Outcome::ApprovalRequested, response)
         }
-        Booked::Again(entry) => again(shared, &entry),
+        Booked::Again(entry, expired) => {
+            if expired {
+                run::note(shared, &entry, Outcome::ApprovalExpired, None);
+            }
+            again(&entry)
+        }
         Booked::Mismatch => refuse(
             Outcome::Invalid,
             problem::response(
@@ -188,21 +199,20 @@ where
 /// The event stream of a held call: `tool_start`, `approval_pending` with the approval,
 /// then the call's own events once it is approved and runs (its progress, `tool_end`), or a
 /// `tool_error` (`403`) when it is denied or expires. `Location` names the approval.
-fn streamed(shared: &Shared, call: Arc<Call>, entry: &Arc<Entry>) -> Response {
+fn streamed(shared: &Arc<Shared>, call: Arc<Call>, entry: &Arc<Entry>) -> Response {
     call.push(&ToolEvent::ApprovalPending(document(entry)));
-    let entry = Arc::clone(entry);
-    let location = HeaderValue::try_from(href(&entry)).ok();
+    let location = HeaderValue::try_from(href(entry)).ok();
+    let keep_alive = shared.calls.config().keep_alive;
+    let (shared, entry) = (Arc::clone(shared), Arc::clone(entry));
     let waiting = async move {
-        let mut phase = entry.watch();
-        let over = |phase: &Phase| matches!(phase, Phase::Ran | Phase::Denied | Phase::Expired);
-        let _ = phase.wait_for(over).await;
+        let entry = wait_end(&shared, entry).await;
         let answer = entry.answer();
         Ok::<_, Infallible>(match answer {
             Some(answer) => run::replay(answer),
             None => refused(&entry),
         })
     };
-    let mut response = stream::spawn(call, waiting, shared.calls.config().keep_alive);
+    let mut response = stream::spawn(call, waiting, keep_alive);
     if let Some(location) = location {
         response.headers_mut().insert(LOCATION, location);
     }
@@ -211,8 +221,7 @@ fn streamed(shared: &Shared, call: Arc<Call>, entry: &Arc<Entry>) -> Response {
 
 /// A repeat of a call with the idempotency key of approval `entry`: the approval while it
 /// waits or runs, the answer once it ran, `403` once denied or expired.
-fn again(shared: &Shared, entry: &Entry) -> Stop {
-    run::expire_due(shared, entry);
+fn again(entry: &Entry) -> Stop {
     match entry.phase() {
         Phase::Pending | Phase::Running => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
         Phase::Ran => {

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-/// Bounds on the approvals kept in memory, and how long they live. Give them to
+/// Bounds on the approvals kept (in memory, or in Redis across instances with
+/// `HaloBuilder::redis`), and how long they live. Give them to
 /// [`HaloBuilder::approval_limits`](crate::HaloBuilder::approval_limits).
 ///
 /// An approval is kept from the call that asks for it until

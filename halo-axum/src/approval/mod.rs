@@ -14,19 +14,27 @@
 //! Without an approver, a call that needs approval is refused with `403` and never runs.
 //!
 //! The parts: [`ApprovalRule`] (which operations need approval besides those that declare
-//! it), [`ApprovalLimits`] (what is kept, for how long), the book of approvals (`book`), the
-//! step of a call's path that holds it (`hold`), the run of an approved call (`run`), the
-//! JSON documents (`document`) and the HTTP endpoints (`endpoint`).
+//! it), [`ApprovalLimits`] (what is kept, for how long), the book of approvals (`book`), kept
+//! in memory (`memory`) or, with the `redis` feature and `HaloBuilder::redis`, in Redis for
+//! every replica (`redis`), the step of a call's path that holds it (`hold`), the run of an
+//! approved call (`run`), reading and deciding as a caller (`decision`), the JSON documents
+//! (`document`) and the HTTP endpoints (`endpoint`).
 
 mod approver;
 mod book;
+pub(crate) mod decision;
 mod document;
 mod endpoint;
 mod hold;
 mod limits;
+mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 mod rule;
 mod run;
 mod settings;
+#[cfg(feature = "webhook")]
+mod webhook;
 
 pub(crate) use self::approver::DynApprover;
 pub use self::approver::{ApprovalQueue, ApprovalRequest, Approver, Verdict};
@@ -37,5 +45,9 @@ pub use self::limits::ApprovalLimits;
 pub use self::rule::ApprovalRule;
 pub(crate) use self::rule::apply as apply_rules;
 pub(crate) use self::settings::Settings;
+#[cfg(feature = "webhook")]
+pub use self::webhook::{
+    SignatureError, WebhookApprover, WebhookApproverBuilder, WebhookError, WebhookSecret,
+};
 
 pub(crate) use halo_protocol::APPROVALS_PATH;

@@ -20,7 +20,8 @@ use http_body_util::BodyExt;
 use tower_service::Service;
 
 use super::Verdict;
-use super::book::{Answer, Entry, Kept, Phase};
+use super::book::{Answer, Decided, Entry, Kept, Phase, Reached};
+use super::decision::wait_end;
 use crate::audit::{AuditRecord, Outcome};
 use crate::layer::Shared;
 use crate::step::Step;
@@ -65,11 +66,17 @@ where
 }
 
 /// Watches a new approval: tells the approver, expires it when nobody decides in time, and
-/// forgets it its while after the decision (or expiry) and run.
+/// forgets it its while after the decision (or expiry) and run. In Redis, the replica
+/// follows its own approvals instead (see `approval::redis`).
 pub(crate) fn watch(shared: &Arc<Shared>, entry: Arc<Entry>) {
     let weak = Arc::downgrade(shared);
     // Only held when there is an approver (`hold` refuses the call otherwise).
     tokio::spawn(ask(Weak::clone(&weak), Arc::clone(&entry)));
+    #[cfg(feature = "redis")]
+    if let Some(book) = shared.approvals.redis() {
+        book.follow(shared);
+        return;
+    }
     let keep = shared.approvals.limits.keep_decided;
     tokio::spawn(async move {
         let mut phase = entry.watch();
@@ -103,41 +110,90 @@ async fn ask(weak: Weak<Shared>, entry: Arc<Entry>) {
     }
 }
 
-/// Decides `entry` with `verdict`: denied, or approved and run (this waits for the run).
-/// The phase it was in already when it was no longer pending.
+/// Decides `entry` with `verdict`: denied, or approved and run (this waits for the run,
+/// here or on the replica that holds it). The approval as it ended, or the phase it was in
+/// already when it was no longer pending.
 pub(crate) async fn decide(
     shared: &Arc<Shared>,
     entry: &Arc<Entry>,
     verdict: &Verdict,
-) -> Result<(), Phase> {
-    let kept = match shared.approvals.decide(entry, verdict) {
-        Ok(kept) => kept,
-        Err(phase) => {
-            expire_due(shared, entry);
-            return Err(phase);
+) -> Reached<Result<Arc<Entry>, Phase>> {
+    let kept = match shared.approvals.decide(entry, verdict).await? {
+        Decided::Run(kept) => kept,
+        Decided::Denied => {
+            note(shared, entry, Outcome::ApprovalDenied, Some(verdict.by()));
+            return Ok(Ok(Arc::clone(entry)));
         }
-    };
-    let Some(kept) = kept else {
-        note(shared, entry, Outcome::ApprovalDenied, Some(verdict.by()));
-        return Ok(());
+        Decided::Already(phase, expired) => {
+            if expired {
+                note(shared, entry, Outcome::ApprovalExpired, None);
+            }
+            return Ok(Err(phase));
+        }
+        Decided::Elsewhere => {
+            note(shared, entry, Outcome::Approved, Some(verdict.by()));
+            return Ok(Ok(ran_elsewhere(shared, entry).await));
+        }
     };
     note(shared, entry, Outcome::Approved, Some(verdict.by()));
     // In a task of its own: the run ends even when the approver's request goes away.
-    let running = tokio::spawn(run(
+    let _ = start(shared, entry, *kept, verdict.by()).await;
+    Ok(Ok(Arc::clone(entry)))
+}
+
+/// Runs the approved call of `entry` (decided by `decided_by`) in a task of its own.
+pub(crate) fn start(
+    shared: &Arc<Shared>,
+    entry: &Arc<Entry>,
+    kept: Kept,
+    decided_by: &str,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(run(
         Arc::clone(shared),
         Arc::clone(entry),
         kept,
-        verdict.by().to_owned(),
-    ));
-    let _ = running.await;
-    Ok(())
+        decided_by.to_owned(),
+    ))
 }
 
-/// Expires `entry` if its time is up and it is still pending (noting it).
+/// Waits for the run of `entry` on the replica that holds it: the approval as it ended, or
+/// as it is when the tool's deadline (a minute without one) has passed.
+async fn ran_elsewhere(shared: &Shared, entry: &Arc<Entry>) -> Arc<Entry> {
+    let deadline = shared.governance.rules(entry.tool).timeout;
+    let patience = deadline.map_or(Duration::from_secs(60), |d| d + Duration::from_secs(5));
+    let waited = tokio::time::timeout(patience, wait_end(shared, Arc::clone(entry))).await;
+    match waited {
+        Ok(ended) => ended,
+        Err(_) => Arc::clone(entry),
+    }
+}
+
+/// Expires `entry` of this process's memory if its time is up and it is still pending
+/// (noting it).
 pub(crate) fn expire_due(shared: &Shared, entry: &Entry) {
     if shared.approvals.expire_due(entry) {
         note(shared, entry, Outcome::ApprovalExpired, None);
     }
+}
+
+/// The approval with this id (noting an expiry this read made).
+pub(crate) async fn find(shared: &Shared, id: &str) -> Reached<Option<Arc<Entry>>> {
+    let found = shared.approvals.find(id).await?;
+    Ok(found.map(|(entry, expired)| {
+        if expired {
+            note(shared, &entry, Outcome::ApprovalExpired, None);
+        }
+        entry
+    }))
+}
+
+/// The pending approvals, oldest first (noting the expiries this read made).
+pub(crate) async fn pending(shared: &Shared) -> Reached<Vec<Arc<Entry>>> {
+    let (pending, expired) = shared.approvals.pending().await?;
+    for entry in &expired {
+        note(shared, entry, Outcome::ApprovalExpired, None);
+    }
+    Ok(pending)
 }
 
 /// Runs an approved call: the circuit, its idempotency key, the handler within its
@@ -163,7 +219,7 @@ async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: Str
         .await
         .ok()
         .map(|collected| collected.to_bytes());
-    shared.approvals.finish(&entry, answer);
+    shared.approvals.finish(&entry, answer).await;
     if let Some(metrics) = &shared.metrics {
         metrics.call(entry.tool, outcome, status, started.elapsed());
     }

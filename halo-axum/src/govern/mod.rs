@@ -25,6 +25,8 @@ pub(crate) use self::idempotency::{Idempotency, fingerprint};
 pub(crate) use self::rate::{RateCall, RateHeaders, ToolLimits, ToolRate};
 #[cfg(feature = "redis")]
 pub use self::redis::{Fallback, RedisStore, RedisStoreError};
+#[cfg(feature = "redis")]
+pub(crate) use self::redis::{RedisLink, decode_headers, encode_headers};
 pub(crate) use self::store::{
     IdempotencyStore, KeptCall, LocalRates, Mirror, MirroredFrame, RateStore, ReplayStore, Ticket,
 };
@@ -83,7 +85,7 @@ impl Stores {
 
     /// Redis, with records kept for `ttl` (`limits` as [`IdempotencyLimits`] says), and the
     /// events of streamed calls (at most `max_events` per call) for `retention` after their
-    /// end.
+    /// end; and the connection, for the approvals kept there.
     #[cfg(feature = "redis")]
     pub(crate) fn redis(
         store: RedisStore,
@@ -91,15 +93,16 @@ impl Stores {
         limits: IdempotencyLimits,
         retention: Duration,
         max_events: usize,
-    ) -> Self {
-        let (rates, records, replay, circuits) =
+    ) -> (Self, RedisLink) {
+        let (rates, records, replay, circuits, link) =
             store.into_stores(ttl, limits, retention, max_events);
-        Self {
+        let stores = Self {
             rates,
             records,
             replay: Some(replay),
             circuits: Some(circuits),
-        }
+        };
+        (stores, link)
     }
 }
 

@@ -422,9 +422,10 @@ impl HaloBuilder {
         self
     }
 
-    /// Keeps rate budgets and idempotency records in Redis instead of this process's memory,
-    /// and copies the events of streamed calls there, so that every instance of the API that
-    /// uses the same server and prefix shares them and can resume any call (see
+    /// Keeps rate budgets, idempotency records, circuit breakers' state and the approvals of
+    /// held calls in Redis instead of this process's memory, and copies the events of
+    /// streamed calls there, so that every instance of the API that uses the same server and
+    /// prefix shares them and can resume any call (see
     /// [`RedisStore`](crate::RedisStore) for what happens when Redis cannot be reached).
     /// Needs the `redis` feature.
     ///
@@ -566,20 +567,26 @@ impl HaloBuilder {
             };
         }
         let mut stores = Stores::local(self.idempotency_ttl, self.idempotency_limits);
+        let approvals = self.approvals.into_book(&registry);
         #[cfg(feature = "redis")]
-        if let Some(store) = self.redis {
-            stores = Stores::redis(
-                store,
-                self.idempotency_ttl,
-                self.idempotency_limits,
-                self.stream.retention,
-                self.stream.max_events,
-            );
-        }
+        let approvals = match self.redis {
+            Some(store) => {
+                let link;
+                (stores, link) = Stores::redis(
+                    store,
+                    self.idempotency_ttl,
+                    self.idempotency_limits,
+                    self.stream.retention,
+                    self.stream.max_events,
+                );
+                let tools = registry.tools().map(|tool| tool.name().to_owned());
+                approvals.in_redis(link, tools.collect())
+            }
+            None => approvals,
+        };
         let replay = stores.replay.take();
         let governance = Governance::new(&registry, self.timeout, stores, self.metrics);
         let metrics = self.metrics.then(|| Metrics::new(&registry));
-        let approvals = self.approvals.into_book(&registry);
         let catalogs = Documents::new(
             self.catalogs
                 .with_protected_resource(self.protected_resource),

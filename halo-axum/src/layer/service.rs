@@ -297,21 +297,39 @@ where
     });
     let (parts, body) = request.into_parts();
     let admitted = admit(&shared, &route, parts, body, streaming, trail.as_mut()).await;
-    let (response, outcome) = match admitted {
+    let ((response, outcome), streamed) = match admitted {
         Ok(Admission::Run(call)) => run(&shared, inner, &route, call, streaming).await?,
         Ok(Admission::Hold(held, rate)) => {
             let stop = approval::hold(&shared, inner, &route, held).await;
-            stop.with_headers(rate.as_ref().map_or(&[][..], |h| &h[..]))
-                .into_parts()
+            let rate = rate.as_ref().map_or(&[][..], |h| &h[..]);
+            (stop.with_headers(rate).into_parts(), None)
         }
-        Err(stop) => stop.into_parts(),
+        Err(stop) => (stop.into_parts(), None),
     };
     if let Some(metrics) = &shared.metrics {
         metrics.call(route.tool, outcome, response.status(), started.elapsed());
     }
-    if let (Some(sink), Some(mut record)) = (&shared.audit, trail) {
-        record.finish(response.status(), outcome, started.elapsed());
-        sink.record(record);
+    let Some(mut record) = trail else {
+        return Ok(response);
+    };
+    match streamed {
+        // A streamed call's record is written when the call ends: with its end's status, and
+        // `cancelled` when a cancel request or its client leaving ended it.
+        Some(call) => {
+            let shared = Arc::downgrade(&shared);
+            call.on_end(move |end| {
+                if let Some(sink) = shared.upgrade().as_ref().and_then(|s| s.audit.as_ref()) {
+                    record.finish(end.status, end.outcome, started.elapsed());
+                    sink.record(record);
+                }
+            });
+        }
+        None => {
+            if let Some(sink) = &shared.audit {
+                record.finish(response.status(), outcome, started.elapsed());
+                sink.record(record);
+            }
+        }
     }
     Ok(response)
 }
@@ -461,14 +479,14 @@ async fn admit(
 }
 
 /// The handler within the tool's deadline, plainly (its answer kept for the idempotency
-/// key) or in a stream envelope.
+/// key) or in a stream envelope (the streamed call given back too).
 async fn run<S>(
     shared: &Shared,
     mut inner: S,
     route: &Route,
     call: Admitted,
     streaming: bool,
-) -> Result<(Response, Outcome), S::Error>
+) -> Result<((Response, Outcome), Option<Arc<stream::Call>>), S::Error>
 where
     S: Service<Request<Body>, Response = Response> + Send + 'static,
     S::Future: Send + 'static,
@@ -501,7 +519,7 @@ where
                         .await;
                     let mut response = stream::cancelled();
                     response.headers_mut().extend(rate.iter().cloned());
-                    return Ok((response, Outcome::Cancelled));
+                    return Ok(((response, Outcome::Cancelled), None));
                 }
             },
         };
@@ -511,12 +529,12 @@ where
         let outcome = govern::outcome(&answer);
         let mut response = shared.governance.settle(ticket, answer).await?;
         response.headers_mut().extend(rate.iter().cloned());
-        return Ok((response, outcome));
+        return Ok(((response, outcome), None));
     }
     let tool = (route.tool, shared.discovery.registry.tool_at(route.tool));
     let call = match stream::open(&shared.calls, tool, caller) {
         Ok(call) => call,
-        Err(stop) => return Ok(stop.with_headers(rate).into_parts()),
+        Err(stop) => return Ok((stop.with_headers(rate).into_parts(), None)),
     };
     parts
         .extensions
@@ -531,7 +549,7 @@ where
         }
         answer
     };
-    let mut response = stream::spawn(call, running, shared.calls.config().keep_alive);
+    let mut response = stream::spawn(Arc::clone(&call), running, shared.calls.config().keep_alive);
     response.headers_mut().extend(rate.iter().cloned());
-    Ok((response, Outcome::Executed))
+    Ok(((response, Outcome::Executed), Some(call)))
 }

@@ -22,7 +22,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::approval::{self, Approvals};
 use crate::Progress;
+use crate::layer::Shared as Layer;
 use crate::local::{Failure, Local};
 
 /// One MCP server per request (the transport is stateless), sharing the app.
@@ -34,6 +36,8 @@ pub(super) struct Bridge {
 struct Shared {
     /// The app's tools, in process.
     local: Local,
+    /// The layer's state: who may decide approvals.
+    layer: Arc<Layer>,
     /// Every tool of the app by name, whoever may see it. The layer's names are already
     /// unique and valid for MCP, so they are the MCP names for every caller.
     tools: HashMap<String, Known>,
@@ -61,6 +65,7 @@ pub(super) struct Listing {
 impl Bridge {
     pub(super) fn new(
         local: Local,
+        layer: Arc<Layer>,
         tools: impl IntoIterator<Item = ToolEntry>,
         instructions: Option<String>,
         listing: Listing,
@@ -87,6 +92,7 @@ impl Bridge {
         Self {
             shared: Arc::new(Shared {
                 local,
+                layer,
                 tools,
                 info,
                 listing,
@@ -199,29 +205,56 @@ impl ServerHandler for Bridge {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let mut name = request.name.into_owned();
+        let mut arguments = arguments;
         // In progressive mode, the two tools it lists; an API tool of the same name is then
         // called through `call_tool`.
         if self.shared.listing.tools.budget.is_some() {
-            match request.name.as_ref() {
+            match name.as_str() {
                 halo_protocol::SEARCH_TOOLS => {
                     return Ok(self.search(caller(&context), &arguments).await.into());
                 }
-                halo_protocol::CALL_TOOL => {
-                    return match CallRequest::from_arguments(&arguments) {
-                        Ok(call) => self.call(&call.name, call.arguments, &context).await,
-                        Err(message) => {
-                            Ok(CallToolResult::from(ToolOutput::failure(message)).into())
-                        }
-                    };
-                }
+                halo_protocol::CALL_TOOL => match CallRequest::from_arguments(&arguments) {
+                    Ok(call) => (name, arguments) = (call.name, call.arguments),
+                    Err(message) => {
+                        return Ok(CallToolResult::from(ToolOutput::failure(message)).into());
+                    }
+                },
                 _ => {}
             }
         }
-        self.call(&request.name, arguments, &context).await
+        // The retry of a call held for approval, with the client's confirmation: the call
+        // is not made again.
+        if let Some(state) = &request.request_state {
+            let entry = &self.known(&name)?.entry;
+            let approvals = self.approvals(&context);
+            let responses = request.input_responses.as_ref();
+            let output = approvals.resume(&entry.name, state, responses).await?;
+            return Ok(CallToolResult::from(output).into());
+        }
+        self.call(&name, arguments, &context).await
     }
 }
 
 impl Bridge {
+    /// The tool named `name`, whoever may see it.
+    fn known(&self, name: &str) -> Result<&Known, ErrorData> {
+        self.shared
+            .tools
+            .get(name)
+            .ok_or_else(|| ErrorData::invalid_params(format!("no tool is named `{name}`"), None))
+    }
+
+    /// The approvals of the caller of `context`.
+    fn approvals<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Approvals<'a> {
+        Approvals {
+            layer: &self.shared.layer,
+            local: &self.shared.local,
+            caller: caller(context),
+            context,
+        }
+    }
+
     /// Calls the tool `name` as the caller: any tool it may see, listed or not.
     async fn call(
         &self,
@@ -233,7 +266,7 @@ impl Bridge {
         let local = &self.shared.local;
         // A tool the caller may not see is answered as one that does not exist.
         let no_such_tool = || ErrorData::invalid_params(format!("no tool is named `{name}`"), None);
-        let entry = &self.shared.tools.get(name).ok_or_else(no_such_tool)?.entry;
+        let entry = &self.known(name)?.entry;
         // One discovery request, as the caller: the path's schemas, which are the ones it
         // may see. A tool at `/` has no schema of its own; the manifest lists it or not.
         let schema = if entry.url == "/" {
@@ -267,14 +300,21 @@ impl Bridge {
                 Some(token) => {
                     let (relay, steps) = mpsc::unbounded_channel();
                     call.extensions_mut().insert(Progress::relayed(relay));
-                    relaying(local.answer(call), steps, token, &context.peer).await
+                    relaying(local.exchange(call), steps, token, &context.peer).await
                 }
-                None => local.answer(call).await,
+                None => local.exchange(call).await,
             }
         };
         // A cancelled request drops the call (and with it the handler, unless it streams).
         let output = match future::select(pin!(answer), pin!(context.ct.cancelled())).await {
-            Either::Left((output, _)) => output,
+            Either::Left((Ok((status, headers, body)), _)) => {
+                // Held for approval: confirmed by the client, or waited for.
+                if let Some(held) = approval::held(status, &headers, &body) {
+                    return Ok(self.approvals(context).settle(held).await);
+                }
+                ToolOutput::from_response(status.as_u16(), body)
+            }
+            Either::Left((Err(message), _)) => ToolOutput::failure(message),
             Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),
         };
         Ok(CallToolResult::from(output).into())
@@ -283,12 +323,12 @@ impl Bridge {
 
 /// Awaits a call, sending each step its handler reports as an MCP progress notification for
 /// `token`, the last ones before the answer.
-async fn relaying(
-    answer: impl Future<Output = ToolOutput>,
+async fn relaying<T>(
+    answer: impl Future<Output = T>,
     mut steps: mpsc::UnboundedReceiver<Value>,
     token: ProgressToken,
     peer: &Peer<RoleServer>,
-) -> ToolOutput {
+) -> T {
     let mut progress = 0.0;
     let mut notify = async |data: Value| {
         let note = mcp_progress(token.clone(), progress, &data);

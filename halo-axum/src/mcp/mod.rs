@@ -1,5 +1,6 @@
 //! `/mcp`: the app's HALO tools served over MCP streamable HTTP by the app itself.
 
+mod approval;
 mod bridge;
 
 use std::convert::Infallible;
@@ -63,6 +64,12 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// A `4xx`/`5xx` answer is a tool result with `isError` and the problem details as its
 /// content, so a model reads what went wrong; a success carries the JSON answer as text and,
 /// when it is an object, as `structuredContent`.
+///
+/// **Approvals.** A call the layer holds for approval is not answered with its `202`. A
+/// client that negotiated MCP `2026-07-28` and declared form elicitation, calling as someone
+/// the approver lets decide their own calls, is asked to confirm it (an `input_required`
+/// result); accept approves it, decline denies it. Any other client waits for the decision:
+/// the result is the call's answer once it ran, or an error saying it was denied or expired.
 ///
 /// Credentials are checked before anything else: with an authenticator, credentials it
 /// refuses (or none, when the layer requires them) get HTTP `401` with the layer's
@@ -256,7 +263,13 @@ impl McpBuilder {
     /// The service.
     #[must_use]
     pub fn build(self) -> McpService {
-        let bridge = Bridge::new(self.local, self.tools, self.instructions, self.listing);
+        let bridge = Bridge::new(
+            self.local,
+            Arc::clone(&self.shared),
+            self.tools,
+            self.instructions,
+            self.listing,
+        );
         let hosts = self
             .allowed_hosts
             .unwrap_or_else(|| LOOPBACK_HOSTS.map(str::to_owned).to_vec());

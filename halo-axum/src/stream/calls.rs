@@ -11,12 +11,14 @@ use bytes::Bytes;
 use halo_protocol::{
     AgentEvent, AgentFailure, AgentStart, FailureCode, Problem, ToolEvent, ToolStart,
 };
+use http::StatusCode;
 use serde::Serialize;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::cancel::Running;
 use super::{OnDisconnect, StreamConfig};
+use crate::audit::Outcome;
 use crate::govern::{Mirror, MirroredFrame, ReplayStore};
 
 /// One SSE event, framed: `event: …\nid: …\ndata: …\n\n`.
@@ -33,6 +35,8 @@ pub(crate) trait Envelope: Serialize {
     fn name(&self) -> &'static str;
     /// Whether the call ends with it.
     fn is_terminal(&self) -> bool;
+    /// The status a terminal event ends its call with.
+    fn status(&self) -> u16;
 }
 
 impl Envelope for ToolEvent {
@@ -43,6 +47,14 @@ impl Envelope for ToolEvent {
     fn is_terminal(&self) -> bool {
         Self::is_terminal(self)
     }
+
+    fn status(&self) -> u16 {
+        match self {
+            Self::ToolEnd(end) => end.status,
+            Self::ToolError(problem) => problem.status,
+            _ => 200,
+        }
+    }
 }
 
 impl Envelope for AgentEvent {
@@ -52,6 +64,42 @@ impl Envelope for AgentEvent {
 
     fn is_terminal(&self) -> bool {
         Self::is_terminal(self)
+    }
+
+    fn status(&self) -> u16 {
+        match self {
+            Self::AgentError(failure) => match failure.code {
+                FailureCode::Cancelled => 503,
+                FailureCode::Deadline => 504,
+                _ => 500,
+            },
+            _ => 200,
+        }
+    }
+}
+
+/// How a call ended, for the audit trail: the status it ended with, and what became of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct End {
+    pub(crate) status: StatusCode,
+    pub(crate) outcome: Outcome,
+}
+
+impl End {
+    fn new(status: u16, outcome: Outcome) -> Self {
+        Self {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            outcome,
+        }
+    }
+}
+
+/// What is done with a call's [`End`] once it ends (its audit record written).
+struct Report(Box<dyn FnOnce(End) + Send>);
+
+impl std::fmt::Debug for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Report")
     }
 }
 
@@ -83,6 +131,10 @@ struct State {
     agent: bool,
     /// Ended by a cancel request (`DELETE /.well-known/halo/calls/{id}`).
     cancelled: bool,
+    /// How it ended, once it has.
+    end: Option<End>,
+    /// Told how it ended, once: taken when it ends.
+    report: Option<Report>,
 }
 
 /// What a cancel request did to a streamed call.
@@ -111,10 +163,19 @@ impl Call {
     }
 
     /// [`push`](Self::push) of `event` serialised as `data`, with the state locked, without
-    /// waking anyone; whether the event was appended.
+    /// waking anyone; whether the event was appended. A terminal event's [`End`] is reported
+    /// first, so that nobody sees the call over before its end is told.
     fn push_locked(&self, state: &mut State, event: &impl Envelope, data: &str) -> bool {
         if state.finished.is_some() {
             return false;
+        }
+        if event.is_terminal() {
+            let end = *state
+                .end
+                .get_or_insert_with(|| End::new(event.status(), Outcome::Executed));
+            if let Some(Report(report)) = state.report.take() {
+                report(end);
+            }
         }
         state.last_id += 1;
         let id = state.last_id;
@@ -139,6 +200,38 @@ impl Call {
         true
     }
 
+    /// Ends the call with `problem`, with the state locked, without waking anyone: a
+    /// `tool_error`, or an `agent_error` for an agent's run (its code `cancelled` for a
+    /// cancelled call or a `503`, `deadline` for a `504`). Whether it ended it now.
+    fn end_locked(&self, state: &mut State, problem: Problem, outcome: Outcome) -> bool {
+        if state.finished.is_some() {
+            return false;
+        }
+        state.end = Some(End::new(problem.status, outcome));
+        if !state.agent {
+            let event = ToolEvent::ToolError(problem);
+            return self.push_locked(state, &event, &serialize(&event));
+        }
+        let code = match (outcome, problem.status) {
+            (Outcome::Cancelled, _) | (_, 503) => FailureCode::Cancelled,
+            (_, 504) => FailureCode::Deadline,
+            _ => FailureCode::Other,
+        };
+        let detail = problem.detail.unwrap_or(problem.title);
+        let event = AgentEvent::AgentError(AgentFailure::new(code, detail));
+        self.push_locked(state, &event, &serialize(&event))
+    }
+
+    /// Has `report` told how the call ends, once, as it ends (at once when it has ended).
+    /// It runs with the call locked: it must be quick and must not touch the call.
+    pub(crate) fn on_end(&self, report: impl FnOnce(End) + Send + 'static) {
+        let mut state = self.state();
+        match state.end {
+            Some(end) => report(end),
+            None => state.report = Some(Report(Box::new(report))),
+        }
+    }
+
     /// Sends the first event: `tool_start`, or `agent_start` for a hosted agent's run, which
     /// is cancelled when its last client leaves unless its handler says otherwise.
     pub(crate) fn begin(&self, tool: &str, agent: bool) {
@@ -159,17 +252,14 @@ impl Call {
 
     /// Ends the call with `problem`: `tool_error`, or `agent_error` for an agent's run.
     pub(crate) fn fail(&self, problem: Problem) {
-        if !self.state().agent {
-            self.push(&ToolEvent::ToolError(problem));
-            return;
+        self.end(problem, Outcome::Executed);
+    }
+
+    /// [`fail`](Self::fail), the audit trail told `outcome`.
+    pub(crate) fn end(&self, problem: Problem, outcome: Outcome) {
+        if self.end_locked(&mut self.state(), problem, outcome) {
+            self.changed.notify_waiters();
         }
-        let code = match problem.status {
-            503 => FailureCode::Cancelled,
-            504 => FailureCode::Deadline,
-            _ => FailureCode::Other,
-        };
-        let detail = problem.detail.unwrap_or(problem.title);
-        self.push(&AgentEvent::AgentError(AgentFailure::new(code, detail)));
     }
 
     /// What happens when its last client leaves, from now on.
@@ -204,21 +294,13 @@ impl Call {
             }
             state.cancelled = true;
             let task = state.task.take();
-            if state.agent {
-                let detail = problem.detail.unwrap_or(problem.title);
-                let event =
-                    AgentEvent::AgentError(AgentFailure::new(FailureCode::Cancelled, detail));
-                self.push_locked(&mut state, &event, &serialize(&event));
-            } else {
-                let event = ToolEvent::ToolError(problem);
-                self.push_locked(&mut state, &event, &serialize(&event));
-            }
+            self.end_locked(&mut state, problem, Outcome::Cancelled);
             task
         };
+        self.changed.notify_waiters();
         if let Some(task) = task {
             task.abort();
         }
-        self.changed.notify_waiters();
         Cancel::Now
     }
 
@@ -304,14 +386,16 @@ impl Drop for Subscription {
             if state.subscribers > 0 || state.on_disconnect != OnDisconnect::Cancel {
                 return;
             }
-            state.task.take()
+            let Some(task) = state.task.take() else {
+                return;
+            };
+            let problem =
+                Problem::new(503).with_detail("the call was cancelled: its client disconnected");
+            self.0.end_locked(&mut state, problem, Outcome::Cancelled);
+            task
         };
-        if let Some(task) = task {
-            task.abort();
-            self.0.fail(
-                Problem::new(503).with_detail("the call was cancelled: its client disconnected"),
-            );
-        }
+        self.0.changed.notify_waiters();
+        task.abort();
     }
 }
 

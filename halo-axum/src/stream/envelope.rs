@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::Response;
+use halo_protocol::Problem;
 
 use super::calls::{Call, Calls};
 use super::sse::{finish, respond};
@@ -36,8 +37,23 @@ where
     F: Future<Output = Result<Response, E>> + Send + 'static,
     E: Send + 'static,
 {
-    let finished = Arc::clone(&call);
-    let task = tokio::spawn(async move { finish(finished, running.await).await });
+    let unfinished = Unfinished(Arc::clone(&call));
+    let task = tokio::spawn(async move {
+        let answer = running.await;
+        finish(Arc::clone(&unfinished.0), answer).await;
+    });
     call.set_task(task.abort_handle());
     respond(call.subscribe(), 0, keep_alive)
+}
+
+/// Ends a call whose task is dropped before the call ended (its handler panicked) with a
+/// `500`, so that its stream and its audit record do not wait forever. A call that ended
+/// (its handler's answer, a cancel request, its client gone) is left as it is.
+struct Unfinished(Arc<Call>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        self.0
+            .fail(Problem::new(500).with_detail("the operation failed without a response"));
+    }
 }

@@ -86,8 +86,9 @@ pub(super) fn event_stream(body: Body, call_id: Option<HeaderValue>) -> Response
 
 /// Ends a call with its handler's response: `tool_end` for a success, `tool_error` (the
 /// problem body, or one made from the status) otherwise.
-pub(crate) async fn finish<E>(call: Arc<Call>, outcome: Result<Response, E>) {
-    let event = match outcome {
+pub(crate) async fn finish<E>(call: Arc<Call>, answer: Result<Response, E>) {
+    let outcome = crate::govern::outcome(&answer);
+    let event = match answer {
         Err(_) => ToolEvent::ToolError(
             Problem::new(500).with_detail("the operation failed without a response"),
         ),
@@ -108,7 +109,7 @@ pub(crate) async fn finish<E>(call: Arc<Call>, outcome: Result<Response, E>) {
         }
     };
     match event {
-        ToolEvent::ToolError(problem) => call.fail(problem),
+        ToolEvent::ToolError(problem) => call.end(problem, outcome),
         event => call.push(&event),
     }
 }

@@ -148,7 +148,7 @@ pub(crate) fn compact(value: &Value) -> String {
 }
 
 /// Aligned columns; the last one is not padded.
-fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

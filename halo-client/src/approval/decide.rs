@@ -107,6 +107,23 @@ impl Client {
         self.decide(id, "approve", None).await
     }
 
+    /// Approves approval `id` as [`approve`](Self::approve) does, saying why (`{"reason":
+    /// ...}` when there is one, kept by the server to 1,000 characters and shown to the
+    /// call's caller).
+    ///
+    /// ```no_run
+    /// # async fn run(client: halo_client::Client) -> halo_client::Result<()> {
+    /// let approved = client.approve_with_reason("3f0c", Some("the book came back")).await?;
+    /// assert_eq!(approved.reason.as_deref(), Some("the book came back"));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`approve`](Self::approve).
+    pub async fn approve_with_reason(&self, id: &str, reason: Option<&str>) -> Result<Approval> {
+        self.decide(id, "approve", reason).await
+    }
+
     /// Denies approval `id` (`POST /.well-known/halo/approvals/{id}/deny`, with `{"reason":
     /// ...}` when there is one, kept by the server to 1,000 characters): the held call never
     /// runs, and its caller learns who denied it and why.

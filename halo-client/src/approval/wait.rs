@@ -233,11 +233,8 @@ impl Client {
                         deadline = deadline.max(Instant::now() + RUN_WAIT);
                     }
                 }
-                ApprovalState::Denied => {
-                    return Err(Error::denied(approval).with_context(what.to_owned()));
-                }
-                ApprovalState::Expired => {
-                    return Err(Error::approval_expired(approval).with_context(what.to_owned()));
+                ApprovalState::Denied | ApprovalState::Expired => {
+                    return Err(Error::refused(approval).with_context(what.to_owned()));
                 }
                 _ => {
                     return Err(Error::decode(format!(
@@ -315,7 +312,7 @@ fn held_at(request: &Url, response: &ToolResponse) -> Option<Url> {
 /// approval) nor a client that cannot send.
 fn passing(error: &Error) -> bool {
     match error.status() {
-        Some(status) => status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error(),
+        Some(status) => crate::retry::Failure::is_retryable_status(status),
         None => {
             !(error.is_decode()
                 || error.is_redirect()

@@ -6,22 +6,18 @@
 
 use std::fmt;
 
-use halo_protocol::{CALL_ID_HEADER, ToolSchema};
-use reqwest::header::{HeaderMap, HeaderValue};
+use halo_protocol::{CALL_ID_HEADER, ToolSchema, is_call_id};
+use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::discover::find;
-use super::{Client, Prepared, parse_method};
+use super::{Client, Prepared};
 use crate::{Error, Result, ToolResponse};
 
 #[cfg(doc)]
 use crate::ToolStream;
 
 use halo_protocol::CALLS_PATH as PREFIX;
-
-/// The longest id a call may have.
-const MAX_ID: usize = 128;
 
 /// The id of a running call, which a cancel request names: 1 to 128 letters, digits, `-`,
 /// `.`, `_` or `~` (characters a URL path carries as they are).
@@ -45,11 +41,7 @@ impl CallId {
     /// character other than a letter, a digit, `-`, `.`, `_` or `~`.
     pub fn new(id: impl Into<String>) -> Result<Self> {
         let id = id.into();
-        let valid = (1..=MAX_ID).contains(&id.len())
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-        if !valid {
+        if !is_call_id(&id) {
             return Err(Error::argument(
                 "a call id is 1 to 128 letters, digits, '-', '.', '_' or '~'",
             ));
@@ -70,8 +62,11 @@ impl CallId {
         &self.0
     }
 
-    fn header(&self) -> HeaderValue {
-        HeaderValue::try_from(self.0.as_str()).expect("a call id is a valid header value")
+    /// `request` named with this id (its `Halo-Call-Id` header).
+    fn name(&self, mut request: Prepared) -> Prepared {
+        let header = HeaderValue::try_from(self.0.as_str()).expect("a call id is a header value");
+        request.headers.insert(CALL_ID_HEADER, header);
+        request
     }
 }
 
@@ -127,11 +122,8 @@ impl Client {
         args: Value,
         id: &CallId,
     ) -> Result<ToolResponse> {
-        let schemas = self.schemas(url).await?;
-        let schema = find(&schemas, &method, url)?;
-        let mut request = self.prepare(url, method, schema, args)?;
-        request.headers.insert(CALL_ID_HEADER, id.header());
-        self.execute(&request).await
+        let request = self.invocation(url, method, args).await?;
+        self.execute(&id.name(request)).await
     }
 
     /// Calls the operation a schema describes, at its `call.url`, naming the call `id` as
@@ -145,10 +137,7 @@ impl Client {
         args: Value,
         id: &CallId,
     ) -> Result<ToolResponse> {
-        let method = parse_method(&schema.call.method)?;
-        let mut request = self.prepare(&schema.call.url, method, schema, args)?;
-        request.headers.insert(CALL_ID_HEADER, id.header());
-        self.execute(&request).await
+        self.execute(&id.name(self.calling(schema, args)?)).await
     }
 
     /// Cancels the running call `id`: a streamed call's ([`ToolStream::call_id`]) or one
@@ -159,16 +148,9 @@ impl Client {
     /// [`Error::is_status`] with `404` when no call of yours with this id runs (unknown,
     /// another caller's, or a named call that has ended), and transport errors.
     pub async fn cancel(&self, id: &CallId) -> Result<CancelOutcome> {
-        let request = Prepared {
-            method: Method::DELETE,
-            url: self.resolve(&format!("{PREFIX}{id}"))?,
-            headers: HeaderMap::new(),
-            body: None,
-            key_header: None,
-            // DELETE is idempotent: a repeat finds the call cancelled.
-            safe: true,
-            policy: self.inner.retry,
-        };
+        let url = self.resolve(&format!("{PREFIX}{id}"))?;
+        // DELETE is idempotent (safe to repeat): a repeat finds the call cancelled.
+        let request = Prepared::endpoint(Method::DELETE, url, None, true, self.retry_policy());
         match self.execute(&request).await {
             Ok(_) => Ok(CancelOutcome::Cancelled),
             Err(error) if error.status() == Some(StatusCode::CONFLICT) => {

@@ -114,9 +114,7 @@ impl Client {
     /// [`Error::is_argument`](crate::Error::is_argument) when the arguments cannot be placed, [`Error::is_status`](crate::Error::is_status) (with
     /// the problem body) when the server answers 4xx or 5xx, and transport errors.
     pub async fn invoke(&self, url: &str, method: Method, args: Value) -> Result<ToolResponse> {
-        let schemas = self.schemas(url).await?;
-        let schema = find(&schemas, &method, url)?;
-        let request = self.prepare(url, method, schema, args)?;
+        let request = self.invocation(url, method, args).await?;
         self.execute(&request).await
     }
 
@@ -125,9 +123,7 @@ impl Client {
     /// # Errors
     /// As [`invoke`](Self::invoke).
     pub async fn call(&self, schema: &ToolSchema, args: Value) -> Result<ToolResponse> {
-        let method = parse_method(&schema.call.method)?;
-        let request = self.prepare(&schema.call.url, method, schema, args)?;
-        self.execute(&request).await
+        self.execute(&self.calling(schema, args)?).await
     }
 
     /// Calls the `method` operation at `url` as [`invoke`](Self::invoke) does, asking for
@@ -173,10 +169,7 @@ impl Client {
         method: Method,
         args: Value,
     ) -> Result<ToolStream> {
-        let schemas = self.schemas(url).await?;
-        let schema = find(&schemas, &method, url)?;
-        let request = self.prepare(url, method, schema, args)?;
-        self.stream(request).await
+        self.stream(self.invocation(url, method, args).await?).await
     }
 
     /// Calls the operation a schema describes, at its `call.url`, as a stream of events.
@@ -184,9 +177,22 @@ impl Client {
     /// # Errors
     /// As [`invoke_stream`](Self::invoke_stream).
     pub async fn call_stream(&self, schema: &ToolSchema, args: Value) -> Result<ToolStream> {
+        self.stream(self.calling(schema, args)?).await
+    }
+
+    /// The request of the `method` operation at `url` with `args` placed, its schema looked
+    /// up (cached): what [`invoke`](Self::invoke) and its variants send.
+    async fn invocation(&self, url: &str, method: Method, args: Value) -> Result<Prepared> {
+        let schemas = self.schemas(url).await?;
+        let schema = find(&schemas, &method, url)?;
+        self.prepare(url, method, schema, args)
+    }
+
+    /// The request of the operation `schema` describes, at its `call.url`, with `args`
+    /// placed: what [`call`](Self::call) and its variants send.
+    fn calling(&self, schema: &ToolSchema, args: Value) -> Result<Prepared> {
         let method = parse_method(&schema.call.method)?;
-        let request = self.prepare(&schema.call.url, method, schema, args)?;
-        self.stream(request).await
+        self.prepare(&schema.call.url, method, schema, args)
     }
 
     /// The client's retry policy (also what stream resumptions follow).

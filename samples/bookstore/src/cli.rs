@@ -3,11 +3,15 @@
 use std::time::Duration;
 
 use clap::Parser;
+use halo_axum::{WebhookApprover, WebhookApproverBuilder, WebhookSecret};
 
 use crate::server::DEFAULT_MAX_CONNECTIONS;
 
 /// The address the server listens on when none is given.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+
+/// The environment variable the approval webhook's secret is read from.
+pub const WEBHOOK_SECRET_ENV: &str = "HALO_APPROVAL_WEBHOOK_SECRET";
 
 /// Runs the sample bookstore API, described to LLM agents over HALO.
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
@@ -85,6 +89,17 @@ pub struct Cli {
         value_parser = parse_identifier
     )]
     pub oauth_audience: Option<String>,
+    /// Ask the webhook at URL to approve held calls (refunds) first: each is POSTed to it,
+    /// signed with the secret in `HALO_APPROVAL_WEBHOOK_SECRET` (read from the environment
+    /// only, never from the command line), and `{"approved": true}` or `false` decides it.
+    /// What the hook leaves undecided, the administrators still decide over HTTP.
+    #[arg(
+        long,
+        env = "HALO_APPROVAL_WEBHOOK",
+        value_name = "URL",
+        value_parser = parse_upstream
+    )]
+    pub approval_webhook: Option<reqwest::Url>,
     /// Close a connection that takes longer than SECS (decimals allowed, e.g. 0.5) to send a
     /// request's headers, counted from when the server starts waiting for them: on a new
     /// connection, and on a kept-alive one after each answer, so it is also the keep-alive
@@ -122,6 +137,30 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         Self::try_parse_from(args)
+    }
+
+    /// The approval webhook these arguments ask for, with `secret` (what
+    /// [`WEBHOOK_SECRET_ENV`] holds) to sign its bodies.
+    ///
+    /// # Errors
+    /// `--approval-webhook` without a secret, or a hook that cannot be used (a plain `http`
+    /// URL to another machine, a secret under 16 bytes): a message for the operator.
+    pub fn approval_webhook(
+        &self,
+        secret: Option<&str>,
+    ) -> Result<Option<WebhookApproverBuilder>, String> {
+        let Some(url) = &self.approval_webhook else {
+            return Ok(None);
+        };
+        let secret = secret.filter(|secret| !secret.is_empty()).ok_or_else(|| {
+            format!("--approval-webhook needs the hook's secret in {WEBHOOK_SECRET_ENV}")
+        })?;
+        let hook = WebhookApprover::builder(url.as_str(), WebhookSecret::new(secret));
+        // Built once here so that a hook that cannot work stops the start, with its reason.
+        hook.clone()
+            .build()
+            .map_err(|error| format!("--approval-webhook: {error}"))?;
+        Ok(Some(hook))
     }
 
     /// The serving limits these arguments ask for.

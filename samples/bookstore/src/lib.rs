@@ -46,7 +46,7 @@ use halo_axum::mcp::McpService;
 use halo_axum::playground::Playground;
 use halo_axum::{
     ApprovalQueue, Catalogs, HaloLayer, JsonLinesSink, JwtAuthenticator, Prometheus,
-    ProtectedResource, RedisStore, Validation,
+    ProtectedResource, RedisStore, Validation, WebhookApproverBuilder,
 };
 use tower_http::cors::CorsLayer;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
@@ -183,6 +183,9 @@ pub struct Options {
     /// An OAuth 2.0 authorization server whose JWT access tokens the bookstore accepts
     /// beside the demo credentials, and the bookstore as its protected resource.
     pub oauth: Option<(JwtAuthenticator, ProtectedResource)>,
+    /// A webhook asked first to approve held calls; the administrators decide what it
+    /// leaves undecided.
+    pub approval_webhook: Option<WebhookApproverBuilder>,
 }
 
 impl Options {
@@ -229,6 +232,25 @@ impl Options {
         self
     }
 
+    /// Asks the webhook `hook` to approve held calls (refunds) before anyone else: its
+    /// answer decides them; what it leaves undecided (it failed, or answered
+    /// `{"approved": null}`) the administrators decide over HTTP, as without it.
+    ///
+    /// ```no_run
+    /// use halo_axum::{WebhookApprover, WebhookSecret};
+    ///
+    /// let secret = WebhookSecret::new(std::env::var("HALO_APPROVAL_WEBHOOK_SECRET")?);
+    /// let hook = WebhookApprover::builder("https://risk.example.com/halo", secret);
+    /// let options = bookstore::Options::default().approval_webhook(hook);
+    /// # let _ = options;
+    /// # Ok::<(), std::env::VarError>(())
+    /// ```
+    #[must_use]
+    pub fn approval_webhook(mut self, hook: WebhookApproverBuilder) -> Self {
+        self.approval_webhook = Some(hook);
+        self
+    }
+
     /// Accepts the JWT access tokens `issuer` checks (beside the demo credentials), with
     /// the scopes they carry, and describes the bookstore as `resource` (RFC 9728): its
     /// metadata at `/.well-known/oauth-protected-resource` (and, with
@@ -263,7 +285,8 @@ impl Options {
 /// ```
 ///
 /// # Panics
-/// As [`app_with_state`].
+/// As [`app_with_state`]; also for an approval webhook that cannot be built
+/// ([`cli::Cli::approval_webhook`] checks it before the binary starts).
 pub fn app_with(state: AppState, options: Options) -> Router {
     let weather = options.weather_upstream.map(WeatherUpstream::new);
     let state = state.with_weather(weather);
@@ -285,11 +308,20 @@ pub fn app_with(state: AppState, options: Options) -> Router {
     if let Some(resource) = &resource {
         admin_only = admin_only.resource_metadata(&resource.metadata_url(), &api.info.title);
     }
-    let mut halo = HaloLayer::builder(api)
-        .authenticator(authenticator)
-        // Refunds wait for approval, decided over HTTP by callers with the admin scope; the
-        // demo has one administrator, who may approve its own refunds.
-        .approver(ApprovalQueue::new(auth::ADMIN_SCOPE).self_approval(true))
+    // Refunds wait for approval, decided over HTTP by callers with the admin scope; the
+    // demo has one administrator, who may approve its own refunds. With a webhook, it is
+    // asked first, and the administrators decide what it leaves undecided.
+    let admins = ApprovalQueue::new(auth::ADMIN_SCOPE).self_approval(true);
+    let halo = HaloLayer::builder(api).authenticator(authenticator);
+    let halo = match options.approval_webhook {
+        Some(hook) => halo.approver(
+            hook.fallback(admins)
+                .build()
+                .unwrap_or_else(|error| panic!("bookstore: {error}")),
+        ),
+        None => halo.approver(admins),
+    };
+    let mut halo = halo
         // Arguments are checked against the schemas before a handler runs.
         .validate(Validation::On)
         // The API catalog, `/llms.txt` and (with an agent) the agent card, for agents that

@@ -5,6 +5,7 @@
 //!           [--llm-base-url http://127.0.0.1:11434/v1 --llm-model qwen2.5:7b [--llm-api-key KEY]]
 //!           [--weather-upstream http://127.0.0.1:8080/weather]
 //!           [--oauth-issuer https://id.example.com [--oauth-audience https://books.example.com]]
+//!           [--approval-webhook https://hooks.example.com/halo]  # secret in HALO_APPROVAL_WEBHOOK_SECRET
 //!           [--header-timeout 10] [--max-connections 512]
 //! curl -X OPTIONS http://127.0.0.1:3000/ -H 'Accept: application/llm+json'
 //! ```
@@ -30,6 +31,17 @@ async fn main() -> ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("bookstore=info,tower_http=info")),
         )
         .init();
+
+    // The webhook's secret comes from the environment only, never from the command line.
+    let secret = std::env::var(bookstore::cli::WEBHOOK_SECRET_ENV).ok();
+    let approval_webhook = match cli.approval_webhook(secret.as_deref()) {
+        Ok(hook) => hook,
+        Err(error) => {
+            eprintln!("bookstore: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    drop(secret);
 
     let listener = match TcpListener::bind(&cli.addr).await {
         Ok(listener) => listener,
@@ -119,6 +131,9 @@ async fn main() -> ExitCode {
             bookstore::agents::NAME
         );
         let _ = out.flush();
+    }
+    if let Some(hook) = approval_webhook {
+        options = options.approval_webhook(hook);
     }
     if let Some(url) = cli.weather_upstream.clone() {
         options = options.weather_upstream(url);

@@ -123,3 +123,50 @@ fn the_weather_upstream_is_an_http_url() {
         );
     }
 }
+
+#[test]
+fn an_approval_webhook_needs_its_secret_from_the_environment() {
+    let hook = "http://127.0.0.1:9/hook";
+    let cli = Cli::parse_from_args(["bookstore", "--approval-webhook", hook]).unwrap();
+    for missing in [None, Some("")] {
+        let error = cli.approval_webhook(missing).unwrap_err();
+        assert!(error.contains("HALO_APPROVAL_WEBHOOK_SECRET"), "{error}");
+    }
+    let error = cli.approval_webhook(Some("short")).unwrap_err();
+    assert!(error.contains("16 bytes"), "{error}");
+    let secret = "a-secret-of-sixteen-bytes-or-more";
+    assert!(cli.approval_webhook(Some(secret)).unwrap().is_some());
+    // Signed bodies go over TLS, or stay on this machine.
+    let far = [
+        "bookstore",
+        "--approval-webhook",
+        "http://hooks.example.com/h",
+    ];
+    let error = Cli::parse_from_args(far)
+        .unwrap()
+        .approval_webhook(Some(secret))
+        .unwrap_err();
+    assert!(error.contains("https"), "{error}");
+    if std::env::var_os("HALO_APPROVAL_WEBHOOK").is_none() {
+        let cli = Cli::parse_from_args(["bookstore"]).unwrap();
+        assert!(cli.approval_webhook(Some(secret)).unwrap().is_none());
+    }
+}
+
+#[test]
+fn main_binary_refuses_an_approval_webhook_without_its_secret() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_bookstore"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(["--approval-webhook", "http://127.0.0.1:9/hook"])
+        .env_remove("HALO_APPROVAL_WEBHOOK_SECRET")
+        .output()
+        .expect("run bookstore");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr
+            .contains("--approval-webhook needs the hook's secret in HALO_APPROVAL_WEBHOOK_SECRET"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "it never started");
+}

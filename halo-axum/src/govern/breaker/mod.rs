@@ -70,13 +70,12 @@ use crate::step::{Step, Stop};
 #[derive(Debug)]
 pub(crate) struct Breaker {
     circuit: Circuit,
-    /// The tool's manifest name: the metrics' label and the shared state's key.
+    /// The tool's manifest name: the metrics' label.
     name: Arc<str>,
-    /// How long a probe may hold the shared half-open slot.
-    lease: Duration,
     /// Whether changes of state go to the metrics.
     metered: bool,
-    store: Option<Arc<dyn CircuitStore>>,
+    /// Where the state is shared, when it is.
+    sharing: Option<Sharing>,
     state: Mutex<State>,
     /// The generation while the circuit is closed, [`NOT_CLOSED`] otherwise (written under
     /// the lock): calls of a closed circuit are let through without it.
@@ -84,6 +83,16 @@ pub(crate) struct Breaker {
     /// The failures in a row while closed (written under the lock): a success when there are
     /// none changes nothing, and is settled without it.
     failures: AtomicU32,
+}
+
+/// The store a breaker's state is shared through, and what it tells the store.
+#[derive(Debug)]
+struct Sharing {
+    store: Arc<dyn CircuitStore>,
+    /// Where the store keeps the tool's circuit ([`CircuitStore::key`]).
+    key: String,
+    /// How long a probe may hold the shared half-open slot.
+    lease: Duration,
 }
 
 /// [`Breaker::closed`] while the circuit is open or half-open.
@@ -180,34 +189,11 @@ enum Entry {
 }
 
 impl Breaker {
-    /// The breaker of the tool named `name`, in this process's memory, its changes of state
-    /// in the metrics when `metered`.
-    pub(crate) fn new(circuit: Circuit, name: &str, metered: bool) -> Self {
-        let name: Arc<str> = Arc::from(name);
-        if metered {
-            metrics::circuit(&name, CircuitState::Closed, false);
-        }
-        Self {
-            lease: circuit.cool_down(),
-            circuit,
-            name,
-            metered,
-            store: None,
-            state: Mutex::new(State {
-                phase: Phase::Closed { failures: 0 },
-                generation: 0,
-                source: Source::Local,
-                pending: None,
-                reporting: false,
-            }),
-            closed: AtomicU64::new(0),
-            failures: AtomicU32::new(0),
-        }
-    }
-
-    /// The breaker of the tool named `name`, sharing its state through `store` when there is
-    /// one. A probe holds the shared half-open slot for the tool's deadline and a second more
-    /// (its answer is in by then), or for the cool-down when the tool has no deadline.
+    /// The breaker of the tool named `name`: in this process's memory, or mirroring the
+    /// state `store` shares when there is one; its changes of state in the metrics when
+    /// `metered`. A probe holds the shared half-open slot for the tool's deadline (`timeout`)
+    /// and a second more (its answer is in by then), or for the cool-down when the tool has
+    /// no deadline.
     pub(crate) fn build(
         circuit: Circuit,
         name: &str,
@@ -215,46 +201,43 @@ impl Breaker {
         metered: bool,
         store: &Option<Arc<dyn CircuitStore>>,
     ) -> Arc<Self> {
-        let lease = timeout.map_or(circuit.cool_down(), |deadline| {
-            deadline.saturating_add(Duration::from_secs(1))
-        });
-        let mut breaker = Self::new(circuit, name, metered);
-        if let Some(store) = store {
-            breaker = breaker.shared(Arc::clone(store), lease);
+        let name: Arc<str> = Arc::from(name);
+        if metered {
+            metrics::circuit(&name, CircuitState::Closed, false);
         }
-        let breaker = Arc::new(breaker);
-        if let Some(store) = store {
-            store.watch(&breaker);
+        let sharing = store.as_ref().map(|store| Sharing {
+            store: Arc::clone(store),
+            key: store.key(&name),
+            lease: timeout
+                .map_or(circuit.cool_down(), |deadline| {
+                    deadline.saturating_add(Duration::from_secs(1))
+                })
+                .max(Duration::from_millis(1)),
+        });
+        // A shared state not read yet: every call asks the store until it answers.
+        let (source, closed) = match sharing {
+            Some(_) => (Source::Unknown, NOT_CLOSED),
+            None => (Source::Local, 0),
+        };
+        let breaker = Arc::new(Self {
+            circuit,
+            name,
+            metered,
+            sharing,
+            state: Mutex::new(State {
+                phase: Phase::Closed { failures: 0 },
+                generation: 0,
+                source,
+                pending: None,
+                reporting: false,
+            }),
+            closed: AtomicU64::new(closed),
+            failures: AtomicU32::new(0),
+        });
+        if let Some(sharing) = &breaker.sharing {
+            sharing.store.watch(&breaker, &sharing.key);
         }
         breaker
-    }
-
-    /// The same breaker mirroring the state `store` shares, a probe holding the half-open
-    /// slot at most `lease`.
-    pub(crate) fn shared(mut self, store: Arc<dyn CircuitStore>, lease: Duration) -> Self {
-        self.lease = lease.max(Duration::from_millis(1));
-        self.store = Some(store);
-        self.closed = AtomicU64::new(NOT_CLOSED);
-        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        state.source = Source::Unknown;
-        self
-    }
-
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn circuit(&self) -> &Circuit {
-        &self.circuit
-    }
-
-    /// The tool's manifest name.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// How long a probe may hold the shared half-open slot.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn lease(&self) -> Duration {
-        self.lease
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -327,8 +310,8 @@ impl Breaker {
 
     /// Asks the store; when it cannot be reached, goes on locally.
     async fn ask(self: &Arc<Self>) -> Result<Permit, Refused> {
-        let answer = match &self.store {
-            Some(store) => store.enter(self).await,
+        let answer = match &self.sharing {
+            Some(sharing) => sharing.store.enter(&sharing.key, sharing.lease).await,
             None => None,
         };
         let Some(answer) = answer else {
@@ -515,7 +498,7 @@ mod tests {
         let count = |n| NonZeroU32::new(n).unwrap();
         let circuit =
             Circuit::new(count(failures), Duration::from_secs(10), count(successes)).unwrap();
-        Arc::new(Breaker::new(circuit, "tool", false))
+        Breaker::build(circuit, "tool", None, false, &None)
     }
 
     fn answer(status: u16) -> Result<Response, ()> {

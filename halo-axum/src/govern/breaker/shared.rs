@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
+use halo_protocol::Circuit;
 use tokio::time::Instant;
 
 use super::{Breaker, Phase, Source, State, Verdict};
@@ -15,18 +16,24 @@ use crate::metrics::{self, CircuitState};
 
 /// Where the state of circuits is shared by every instance (Redis).
 pub(crate) trait CircuitStore: Send + Sync + fmt::Debug {
-    /// Keeps `breaker` up to date with the shared state (called when the layer is built).
-    fn watch(&self, breaker: &Arc<Breaker>);
+    /// Where the circuit of the tool named `tool` is kept (asked once per tool).
+    fn key(&self, tool: &str) -> String;
 
-    /// Asks to let a call of `breaker`'s tool through: the shared state, and whether the call
-    /// may run. `None`: the store cannot be reached.
-    fn enter<'a>(&'a self, breaker: &'a Breaker) -> StoreFuture<'a, Option<SharedAnswer>>;
+    /// Keeps `breaker` (its circuit at `key`) up to date with the shared state (called when
+    /// the layer is built).
+    fn watch(&self, breaker: &Arc<Breaker>, key: &str);
 
-    /// Tells the answers of `batch`: the shared state after them. `None`: the store cannot be
-    /// reached.
+    /// Asks to let a call of the circuit at `key` through, a probe leasing the half-open
+    /// slot for `lease`: the shared state, and whether the call may run. `None`: the store
+    /// cannot be reached.
+    fn enter<'a>(&'a self, key: &'a str, lease: Duration) -> StoreFuture<'a, Option<SharedAnswer>>;
+
+    /// Tells the answers of `batch` to the circuit at `key`, declared as `circuit`: the shared
+    /// state after them. `None`: the store cannot be reached.
     fn report<'a>(
         &'a self,
-        breaker: &'a Breaker,
+        key: &'a str,
+        circuit: &'a Circuit,
         batch: Batch,
     ) -> StoreFuture<'a, Option<SharedAnswer>>;
 }
@@ -124,35 +131,30 @@ impl Breaker {
     pub(crate) fn adopt(&self, answer: &SharedAnswer) -> Option<u64> {
         let view = &answer.view;
         let mut state = self.state();
-        let phase = Phase::of(view, Instant::now());
-        match state.source {
+        let mirrored = match state.source {
             Source::Shared(known) if view.generation < known => return None,
-            Source::Shared(known) if view.generation == known => {
-                state.phase = phase;
-                self.publish(&state);
-                // Failures queued here and not counted there yet: a success is sent too.
-                if state
-                    .pending
-                    .is_some_and(|batch| batch.trailing_failures() > 0)
-                {
-                    self.failures.fetch_max(1, Ordering::Relaxed);
-                }
-            }
-            Source::Local | Source::Unknown | Source::Shared(_) => {
-                let before = state.phase.state();
-                state.generation += 1;
-                state.source = Source::Shared(view.generation);
-                state.pending = None;
-                state.phase = phase;
-                self.publish(&state);
-                if self.metered && (answer.moved || before != view.state) {
-                    metrics::circuit(&self.name, view.state, answer.moved);
-                }
-                return Some(state.generation);
-            }
+            Source::Shared(known) => view.generation == known,
+            Source::Local | Source::Unknown => false,
+        };
+        let before = state.phase.state();
+        if !mirrored {
+            // A new shared generation: a new local one, whose answers start afresh.
+            state.generation += 1;
+            state.source = Source::Shared(view.generation);
+            state.pending = None;
         }
-        if self.metered && answer.moved {
-            metrics::circuit(&self.name, view.state, true);
+        state.phase = Phase::of(view, Instant::now());
+        self.publish(&state);
+        // Failures queued here and not counted there yet: a success is sent too.
+        if state
+            .pending
+            .is_some_and(|batch| batch.trailing_failures() > 0)
+        {
+            self.failures.fetch_max(1, Ordering::Relaxed);
+        }
+        let changed = answer.moved || (!mirrored && before != view.state);
+        if self.metered && changed {
+            metrics::circuit(&self.name, view.state, answer.moved);
         }
         Some(state.generation)
     }
@@ -218,7 +220,7 @@ impl Breaker {
 
     /// Sends the queued answers, one batch at a time, until none are left.
     async fn report(self: Arc<Self>) {
-        let Some(store) = self.store.clone() else {
+        let Some(sharing) = &self.sharing else {
             return;
         };
         loop {
@@ -230,7 +232,8 @@ impl Breaker {
                 };
                 batch
             };
-            match store.report(&self, batch).await {
+            let reported = sharing.store.report(&sharing.key, &self.circuit, batch);
+            match reported.await {
                 Some(answer) => {
                     self.adopt(&answer);
                 }

@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use halo_protocol::Circuit;
 use redis::Script;
 
 use super::Inner;
@@ -182,8 +183,8 @@ fn answer(values: &[i64]) -> Option<SharedAnswer> {
 #[derive(Debug)]
 pub(super) struct RedisCircuits {
     inner: Arc<Inner>,
-    /// Every breaker of the layer, for the refresh.
-    breakers: Mutex<Vec<Weak<Breaker>>>,
+    /// Every breaker of the layer and its circuit's key, for the refresh.
+    breakers: Mutex<Vec<(Weak<Breaker>, String)>>,
     /// Whether the refresh task was started.
     refreshing: AtomicBool,
 }
@@ -197,10 +198,6 @@ impl RedisCircuits {
         }
     }
 
-    fn key(&self, breaker: &Breaker) -> String {
-        format!("{}circuit:{}", self.inner.config.prefix, breaker.name())
-    }
-
     /// Starts the refresh, once, from within the runtime that serves the calls.
     fn start_refreshing(&self) {
         if self.refreshing.load(Ordering::Relaxed) {
@@ -212,10 +209,7 @@ impl RedisCircuits {
         if self.refreshing.swap(true, Ordering::AcqRel) {
             return;
         }
-        let (breakers, keys) = lock(&self.breakers)
-            .iter()
-            .filter_map(|weak| Some((Weak::clone(weak), self.key(&*weak.upgrade()?))))
-            .unzip();
+        let (breakers, keys) = lock(&self.breakers).iter().cloned().unzip();
         runtime.spawn(refresh(Arc::clone(&self.inner), breakers, keys));
     }
 }
@@ -246,21 +240,21 @@ async fn refresh(inner: Arc<Inner>, breakers: Vec<Weak<Breaker>>, keys: Vec<Stri
 }
 
 impl CircuitStore for RedisCircuits {
-    fn watch(&self, breaker: &Arc<Breaker>) {
-        lock(&self.breakers).push(Arc::downgrade(breaker));
+    fn key(&self, tool: &str) -> String {
+        format!("{}circuit:{tool}", self.inner.config.prefix)
     }
 
-    fn enter<'a>(&'a self, breaker: &'a Breaker) -> StoreFuture<'a, Option<SharedAnswer>> {
+    fn watch(&self, breaker: &Arc<Breaker>, key: &str) {
+        lock(&self.breakers).push((Arc::downgrade(breaker), key.to_owned()));
+    }
+
+    fn enter<'a>(&'a self, key: &'a str, lease: Duration) -> StoreFuture<'a, Option<SharedAnswer>> {
         self.start_refreshing();
         Box::pin(async move {
-            let lease = millis(breaker.lease());
+            let lease = millis(lease);
             let values: Vec<i64> = self
                 .inner
-                .run(
-                    script(&ENTER_SCRIPT, ENTER),
-                    &[&self.key(breaker)],
-                    &[lease.as_bytes()],
-                )
+                .run(script(&ENTER_SCRIPT, ENTER), &[key], &[lease.as_bytes()])
                 .await?;
             answer(&values)
         })
@@ -268,11 +262,11 @@ impl CircuitStore for RedisCircuits {
 
     fn report<'a>(
         &'a self,
-        breaker: &'a Breaker,
+        key: &'a str,
+        circuit: &'a Circuit,
         batch: Batch,
     ) -> StoreFuture<'a, Option<SharedAnswer>> {
         Box::pin(async move {
-            let circuit = breaker.circuit();
             let args = [
                 batch.generation.to_string(),
                 batch.lead.to_string(),
@@ -286,7 +280,7 @@ impl CircuitStore for RedisCircuits {
             let args: Vec<&[u8]> = args.iter().map(String::as_bytes).collect();
             let values: Vec<i64> = self
                 .inner
-                .run(script(&REPORT_SCRIPT, REPORT), &[&self.key(breaker)], &args)
+                .run(script(&REPORT_SCRIPT, REPORT), &[key], &args)
                 .await?;
             answer(&values)
         })

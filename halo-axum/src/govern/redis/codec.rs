@@ -18,7 +18,7 @@ pub(super) fn millis(duration: Duration) -> String {
 }
 
 /// Headers as `name:value` lines (a header value never holds a line break).
-pub(super) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
+pub(crate) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, value) in headers {
         out.extend_from_slice(name.as_str().as_bytes());
@@ -29,7 +29,8 @@ pub(super) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
     out
 }
 
-fn decode_headers(bytes: &[u8]) -> HeaderMap {
+/// Headers read back from `name:value` lines; a line that is not a header is left out.
+pub(crate) fn decode_headers(bytes: &[u8]) -> HeaderMap {
     let mut headers = HeaderMap::new();
     for line in bytes.split(|b| *b == b'\n') {
         let Some(colon) = line.iter().position(|b| *b == b':') else {

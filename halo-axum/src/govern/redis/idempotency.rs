@@ -53,7 +53,7 @@ impl Inner {
     }
 
     /// `<prefix><kind><SHA-256 of text, in hex>`.
-    fn digest_key(&self, kind: &str, text: &str) -> String {
+    pub(super) fn digest_key(&self, kind: &str, text: &str) -> String {
         let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
         let mut name = String::with_capacity(self.config.prefix.len() + kind.len() + 64);
         name.push_str(&self.config.prefix);

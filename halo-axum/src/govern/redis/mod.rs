@@ -5,12 +5,14 @@
 //! one connection ([`connection`]): the rate budgets ([`rate`]), the idempotency records
 //! ([`idempotency`]; a call's end is written, or held until Redis takes it, by [`write`], in
 //! the form of [`codec`]), the events of streamed calls ([`mirror`]) and the state of circuit
-//! breakers ([`breaker`]).
+//! breakers ([`breaker`]). The connection is lent ([`link`]) to the approvals kept here
+//! (`approval::redis`).
 
 mod breaker;
 mod codec;
 mod connection;
 mod idempotency;
+mod link;
 mod mirror;
 mod rate;
 mod write;
@@ -26,6 +28,7 @@ use redis::aio::ConnectionManager;
 
 use self::breaker::RedisCircuits;
 use self::idempotency::RedisRecords;
+pub(crate) use self::link::{RedisLink, decode_headers, encode_headers};
 use self::mirror::RedisCalls;
 use self::rate::RedisRates;
 use self::write::Held;
@@ -63,6 +66,11 @@ use super::store::{IdempotencyStore, RateStore, ReplayStore};
 ///   Redis when its mirror is not closed, and reads every circuit every
 ///   [`circuit_refresh`](Self::circuit_refresh), so it learns that another instance opened a
 ///   circuit within that interval (sooner when it sends or asks something itself).
+/// - **Approvals** of held calls: each approval's document, state, decision and answer, the
+///   bounds of [`ApprovalLimits`](crate::ApprovalLimits) and the index of idempotency keys, so
+///   that any instance lists, reads and decides them. The held request and its credentials
+///   stay with the instance that received the call, which runs it once approved (wherever
+///   it was approved). Without Redis, approvals are refused with `503`, never kept in memory.
 ///
 /// **When Redis cannot be reached** (refused, reset, or no answer within
 /// [`timeout`](Self::timeout)), each kind of state does what its [`Fallback`] says:
@@ -224,7 +232,7 @@ impl RedisStore {
         self
     }
 
-    /// The stores a layer uses, with records kept for `ttl` (each caller's at most as
+    /// The stores a layer uses (and the connection, for approvals), with records kept for `ttl` (each caller's at most as
     /// `limits` says; all of `limits` for the records kept in memory during an outage), and
     /// the events of streamed calls (at most `max_events` per call) kept for `retention`
     /// after their end.
@@ -251,18 +259,20 @@ impl RedisStore {
             Box::new(RedisRates(Arc::clone(&inner))),
             Box::new(RedisRecords(Arc::clone(&inner))),
             Arc::new(RedisCalls(Arc::clone(&inner))),
-            Arc::new(RedisCircuits::new(inner)),
+            Arc::new(RedisCircuits::new(Arc::clone(&inner))),
+            RedisLink(inner),
         )
     }
 }
 
 /// The stores a [`RedisStore`] makes: rate budgets, idempotency records, streamed calls'
-/// events and circuits.
+/// events and circuits; and the connection, for the approvals.
 type Halves = (
     Box<dyn RateStore>,
     Box<dyn IdempotencyStore>,
     Arc<dyn ReplayStore>,
     Arc<dyn CircuitStore>,
+    RedisLink,
 );
 
 /// What a store shares between its rate and idempotency halves.

@@ -10,6 +10,9 @@
 //! without a stream (`Halo-Call-Id`), knows a stream's id from the server, and sends
 //! `DELETE /.well-known/halo/calls/{call_id}`.
 //!
+//! A call held for approval (`202 Accepted`) is confirmed by the person at the MCP client
+//! when the client can be asked, and waited for (`approval`).
+//!
 //! Above a token budget (4,000 estimated tokens by default, `--tool-budget`), `tools/list`
 //! lists `search_tools` and `call_tool` instead of every tool (progressive disclosure):
 //! `search_tools` ranks the described tools with [`ToolCatalog`] (BM25 over names, texts,
@@ -20,6 +23,8 @@
 //! schemas are revalidated the same way; when the tools change, the new list is announced
 //! with `notifications/tools/list_changed`. Standard output carries MCP frames only: what
 //! `halo` has to say goes to standard error.
+
+mod approval;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -33,7 +38,7 @@ use halo_client::protocol::{
     ToolEvent, ToolListing, ToolOutput, ToolSchema, mcp_cache_hints, mcp_page, mcp_progress,
     search_tools_result,
 };
-use halo_client::{CallId, CancelOutcome, Client, StreamEvent};
+use halo_client::{Approval, CallId, CancelOutcome, Client, ClientBuilder, StreamEvent};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
@@ -41,6 +46,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
+use self::approval::Approvals;
 use crate::connect::describe_manifest;
 use crate::failure::Failure;
 
@@ -59,7 +65,9 @@ pub(crate) struct Options {
 }
 
 /// Serves the API's tools over stdio until the client closes the connection.
-pub(crate) async fn serve(client: Client, options: Options) -> Result<ExitCode, Failure> {
+pub(crate) async fn serve(client: ClientBuilder, options: Options) -> Result<ExitCode, Failure> {
+    // A call held for approval comes back at once: the client may be asked to confirm it.
+    let client = client.await_approvals(false).build().map_err(quiet)?;
     let tags: Vec<&str> = options.tags.iter().map(String::as_str).collect();
     // Nothing but MCP frames may reach stdout, so every failure becomes a message for stderr.
     let discovered = client
@@ -167,6 +175,12 @@ impl Toolset {
         let (index, _) = self.catalog.get(name)?;
         Some(&self.described[index].1)
     }
+
+    /// The manifest entry of the tool an MCP name names.
+    fn entry(&self, name: &str) -> Option<&ToolEntry> {
+        let (index, _) = self.catalog.get(name)?;
+        Some(&self.described[index].0)
+    }
 }
 
 impl Bridge {
@@ -213,7 +227,17 @@ impl Bridge {
                 let id = CallId::random();
                 let call = std::pin::pin!(self.client.call_cancellable(schema, args, &id));
                 match future::select(call, std::pin::pin!(context.ct.cancelled())).await {
-                    Either::Left((Ok(response), _)) => ToolOutput::from(&response),
+                    Either::Left((Ok(response), _)) => match Approval::from_response(&response) {
+                        // Held for approval: confirmed by the client, or waited for.
+                        Some(held) => {
+                            let approvals = Approvals {
+                                client: &self.client,
+                                context,
+                            };
+                            return Ok(approvals.settle(held).await);
+                        }
+                        None => ToolOutput::from(&response),
+                    },
                     Either::Left((Err(error), _)) => ToolOutput::from(&error),
                     Either::Right(((), _)) => cancelled(&self.client, Some(&id)).await,
                 }
@@ -261,14 +285,15 @@ impl ServerHandler for Bridge {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request
+        let mut args = request
             .arguments
             .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let mut name = request.name.into_owned();
         let toolset = self.toolset();
         // In progressive mode, the two tools it lists; an API tool of the same name is then
         // called through `call_tool`.
         if toolset.progressive {
-            match request.name.as_ref() {
+            match name.as_str() {
                 SEARCH_TOOLS => {
                     let result = match SearchRequest::from_arguments(&args) {
                         Ok(search) => {
@@ -279,18 +304,33 @@ impl ServerHandler for Bridge {
                     };
                     return Ok(result.into());
                 }
-                CALL_TOOL => {
-                    return match CallRequest::from_arguments(&args) {
-                        Ok(call) => self.call(&call.name, call.arguments, &context).await,
-                        Err(message) => {
-                            Ok(CallToolResult::from(ToolOutput::failure(message)).into())
-                        }
-                    };
-                }
+                CALL_TOOL => match CallRequest::from_arguments(&args) {
+                    Ok(call) => (name, args) = (call.name, call.arguments),
+                    Err(message) => {
+                        return Ok(CallToolResult::from(ToolOutput::failure(message)).into());
+                    }
+                },
                 _ => {}
             }
         }
-        self.call(&request.name, args, &context).await
+        // The retry of a call held for approval, with the client's confirmation: the call
+        // is not made again.
+        if let Some(state) = &request.request_state {
+            let Some(entry) = toolset.entry(&name) else {
+                return Err(ErrorData::invalid_params(
+                    format!("no tool is named `{name}`"),
+                    None,
+                ));
+            };
+            let approvals = Approvals {
+                client: &self.client,
+                context: &context,
+            };
+            let responses = request.input_responses.as_ref();
+            let output = approvals.resume(&entry.name, state, responses).await?;
+            return Ok(CallToolResult::from(output).into());
+        }
+        self.call(&name, args, &context).await
     }
 }
 
@@ -339,6 +379,15 @@ async fn streamed(
                 progress = note.progress;
                 // A client that stopped listening still gets the result.
                 let _ = context.peer.notify_progress(note).await;
+            }
+            Ok(ToolEvent::ApprovalPending(value)) => {
+                // The call's own events follow once someone approves it.
+                if let Ok(held) = serde_json::from_value::<Approval>(value) {
+                    let data = serde_json::json!({ "message": approval::waiting(&held) });
+                    let note = mcp_progress(token.clone(), progress, &data);
+                    progress = note.progress;
+                    let _ = context.peer.notify_progress(note).await;
+                }
             }
             Ok(ToolEvent::ToolEnd(end)) => {
                 return ToolOutput::from_response(end.status, end.content);

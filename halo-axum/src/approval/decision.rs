@@ -1,0 +1,161 @@
+//! Reading and deciding an approval as a caller, whatever asks: the HTTP endpoints
+//! ([`endpoint`](super::endpoint)) or another front of the layer (MCP). Who may do what:
+//! the list and the decisions are for approvers; an approval is its caller's and approvers';
+//! nobody decides a call of their own unless the approver allows it. And waiting for an
+//! approval's end.
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use http::StatusCode;
+
+#[cfg(feature = "redis")]
+use super::ApprovalLimits;
+use super::Verdict;
+use super::book::{Entry, Phase, Unreachable};
+use super::document::state_name;
+use super::run;
+use crate::layer::Shared;
+use crate::{Principal, problem};
+
+/// Why a caller may not read or decide an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Listing or deciding needs credentials (`401`).
+    Anonymous,
+    /// The caller is not an approver (`403`).
+    NotApprover,
+    /// An approver may not decide its own call (`403`).
+    OwnCall,
+    /// No such approval, or not the caller's (`404`).
+    Missing,
+    /// Decided already, or expired (`409`): its phase.
+    Decided(Phase),
+    /// The store of approvals cannot be reached (`503`).
+    Unreachable,
+}
+
+impl From<Unreachable> for Refusal {
+    fn from(Unreachable: Unreachable) -> Self {
+        Self::Unreachable
+    }
+}
+
+impl Refusal {
+    /// The answer to send, as `application/problem+json`.
+    pub(crate) fn response(self) -> Response {
+        let (status, detail) = match self {
+            Self::Anonymous => (
+                StatusCode::UNAUTHORIZED,
+                "approvals are listed and decided with credentials".to_owned(),
+            ),
+            Self::NotApprover => (
+                StatusCode::FORBIDDEN,
+                "the credentials do not allow deciding approvals".to_owned(),
+            ),
+            Self::OwnCall => (
+                StatusCode::FORBIDDEN,
+                "a call is approved or denied by someone other than its caller".to_owned(),
+            ),
+            Self::Missing => (StatusCode::NOT_FOUND, "no such approval".to_owned()),
+            Self::Decided(phase) => (
+                StatusCode::CONFLICT,
+                format!("the approval is {} already", state_name(phase)),
+            ),
+            Self::Unreachable => return Unreachable.response(),
+        };
+        problem::response(status, detail)
+    }
+}
+
+/// The caller, when it may list and decide approvals.
+pub(crate) fn approver<'a>(
+    shared: &Shared,
+    caller: Option<&'a Principal>,
+) -> Result<&'a Principal, Refusal> {
+    let caller = caller.ok_or(Refusal::Anonymous)?;
+    match shared.approvals.approver() {
+        Some(approver) if approver.may_decide(caller) => Ok(caller),
+        _ => Err(Refusal::NotApprover),
+    }
+}
+
+/// Whether `caller` made the call of `entry` (both anonymous counts).
+fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
+    entry.request.caller() == caller.map(Principal::id)
+}
+
+/// Approval `id`, as `caller` may read it: its own, or any for approvers.
+pub(crate) async fn read_as(
+    shared: &Shared,
+    caller: Option<&Principal>,
+    id: &str,
+) -> Result<Arc<Entry>, Refusal> {
+    let entry = run::find(shared, id).await?.ok_or(Refusal::Missing)?;
+    if approver(shared, caller).is_err() && !is_callers(&entry, caller) {
+        return Err(Refusal::Missing);
+    }
+    Ok(entry)
+}
+
+/// Approves (`approve`) or denies approval `id` as `caller`, for `reason`: the approval once
+/// decided, and run when approved (this waits for the run, here or on the replica that holds
+/// the call).
+pub(crate) async fn decide_as(
+    shared: &Arc<Shared>,
+    caller: Option<&Principal>,
+    id: &str,
+    approve: bool,
+    reason: Option<String>,
+) -> Result<Arc<Entry>, Refusal> {
+    let decider = approver(shared, caller)?;
+    let entry = run::find(shared, id).await?.ok_or(Refusal::Missing)?;
+    let own_allowed = shared
+        .approvals
+        .approver()
+        .is_some_and(|approver| approver.self_approval());
+    if !own_allowed && is_callers(&entry, Some(decider)) {
+        return Err(Refusal::OwnCall);
+    }
+    let verdict = Verdict::new(approve, decider.id(), reason);
+    let ended = run::decide(shared, &entry, &verdict).await?;
+    ended.map_err(Refusal::Decided)
+}
+
+/// Waits until `entry` is over (ran, denied or expired): the approval as it ended. An
+/// approval this process follows is watched; one kept in Redis by another replica is read
+/// again every `approval::redis::POLL`, until it is over or gone, or (Redis unreachable)
+/// until it would have been forgotten.
+pub(crate) async fn wait_end(shared: &Shared, entry: Arc<Entry>) -> Arc<Entry> {
+    #[cfg(feature = "redis")]
+    if let Some(book) = shared.approvals.redis()
+        && book.own_entry(&entry.id).is_none()
+        && !entry.phase().is_over()
+    {
+        return poll_end(shared, entry, &shared.approvals.limits).await;
+    }
+    let _ = shared;
+    let mut phase = entry.watch();
+    let _ = phase.wait_for(|phase| phase.is_over()).await;
+    entry
+}
+
+/// [`wait_end`] for an approval of another replica.
+#[cfg(feature = "redis")]
+async fn poll_end(shared: &Shared, mut entry: Arc<Entry>, limits: &ApprovalLimits) -> Arc<Entry> {
+    let give_up = entry.deadline + limits.keep_decided;
+    while tokio::time::Instant::now() < give_up {
+        tokio::time::sleep(super::redis::POLL).await;
+        match run::find(shared, &entry.id).await {
+            Ok(Some(read)) => {
+                entry = read;
+                if entry.phase().is_over() {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(Unreachable) => {}
+        }
+    }
+    entry
+}

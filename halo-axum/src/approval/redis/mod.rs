@@ -1,0 +1,505 @@
+//! Approvals kept in Redis (`HaloBuilder::redis`), so that any replica lists, reads and
+//! decides them, and each approved call runs exactly once across replicas.
+//!
+//! What is stored: each approval's document (tool, caller, method, target, redacted
+//! arguments, times, decision, the answer of its run), its bounds (the approvals and bytes
+//! of the layer, each caller's quota) and its idempotency key's index ([`scripts`]). The held
+//! request itself (head, body, the caller's principal and credentials) stays in the memory of
+//! the replica that received it, which runs it once approved: the routing that request went
+//! through (its path parameters, the route it matched) belongs to that replica's router and
+//! cannot be rebuilt by another, and credentials never leave it.
+//!
+//! Who runs an approved call: the replica that holds it. When it decides itself, it runs the
+//! call at once; when another replica approves, that one leaves it unassigned and waits, and
+//! the holder, which follows its own approvals ([`follow`]: one script every [`POLL`]),
+//! takes it ([`TAKE`](scripts)) and runs it, so a waiting stream carries the call's own
+//! events. Every replica then reads the kept answer. A decision elsewhere reaches a waiting
+//! stream within [`POLL`]. While it holds approvals a replica keeps a heartbeat in Redis; a
+//! pending approval whose holder stopped can never run, and expires when it is next read, as
+//! one nobody decided in time does: expiry never waits for a particular replica.
+//!
+//! When Redis cannot be reached, nothing falls back to memory (that would split the book): a
+//! call that needs approval is refused with `503`, and so are reads and decisions.
+
+mod codec;
+mod scripts;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, UNIX_EPOCH};
+
+use self::codec::{Record, records};
+use self::scripts::Lua;
+use super::book::{
+    Answer, Asked, Booked, Decided, Entry, Found, Made, Phase, Reached, State, Unreachable,
+    head_size,
+};
+use super::{ApprovalLimits, Verdict};
+use crate::audit::Outcome;
+use crate::govern::{RedisLink, encode_headers};
+use crate::layer::Shared;
+
+/// How often a replica reads the state of the approvals it holds.
+pub(crate) const POLL: Duration = Duration::from_millis(200);
+
+/// A write of an answer Redis did not take is tried again this often, for as long as the
+/// approval is kept.
+const RETRY_EVERY: Duration = Duration::from_millis(250);
+
+/// How long a replica's heartbeat lives without being renewed (it is renewed every [`POLL`]
+/// while the replica holds approvals): how soon the approvals of a replica that stopped
+/// expire, and how long an outage of Redis may last before they do.
+const HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// The approvals of one layer, in Redis.
+#[derive(Debug)]
+pub(crate) struct RedisBook {
+    link: RedisLink,
+    /// The names of the layer's tools, by index.
+    tools: Vec<String>,
+    /// This replica, as the runner of the approvals it approves.
+    replica: String,
+    /// The approvals this replica holds, not over yet.
+    own: Mutex<HashMap<Arc<str>, Arc<Entry>>>,
+    /// Whether the task that follows them runs.
+    following: AtomicBool,
+}
+
+impl RedisBook {
+    pub(crate) fn new(link: RedisLink, tools: Vec<String>) -> Self {
+        Self {
+            link,
+            tools,
+            replica: uuid::Uuid::new_v4().simple().to_string(),
+            own: Mutex::new(HashMap::new()),
+            following: AtomicBool::new(false),
+        }
+    }
+
+    fn own(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Entry>>> {
+        self.own.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes approval `id`, approved with no runner, to run here: whether it was taken.
+    async fn take(&self, id: &str) -> bool {
+        let key = self.entry_key(id);
+        let taken: Option<i64> = self
+            .link
+            .run(Lua::Take.script(), &[&key], &[self.replica.as_bytes()])
+            .await;
+        taken == Some(1)
+    }
+
+    fn entry_key(&self, id: &str) -> String {
+        self.link.key("approval:", id)
+    }
+
+    /// This replica's heartbeat.
+    fn heartbeat(&self) -> String {
+        self.link.key("approval-replica:", &self.replica)
+    }
+
+    /// The set of every approval, and the bytes each counts.
+    fn bounds(&self) -> (String, String) {
+        (
+            self.link.key("approvals", ""),
+            self.link.key("approvals:bytes", ""),
+        )
+    }
+
+    /// Books a held call.
+    pub(crate) async fn book(&self, limits: &ApprovalLimits, asked: Asked) -> Reached<Booked> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let size = asked.kept.body.len() + head_size(&asked.kept.parts);
+        let (all, bytes) = self.bounds();
+        let caller = self.link.digest_key("approval-caller:", &asked.quota);
+        let (index, digest) = match &asked.key {
+            Some((key, digest)) => (self.link.digest_key("approval-key:", key), hex(digest)),
+            None => (self.link.key("approval-key:", "-"), String::new()),
+        };
+        let request = &asked.request;
+        let mut fields: Vec<(&str, Vec<u8>)> = vec![
+            ("tool", request.tool.clone().into_bytes()),
+            ("method", request.method.clone().into_bytes()),
+            ("target", request.target.clone().into_bytes()),
+            ("trail", encode_headers(&asked.trail)),
+        ];
+        if let Some(caller) = &request.caller {
+            fields.push(("caller", caller.clone().into_bytes()));
+        }
+        if let Some(arguments) = &request.arguments {
+            fields.push(("args", arguments.to_string().into_bytes()));
+        }
+        let numbers = [
+            size.to_string(),
+            limits.approvals.to_string(),
+            limits.per_caller.to_string(),
+            limits.bytes.to_string(),
+            millis(limits.expire_after),
+            millis(limits.keep_decided),
+            millis(HEARTBEAT),
+        ];
+        let keyed = if asked.key.is_some() { "1" } else { "0" };
+        let mut args: Vec<&[u8]> = vec![id.as_bytes(), keyed.as_bytes(), digest.as_bytes()];
+        args.extend(numbers.iter().map(String::as_bytes));
+        for (name, value) in &fields {
+            args.push(name.as_bytes());
+            args.push(value);
+        }
+        let (key, heartbeat) = (self.entry_key(&id), self.heartbeat());
+        let keys = [key.as_str(), &all, &bytes, &caller, &index, &heartbeat];
+        let answer: Vec<Vec<u8>> = self
+            .link
+            .run(Lua::Book.script(), &keys, &args)
+            .await
+            .ok_or(Unreachable)?;
+        let number = |index: usize| -> u64 {
+            answer
+                .get(index)
+                .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
+                .unwrap_or(0)
+        };
+        match answer.first().map(Vec::as_slice) {
+            Some(b"new") => {
+                let made = Made {
+                    id: Arc::from(id.as_str()),
+                    tool: asked.tool,
+                    request: asked.request,
+                    quota: asked.quota,
+                    key: asked.key,
+                    requested_at: UNIX_EPOCH + Duration::from_millis(number(1)),
+                    expires_at: UNIX_EPOCH + Duration::from_millis(number(2)),
+                    trail: asked.trail,
+                };
+                let kept = State::Pending(Some(Box::new(asked.kept)));
+                let entry = Arc::new(Entry::new(made, kept, size));
+                self.own().insert(Arc::clone(&entry.id), Arc::clone(&entry));
+                Ok(Booked::New(entry))
+            }
+            Some(b"again") => {
+                let id = String::from_utf8_lossy(answer.get(1).map_or(&[][..], Vec::as_slice));
+                match self.find(&id).await? {
+                    Some((entry, expired)) => Ok(Booked::Again(entry, expired)),
+                    // Forgotten between the two reads: its key is free again.
+                    None => Err(Unreachable),
+                }
+            }
+            Some(b"mismatch") => Ok(Booked::Mismatch),
+            Some(which @ (b"caller" | b"full")) => {
+                let wait = Duration::from_millis(number(1)).max(Duration::from_secs(1));
+                Ok(Booked::Full(which == b"caller", wait))
+            }
+            _ => Err(Unreachable),
+        }
+    }
+
+    /// Reads approvals by id: their records (expired when due), in order; renews this
+    /// replica's heartbeat when `alive`.
+    async fn read(&self, ids: &[&str], alive: bool) -> Reached<Vec<Option<Vec<u8>>>> {
+        let (heartbeat, bytes) = (self.heartbeat(), self.bounds().1);
+        let keys: Vec<String> = ids.iter().map(|id| self.entry_key(id)).collect();
+        let mut names: Vec<&str> = vec![&heartbeat, &bytes];
+        names.extend(keys.iter().map(String::as_str));
+        let lifetime = if alive {
+            millis(HEARTBEAT)
+        } else {
+            "0".to_owned()
+        };
+        let mut args: Vec<&[u8]> = vec![lifetime.as_bytes()];
+        args.extend(ids.iter().map(|id| id.as_bytes()));
+        self.link
+            .run(Lua::Read.script(), &names, &args)
+            .await
+            .ok_or(Unreachable)
+    }
+
+    /// The approval with this id: this replica's own (brought up to date), or as Redis
+    /// holds it.
+    pub(crate) async fn find(&self, id: &str) -> Reached<Option<Found>> {
+        let answer = self.read(&[id], false).await?;
+        let Some(record) = records(&answer).into_iter().next() else {
+            return Ok(None);
+        };
+        Ok(self.entry(&record).map(|entry| (entry, record.expired)))
+    }
+
+    /// The entry of `record`: this replica's own, brought up to date, or a new one (also
+    /// for its own approved elsewhere and not taken yet, which it still holds as pending).
+    fn entry(&self, record: &Record<'_>) -> Option<Arc<Entry>> {
+        let own = self.own().get(record.id).cloned();
+        if let Some(entry) = own {
+            self.update(&entry, record);
+            let behind = entry.phase() == Phase::Pending && record.phase() != Some(Phase::Pending);
+            if !behind {
+                return Some(entry);
+            }
+        }
+        record.entry(&self.tools).map(Arc::new)
+    }
+
+    /// Moves this replica's own `entry` to the state Redis holds: not while it runs here, nor
+    /// while it waits for a runner (this replica takes it: [`follow`]).
+    fn update(&self, entry: &Entry, record: &Record<'_>) {
+        let runner = record.runner();
+        let ours =
+            runner.is_none_or(|runner| runner.is_empty() || runner == self.replica.as_bytes());
+        if ours && record.state_word() == Some(b"approved") {
+            return;
+        }
+        match record.state() {
+            Some(State::Pending(_)) => {}
+            Some(state) => {
+                entry.advance(state);
+            }
+            // Gone from Redis (forgotten, or the data lost): nothing will happen to it.
+            None => {
+                entry.advance(State::Expired);
+            }
+        }
+    }
+
+    /// The approvals still pending; and those this read expired.
+    pub(crate) async fn pending(&self) -> Reached<(Vec<Arc<Entry>>, Vec<Arc<Entry>>)> {
+        let (all, bytes) = self.bounds();
+        let prefix = self.link.key("approval:", "");
+        let answer: Vec<Option<Vec<u8>>> = self
+            .link
+            .run(Lua::List.script(), &[&all, &bytes], &[prefix.as_bytes()])
+            .await
+            .ok_or(Unreachable)?;
+        let mut pending = Vec::new();
+        let mut expired = Vec::new();
+        for record in records(&answer) {
+            if let Some(entry) = self.entry(&record) {
+                match record.expired {
+                    true => expired.push(entry),
+                    false => pending.push(entry),
+                }
+            }
+        }
+        Ok((pending, expired))
+    }
+
+    /// Decides `entry`: approved, the request to run here when this replica holds it, else
+    /// left to the replica that does.
+    pub(crate) async fn decide(
+        &self,
+        limits: &ApprovalLimits,
+        entry: &Entry,
+        verdict: &Verdict,
+    ) -> Reached<Decided> {
+        let holds = entry.with_state(|state| matches!(state, State::Pending(Some(_))));
+        let (all, bytes) = self.bounds();
+        let key = self.entry_key(&entry.id);
+        let approve = if verdict.is_approved() { "1" } else { "0" };
+        let runner = if holds { self.replica.as_str() } else { "" };
+        let decided = State::decided(verdict);
+        let (by, reason) = match &decided {
+            State::Approved { by, reason, .. } | State::Denied { by, reason } => {
+                (by.as_str(), reason.as_deref().unwrap_or(""))
+            }
+            _ => ("", ""),
+        };
+        let keep = millis(limits.keep_decided);
+        let args: [&[u8]; 6] = [
+            entry.id.as_bytes(),
+            approve.as_bytes(),
+            by.as_bytes(),
+            reason.as_bytes(),
+            keep.as_bytes(),
+            runner.as_bytes(),
+        ];
+        let answer: Vec<Option<Vec<u8>>> = self
+            .link
+            .run(Lua::Decide.script(), &[&all, &bytes, &key], &args)
+            .await
+            .ok_or(Unreachable)?;
+        let word = |index: usize| answer.get(index).cloned().flatten().unwrap_or_default();
+        Ok(match word(0).as_slice() {
+            b"run" => match entry.advance(decided) {
+                Some(kept) => Decided::Run(kept),
+                None => Decided::Elsewhere,
+            },
+            b"denied" => {
+                entry.advance(decided);
+                Decided::Denied
+            }
+            b"expired" => {
+                entry.advance(State::Expired);
+                Decided::Already(Phase::Expired, true)
+            }
+            b"was" => {
+                let phase = match word(1).as_slice() {
+                    b"approved" => Phase::Running,
+                    b"ran" => Phase::Ran,
+                    b"denied" => Phase::Denied,
+                    _ => Phase::Expired,
+                };
+                Decided::Already(phase, false)
+            }
+            // Forgotten since it was read.
+            _ => Decided::Already(Phase::Expired, false),
+        })
+    }
+
+    /// Keeps the answer of an approved call's run, here at once and in Redis (again and
+    /// again while Redis does not take it, for as long as the approval is kept).
+    pub(crate) async fn finish(&self, limits: &ApprovalLimits, entry: &Entry, mut answer: Answer) {
+        if answer
+            .body
+            .as_ref()
+            .is_some_and(|body| body.len() > limits.answer_bytes)
+        {
+            answer.body = None;
+        }
+        let write = Finish {
+            link: self.link.clone(),
+            keys: [self.bounds().0, self.bounds().1, self.entry_key(&entry.id)],
+            id: entry.id.to_string(),
+            answer: answer.clone(),
+            bytes: limits.bytes.to_string(),
+            keep: millis(limits.keep_decided),
+        };
+        match write.write().await {
+            Some(kept) => {
+                if !kept {
+                    answer.body = None;
+                }
+            }
+            None => {
+                let until = tokio::time::Instant::now() + limits.keep_decided;
+                tokio::spawn(async move {
+                    while tokio::time::Instant::now() < until {
+                        tokio::time::sleep(RETRY_EVERY).await;
+                        if write.write().await.is_some() {
+                            return;
+                        }
+                    }
+                });
+            }
+        }
+        entry.ran(answer);
+    }
+
+    /// Forgets this replica's own approval `id`.
+    pub(crate) fn forget(&self, id: &str) {
+        self.own().remove(id);
+    }
+
+    /// This replica's own approval `id`, while it is not over.
+    pub(crate) fn own_entry(&self, id: &str) -> Option<Arc<Entry>> {
+        self.own().get(id).cloned()
+    }
+
+    /// Follows this replica's own approvals (one task, while there are some).
+    pub(crate) fn follow(&self, shared: &Arc<Shared>) {
+        if !self.following.swap(true, Ordering::AcqRel) {
+            tokio::spawn(follow(Arc::downgrade(shared)));
+        }
+    }
+}
+
+/// Reads the state of the replica's own approvals every [`POLL`], until none is left: moves
+/// each to where Redis has it (so a stream waiting on it ends), records the expiries it
+/// made, and forgets those that are over.
+async fn follow(weak: Weak<Shared>) {
+    loop {
+        tokio::time::sleep(POLL).await;
+        let Some(shared) = weak.upgrade() else { return };
+        let Some(book) = shared.approvals.redis() else {
+            return;
+        };
+        let entries: Vec<Arc<Entry>> = book.own().values().cloned().collect();
+        if entries.is_empty() {
+            book.following.store(false, Ordering::Release);
+            // One added after the look and before the store would not be followed.
+            if book.own().is_empty() || book.following.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            continue;
+        }
+        let ids: Vec<&str> = entries.iter().map(|entry| &*entry.id).collect();
+        let Ok(answer) = book.read(&ids, true).await else {
+            continue;
+        };
+        let by_id: HashMap<&str, &Arc<Entry>> =
+            entries.iter().map(|entry| (&*entry.id, entry)).collect();
+        for record in records(&answer) {
+            let Some(&entry) = by_id.get(record.id) else {
+                continue;
+            };
+            // Approved elsewhere, left to this replica, which holds the request: run it here.
+            if record.state_word() == Some(b"approved")
+                && record.runner().is_none_or(<[u8]>::is_empty)
+                && book.take(&entry.id).await
+                && let Some(state @ State::Approved { .. }) = record.state()
+            {
+                let by = match &state {
+                    State::Approved { by, .. } => by.clone(),
+                    _ => String::new(),
+                };
+                if let Some(kept) = entry.advance(state) {
+                    super::run::start(&shared, entry, *kept, &by);
+                }
+                continue;
+            }
+            book.update(entry, &record);
+            if record.expired {
+                super::run::note(&shared, entry, Outcome::ApprovalExpired, None);
+            }
+            if entry.phase().is_over() || record.phase().is_none() {
+                book.forget(&entry.id);
+            }
+        }
+    }
+}
+
+/// The write of an answer to Redis.
+struct Finish {
+    link: RedisLink,
+    keys: [String; 3],
+    id: String,
+    answer: Answer,
+    bytes: String,
+    keep: String,
+}
+
+impl Finish {
+    /// Whether the body was kept; `None` when Redis could not be reached.
+    async fn write(&self) -> Option<bool> {
+        let status = self.answer.status.as_u16().to_string();
+        let mut headers = http::HeaderMap::new();
+        headers.extend(self.answer.headers.iter().cloned());
+        let headers = encode_headers(&headers);
+        let (body, has_body) = match &self.answer.body {
+            Some(body) => (&body[..], "1"),
+            None => (&[][..], "0"),
+        };
+        let args: [&[u8]; 7] = [
+            self.id.as_bytes(),
+            status.as_bytes(),
+            &headers,
+            body,
+            has_body.as_bytes(),
+            self.bytes.as_bytes(),
+            self.keep.as_bytes(),
+        ];
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        let kept: i64 = self.link.run(Lua::Finish.script(), &keys, &args).await?;
+        Some(kept == 1)
+    }
+}
+
+/// A duration as a script argument: whole milliseconds, at least 1.
+fn millis(duration: Duration) -> String {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+        .to_string()
+}
+
+/// 64 hex digits.
+fn hex(digest: &[u8; 32]) -> String {
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}

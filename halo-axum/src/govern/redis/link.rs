@@ -1,0 +1,43 @@
+//! The store's connection lent to what lives in Redis outside governance: the approvals of
+//! held calls (`approval::redis`). One connection, one pause after a failure, one prefix.
+
+use std::fmt;
+use std::sync::Arc;
+
+use redis::{FromRedisValue, Script};
+
+use super::Inner;
+pub(crate) use super::codec::{decode_headers, encode_headers};
+
+/// A handle on a [`RedisStore`](super::RedisStore)'s connection and key prefix.
+#[derive(Clone)]
+pub(crate) struct RedisLink(pub(super) Arc<Inner>);
+
+impl fmt::Debug for RedisLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RedisLink").field(&self.0).finish()
+    }
+}
+
+impl RedisLink {
+    /// Runs `script` with `keys` and `args`; `None` when Redis fails or is paused after a
+    /// failure.
+    pub(crate) async fn run<T: FromRedisValue>(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[&[u8]],
+    ) -> Option<T> {
+        self.0.run(script, keys, args).await
+    }
+
+    /// `<prefix><kind><text>`: a key of the store's own, under its prefix.
+    pub(crate) fn key(&self, kind: &str, text: &str) -> String {
+        format!("{}{kind}{text}", self.0.config.prefix)
+    }
+
+    /// `<prefix><kind><SHA-256 of text, in hex>`: a key that does not store `text` itself.
+    pub(crate) fn digest_key(&self, kind: &str, text: &str) -> String {
+        self.0.digest_key(kind, text)
+    }
+}

@@ -1,0 +1,463 @@
+//! Approvals kept in Redis, shared by two instances of one API over real HTTP on loopback:
+//! a call held on one is listed, read and decided on the other, and run exactly once across
+//! both (by the instance that holds it); both read the answer, and a streamed caller gets
+//! the call's own events or the denial; an idempotency key repeated on the other instance
+//! finds the same approval; expiry is seen from both and recorded once, also for an approval
+//! whose instance stopped; no credential reaches Redis; with Redis down nothing is held,
+//! decided or run. Needs `redis-server` (see `halo_tests::redis`).
+//!
+//! Expiry is timed by Redis's clock (real time), so it is short (1 s), and the tests poll
+//! for what they can only observe (a state in Redis) with a deadline.
+#![allow(missing_docs, unreachable_pub)]
+
+mod common;
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use common::audit::Records;
+use common::client::Answer;
+use common::gate::Runs;
+use halo_axum::{
+    ApprovalLimits, ApprovalQueue, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator,
+    halo,
+};
+use halo_tests::redis::RedisServer;
+use halo_tests::{BearerScheme, TestServer};
+use reqwest::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+const APPROVALS: &str = "/.well-known/halo/approvals";
+/// Callers: one who calls, one who approves.
+const ALICE: &str = "alice-token-9f3";
+const CAROL: &str = "carol-token-2c1";
+
+/// One instance: its name, how many calls its handler ran, its audit records.
+#[derive(Debug, Clone)]
+struct Instance {
+    name: &'static str,
+    runs: Runs,
+    audit: Records,
+}
+
+#[derive(Deserialize, ToSchema)]
+struct Refund {
+    amount: u32,
+}
+
+/// Refund a payment: every call waits for approval.
+#[halo(approval = "required", idempotency_key = "Idempotency-Key")]
+#[utoipa::path(post, path = "/refunds/{id}", params(("id" = String, Path)),
+    request_body = Refund, responses((status = 200)), security(("bearer" = [])))]
+async fn refund(
+    State(instance): State<Instance>,
+    Path(id): Path<String>,
+    caller: Principal,
+    progress: Progress,
+    Json(refund): Json<Refund>,
+) -> Json<Value> {
+    let run = instance.runs.add();
+    progress.step(1, Some(1), "refunding");
+    Json(
+        json!({"refund": id, "amount": refund.amount, "by": caller.id(),
+        "on": instance.name, "run": run}),
+    )
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Payments", version = "1"), modifiers(&BearerScheme))]
+struct Doc;
+
+/// An instance's server, state and client.
+struct Api {
+    server: TestServer,
+    instance: Instance,
+    http: reqwest::Client,
+}
+
+/// Two instances, `a` and `b`, sharing `redis` (key prefix `pay:`), with `limits`.
+async fn two(redis: &RedisServer, limits: ApprovalLimits) -> (Api, Api) {
+    let mut pair = Vec::new();
+    for name in ["a", "b"] {
+        let instance = Instance {
+            name,
+            runs: Runs::default(),
+            audit: Records::default(),
+        };
+        let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+            .routes(routes!(refund))
+            .split_for_parts();
+        let auth = StaticAuthenticator::new()
+            .bearer(ALICE, Principal::new("alice"))
+            .bearer(CAROL, Principal::new("carol").with_scopes(["approve"]));
+        let store = RedisStore::open(&redis.url()).unwrap().prefix("pay:");
+        let layer = HaloLayer::builder(api)
+            .authenticator(auth)
+            .approver(ApprovalQueue::new("approve"))
+            .approval_limits(limits)
+            .redis(store)
+            .audit(instance.audit.clone())
+            .build()
+            .expect("valid metadata");
+        let server = halo_tests::spawn(router.with_state(instance.clone()).layer(layer)).await;
+        pair.push(Api {
+            server,
+            instance,
+            http: reqwest::Client::new(),
+        });
+    }
+    let b = pair.pop().expect("two");
+    (pair.pop().expect("two"), b)
+}
+
+impl Api {
+    /// `POST /refunds/{id}` by alice.
+    async fn refund(&self, id: &str, amount: u32, key: Option<&str>) -> Answer {
+        let mut request = self
+            .http
+            .post(self.server.url(&format!("/refunds/{id}")))
+            .bearer_auth(ALICE)
+            .json(&json!({"amount": amount}));
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        Answer::read(request.send().await.expect("an answer")).await
+    }
+
+    async fn get(&self, path: &str, token: &str) -> Answer {
+        let request = self.http.get(self.server.url(path)).bearer_auth(token);
+        Answer::read(request.send().await.expect("an answer")).await
+    }
+
+    /// `POST {location}/{action}` by carol.
+    async fn decide(&self, location: &str, action: &str, body: Option<&Value>) -> Answer {
+        let mut request = self
+            .http
+            .post(self.server.url(&format!("{location}/{action}")))
+            .bearer_auth(CAROL);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        Answer::read(request.send().await.expect("an answer")).await
+    }
+
+    fn count(&self, outcome: &str) -> usize {
+        let outcomes = self.instance.audit.outcomes();
+        outcomes.iter().filter(|o| o.as_str() == outcome).count()
+    }
+}
+
+/// Asserts a `202` held call and gives its `Location`.
+fn held(answer: &Answer) -> String {
+    assert_eq!(answer.status, StatusCode::ACCEPTED, "{}", answer.body);
+    let doc = answer.json();
+    assert_eq!(doc["state"], "pending", "{doc}");
+    answer.header("location").to_owned()
+}
+
+/// Whether any value Redis holds contains `text`.
+fn redis_holds(redis: &RedisServer, text: &str) -> bool {
+    let script = r"
+for _, key in ipairs(redis.call('KEYS', '*')) do
+  local kind = redis.call('TYPE', key)['ok']
+  local values = {}
+  if kind == 'hash' then values = redis.call('HVALS', key)
+  elseif kind == 'string' then values = {redis.call('GET', key)} end
+  for _, value in ipairs(values) do
+    if string.find(value, ARGV[1], 1, true) then return 1 end
+  end
+end
+return 0";
+    redis.command(&["EVAL", script, "0", text]).as_deref() == Some(":1")
+}
+
+#[tokio::test]
+async fn a_call_held_on_one_instance_is_approved_on_the_other_and_run_once() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let location = held(&a.refund("7", 20, None).await);
+    // The credentials of the call are not stored; what the approver sees is.
+    assert!(!redis_holds(&redis, ALICE), "a credential in Redis");
+    assert!(redis_holds(&redis, "/refunds/7"));
+
+    // B lists it and reads it, as A does.
+    let list = b.get(APPROVALS, CAROL).await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    let listed = &list.json()["approvals"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["href"], location.as_str());
+    assert_eq!(listed[0]["caller"], "alice");
+    assert_eq!(listed[0]["arguments"], json!({"amount": 20}));
+    assert_eq!(b.get(&location, ALICE).await.json()["state"], "pending");
+
+    // Approved on B, which has not served the tool: A, which holds it, runs it, once, as
+    // alice; B answers once it ran.
+    let approved = b.decide(&location, "approve", None).await;
+    assert_eq!(approved.status, StatusCode::OK, "{}", approved.body);
+    let approved = approved.json();
+    assert_eq!(approved["state"], "approved");
+    assert_eq!(approved["decided_by"], "carol", "{approved}");
+    assert_eq!(approved["response"]["status"], 200, "{approved}");
+    let expected = json!({"refund": "7", "amount": 20, "by": "alice", "on": "a", "run": 1});
+    assert_eq!(approved["response"]["body"], expected);
+    assert_eq!((a.instance.runs.count(), b.instance.runs.count()), (1, 0));
+
+    // Both show the answer; deciding again is refused on either, and runs nothing.
+    for api in [&a, &b] {
+        let read = api.get(&location, ALICE).await.json();
+        assert_eq!(read["state"], "approved", "{read}");
+        assert_eq!(read["response"]["body"], expected);
+        api.decide(&location, "approve", None)
+            .await
+            .assert_problem(StatusCode::CONFLICT);
+    }
+    assert_eq!(b.get(APPROVALS, CAROL).await.json()["approvals"], json!([]));
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 1);
+    assert_eq!(
+        a.instance.audit.outcomes(),
+        ["approval_requested", "executed"]
+    );
+    assert_eq!(b.instance.audit.outcomes(), ["approved"]);
+    assert!(!redis_holds(&redis, ALICE), "a credential in Redis");
+}
+
+#[tokio::test]
+async fn an_approval_whose_instance_stopped_expires_and_never_runs() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let location = held(&a.refund("7", 20, None).await);
+    let Api { server, .. } = a;
+    server.shutdown().await.expect("A stops");
+    // A's heartbeat would lapse in 30 s; gone at once here.
+    let forget = "for _, key in ipairs(redis.call('KEYS', 'pay:approval-replica:*')) do \
+                  redis.call('DEL', key) end return 0";
+    halo_tests::wait::eventually("expired without A", Duration::from_secs(10), || async {
+        assert!(redis.command(&["EVAL", forget, "0"]).is_some());
+        b.get(&location, ALICE).await.json()["state"] == "expired"
+    })
+    .await;
+    let late = b.decide(&location, "approve", None).await;
+    late.assert_problem(StatusCode::CONFLICT);
+    assert_eq!(b.count("approval_expired"), 1);
+    assert_eq!(b.instance.runs.count(), 0);
+}
+
+#[tokio::test]
+async fn a_call_denied_on_one_instance_is_refused_to_its_caller_on_the_other() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let location = held(&a.refund("8", 500, Some("k-8")).await);
+    let reason = json!({"reason": "over the daily limit"});
+    let denied = b.decide(&location, "deny", Some(&reason)).await;
+    assert_eq!(denied.status, StatusCode::OK, "{}", denied.body);
+    assert_eq!(denied.json()["state"], "denied");
+    let read = a.get(&location, ALICE).await.json();
+    assert_eq!(
+        (&read["state"], &read["reason"]),
+        (&json!("denied"), &json!("over the daily limit"))
+    );
+    // Its caller, asking again on A with the key: refused, with the reason.
+    let again = a.refund("8", 500, Some("k-8")).await;
+    again.assert_problem(StatusCode::FORBIDDEN);
+    assert!(again.detail().contains("daily limit"), "{}", again.body);
+    a.decide(&location, "approve", None)
+        .await
+        .assert_problem(StatusCode::CONFLICT);
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 0);
+}
+
+#[tokio::test]
+async fn approvals_on_both_instances_at_once_run_the_call_once() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    for round in 0..5 {
+        let location = held(&a.refund(&round.to_string(), 1, None).await);
+        let (on_a, on_b) = tokio::join!(
+            a.decide(&location, "approve", None),
+            b.decide(&location, "approve", None)
+        );
+        let mut statuses = [on_a.status, on_b.status];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::OK, StatusCode::CONFLICT],
+            "round {round}"
+        );
+        let loser = if on_a.status == StatusCode::CONFLICT {
+            &on_a
+        } else {
+            &on_b
+        };
+        assert!(
+            loser.detail().contains("approved already"),
+            "{}",
+            loser.body
+        );
+    }
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 5);
+    assert_eq!(a.count("executed") + b.count("executed"), 5);
+}
+
+#[tokio::test]
+async fn an_idempotency_key_finds_the_approval_on_any_instance() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let first = held(&a.refund("7", 20, Some("k-1")).await);
+    let again = b.refund("7", 20, Some("k-1")).await;
+    assert_eq!(held(&again), first, "the same approval");
+    b.refund("7", 21, Some("k-1"))
+        .await
+        .assert_problem(StatusCode::UNPROCESSABLE_ENTITY);
+    let list = a.get(APPROVALS, CAROL).await.json();
+    assert_eq!(
+        list["approvals"].as_array().map(Vec::len),
+        Some(1),
+        "{list}"
+    );
+    // Approved on A (which holds it): run there; the repeat on B replays the answer.
+    let approved = a.decide(&first, "approve", None).await.json();
+    assert_eq!(approved["response"]["body"]["on"], "a");
+    let replayed = b.refund("7", 20, Some("k-1")).await;
+    assert_eq!(replayed.status, StatusCode::OK, "{}", replayed.body);
+    assert_eq!(replayed.json(), approved["response"]["body"]);
+    assert_eq!((a.instance.runs.count(), b.instance.runs.count()), (1, 0));
+}
+
+#[tokio::test]
+async fn an_approval_nobody_decides_expires_on_both_instances_once() {
+    let redis = RedisServer::start();
+    let limits = ApprovalLimits::new().expire_after(Duration::from_secs(1));
+    let (a, b) = two(&redis, limits).await;
+    let location = held(&a.refund("7", 20, None).await);
+    halo_tests::wait::eventually("expired on B", Duration::from_secs(10), || async {
+        b.get(&location, ALICE).await.json()["state"] == "expired"
+    })
+    .await;
+    assert_eq!(a.get(&location, ALICE).await.json()["state"], "expired");
+    assert_eq!(a.get(APPROVALS, CAROL).await.json()["approvals"], json!([]));
+    let late = b.decide(&location, "approve", None).await;
+    late.assert_problem(StatusCode::CONFLICT);
+    assert!(late.detail().contains("expired already"), "{}", late.body);
+    // Recorded once, by whichever instance saw it due first.
+    assert_eq!(a.count("approval_expired") + b.count("approval_expired"), 1);
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 0);
+}
+
+#[tokio::test]
+async fn with_redis_down_nothing_is_held_decided_or_run() {
+    let mut redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let location = held(&a.refund("7", 20, None).await);
+    redis.stop();
+    let refused = a.refund("8", 20, None).await;
+    refused.assert_problem(StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.header("retry-after"), "1");
+    assert!(!refused.body.contains(redis.password()), "{}", refused.body);
+    for api in [&a, &b] {
+        api.decide(&location, "approve", None)
+            .await
+            .assert_problem(StatusCode::SERVICE_UNAVAILABLE);
+        api.get(APPROVALS, CAROL)
+            .await
+            .assert_problem(StatusCode::SERVICE_UNAVAILABLE);
+        api.get(&location, ALICE)
+            .await
+            .assert_problem(StatusCode::SERVICE_UNAVAILABLE);
+    }
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 0);
+    assert_eq!(
+        a.count("unavailable"),
+        1,
+        "{:?}",
+        a.instance.audit.outcomes()
+    );
+}
+
+/// A streamed call of `/refunds/9` by alice on `api`: the response, its stream read up to
+/// the `approval_pending` event, and the approval's `Location`.
+async fn streamed(api: &Api) -> (reqwest::Response, String, String) {
+    let mut response = api
+        .http
+        .post(api.server.url("/refunds/9"))
+        .bearer_auth(ALICE)
+        .header("accept", "text/event-stream")
+        .json(&json!({"amount": 3}))
+        .send()
+        .await
+        .expect("a stream");
+    assert_eq!(response.status(), StatusCode::OK);
+    let location = response.headers()["location"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let mut head = String::new();
+    while !head.contains("approval_pending") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
+            .await
+            .expect("the stream in time")
+            .expect("a readable stream")
+            .expect("more of the stream");
+        head.push_str(std::str::from_utf8(&chunk).expect("text"));
+    }
+    (response, head, location)
+}
+
+/// The events of a stream whose beginning was `head`, read to its end.
+async fn rest(response: reqwest::Response, head: &str) -> Vec<common::client::Event> {
+    let rest = tokio::time::timeout(Duration::from_secs(10), response.text())
+        .await
+        .expect("the stream ends")
+        .expect("the rest of the stream");
+    common::client::events(&format!("{head}{rest}"))
+}
+
+fn names(events: &[common::client::Event]) -> Vec<&str> {
+    events.iter().map(|event| event.name.as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_streamed_caller_whose_call_is_denied_on_the_other_instance_gets_a_403() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let (response, head, location) = streamed(&a).await;
+    let reason = json!({"reason": "not today"});
+    let denied = b.decide(&location, "deny", Some(&reason)).await;
+    assert_eq!(denied.status, StatusCode::OK, "{}", denied.body);
+    let events = rest(response, &head).await;
+    assert_eq!(
+        names(&events),
+        ["tool_start", "approval_pending", "tool_error"]
+    );
+    let error = &events[2].data["data"];
+    assert_eq!(error["status"], 403, "{error}");
+    assert!(
+        error["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("not today"))
+    );
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 0);
+}
+
+#[tokio::test]
+async fn a_streamed_caller_gets_its_own_events_when_its_instance_runs_the_call() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    let (response, head, location) = streamed(&a).await;
+    b.decide(&location, "approve", None).await;
+    let events = rest(response, &head).await;
+    assert_eq!(
+        names(&events),
+        [
+            "tool_start",
+            "approval_pending",
+            "tool_progress",
+            "tool_end"
+        ]
+    );
+    assert_eq!(events[3].data["data"]["content"]["on"], "a");
+    assert_eq!((a.instance.runs.count(), b.instance.runs.count()), (1, 0));
+}
