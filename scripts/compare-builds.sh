@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A governed call's time in this tree against an earlier commit's build of the layer.
+#
+#   bash scripts/compare-builds.sh [COMMIT] [--runs N]
+#
+# COMMIT defaults to ac9cda7, the last commit before circuit breakers, approvals and
+# cancellation (issue 16). The earlier commit is exported with `git archive` into
+# target/compare/old and built into target/compare/old-target, a target directory of its own:
+# two trees built into one target directory can leave cargo using the wrong build of a
+# workspace crate. Both builds run halo-axum/benches/governed.rs (the old one without its
+# `circuit = …` key, which that layer did not know), alternately, N times each (3 by default),
+# on a machine that should be quiet. The script prints each run's figures and the medians'
+# ratios, new / old.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+commit=ac9cda7
+runs=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
+    *) commit="$1"; shift ;;
+  esac
+done
+
+root="$PWD"
+work="$root/target/compare"
+old="$work/old"
+rm -rf "$old"
+mkdir -p "$old"
+git archive "$commit" | tar -x -C "$old"
+sed 's/, circuit = "5\/30s\/2"//' halo-axum/benches/governed.rs > "$old/halo-axum/benches/governed.rs"
+if ! grep -q 'name = "governed"' "$old/halo-axum/Cargo.toml"; then
+  printf '\n[[bench]]\nname = "governed"\nharness = false\n' >> "$old/halo-axum/Cargo.toml"
+fi
+
+echo "building $commit's layer into $work/old-target" >&2
+(cd "$old" && CARGO_TARGET_DIR="$work/old-target" cargo bench -p halo-axum --bench governed --no-run)
+echo "building this tree's layer" >&2
+cargo bench -p halo-axum --bench governed --no-run
+
+# Criterion's point estimate of one bench, in nanoseconds, from its text output.
+estimate() {
+  awk -v id="$1" '
+    $0 ~ "^" id { found = 1 }
+    found && /time:/ {
+      sub(/.*\[/, ""); split($0, f, " ");
+      value = f[3]; unit = f[4];
+      if (unit == "ps") value /= 1000; else if (unit == "µs" || unit == "us") value *= 1000; else if (unit == "ms") value *= 1000000;
+      print value; exit
+    }'
+}
+
+declare -a old_one old_http new_one new_http
+for run in $(seq 1 "$runs"); do
+  out=$(cd "$old" && CARGO_TARGET_DIR="$work/old-target" cargo bench -q -p halo-axum --bench governed 2>/dev/null)
+  old_one+=("$(estimate governed/oneshot_get <<<"$out")")
+  old_http+=("$(estimate governed/http_get <<<"$out")")
+  out=$(cargo bench -q -p halo-axum --bench governed 2>/dev/null)
+  new_one+=("$(estimate governed/oneshot_get <<<"$out")")
+  new_http+=("$(estimate governed/http_get <<<"$out")")
+  echo "run $run: oneshot old ${old_one[-1]} ns, new ${new_one[-1]} ns; http old ${old_http[-1]} ns, new ${new_http[-1]} ns"
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+m_old_one=$(median "${old_one[@]}"); m_new_one=$(median "${new_one[@]}")
+m_old_http=$(median "${old_http[@]}"); m_new_http=$(median "${new_http[@]}")
+echo "governed GET, in process: new / $commit = $(ratio "$m_new_one" "$m_old_one") (medians $m_new_one ns / $m_old_one ns)"
+echo "governed GET, over HTTP:  new / $commit = $(ratio "$m_new_http" "$m_old_http") (medians $m_new_http ns / $m_old_http ns)"
