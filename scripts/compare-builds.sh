@@ -10,7 +10,9 @@
 # workspace crate. Both builds run halo-axum/benches/governed.rs (the old one without its
 # `circuit = …` key, which that layer did not know), alternately, N times each (3 by default),
 # on a machine that should be quiet. The script prints each run's figures and the medians'
-# ratios, new / old.
+# ratios, new / old, and first the instructions one in-process call takes in each build
+# (valgrind's cachegrind, when valgrind is installed), a count the machine's noise barely
+# moves.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,18 +41,26 @@ echo "building $commit's layer into $work/old-target" >&2
 (cd "$old" && CARGO_TARGET_DIR="$work/old-target" cargo bench -p halo-axum --bench governed --no-run)
 echo "building this tree's layer" >&2
 cargo bench -p halo-axum --bench governed --no-run
+# The newest build of each bench binary.
+newest() { ls -t "$1"/release/deps/governed-* | grep -v '\.d$' | head -1; }
+old_bin=$(newest "$work/old-target")
+new_bin=$(newest target)
 
-# Criterion's point estimate of one bench, in nanoseconds, from its text output.
-estimate() {
-  awk -v id="$1" '
-    $0 ~ "^" id { found = 1 }
-    found && /time:/ {
-      sub(/.*\[/, ""); split($0, f, " ");
-      value = f[3]; unit = f[4];
-      if (unit == "ps") value /= 1000; else if (unit == "µs" || unit == "us") value *= 1000; else if (unit == "ms") value *= 1000000;
-      print value; exit
-    }'
+# Instructions per in-process call, counted by valgrind's cachegrind (this VM has no hardware
+# counters for perf): the count of 12,000 calls less that of 2,000, over 10,000. It moves far
+# less with the machine's load than time does (about 1% from run to run).
+per_call() {
+  local small large
+  small=$(HALO_BENCH_CALLS=2000 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$1" 2>&1 >/dev/null | awk '/I *refs/ { gsub(",", "", $NF); print $NF }')
+  large=$(HALO_BENCH_CALLS=12000 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$1" 2>&1 >/dev/null | awk '/I *refs/ { gsub(",", "", $NF); print $NF }')
+  awk -v s="$small" -v l="$large" 'BEGIN { printf "%.0f", (l - s) / 10000 }'
 }
+if command -v valgrind >/dev/null 2>&1; then
+  old_ins=$(per_call "$old_bin"); new_ins=$(per_call "$new_bin")
+  echo "instructions per governed GET, in process: new $new_ins, $commit $old_ins: new / $commit = $(awk -v a="$new_ins" -v b="$old_ins" 'BEGIN { printf "%.3f", a / b }')"
+else
+  echo "valgrind is missing (apt-get install valgrind): no instruction counts" >&2
+fi
 
 declare -a old_one old_http new_one new_http
 for run in $(seq 1 "$runs"); do

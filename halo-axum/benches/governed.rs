@@ -10,7 +10,10 @@
 //! The file is written so that it builds against layers older than circuit breakers: the
 //! script removes the `circuit = …` key there, and nothing else differs.
 //!
-//! Run `cargo bench -p halo-axum --bench governed`.
+//! Run `cargo bench -p halo-axum --bench governed`. With `HALO_BENCH_CALLS=N` set, the
+//! binary makes `N` in-process calls and exits instead, so that valgrind's cachegrind counts
+//! the instructions a call takes: the script compares builds by that count as well as by
+//! time.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -20,7 +23,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::response::Response;
 use axum::{Json, Router};
-use criterion::{Criterion, criterion_main};
+use criterion::Criterion;
 use halo_axum::{HaloLayer, halo};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
@@ -130,4 +133,19 @@ mod group {
     criterion::criterion_group!(benches, super::governed);
 }
 
-criterion_main!(group::benches);
+/// With `HALO_BENCH_CALLS=N` in the environment: makes `N` in-process calls and exits, for
+/// cachegrind to count the instructions they take (a measure that barely moves with the
+/// machine's noise, unlike time); else criterion's benches.
+fn main() {
+    if let Some(calls) = std::env::var("HALO_BENCH_CALLS")
+        .ok()
+        .and_then(|calls| calls.parse::<u64>().ok())
+    {
+        let rt = runtime();
+        let app = app();
+        black_box(time(&rt, calls, || call(&app)));
+        return;
+    }
+    group::benches();
+    Criterion::default().configure_from_args().final_summary();
+}

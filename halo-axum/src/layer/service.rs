@@ -300,7 +300,8 @@ where
     let ((response, outcome), streamed) = match admitted {
         Ok(Admission::Run(call)) => run(&shared, inner, &route, call, streaming).await?,
         Ok(Admission::Hold(held, rate)) => {
-            let stop = approval::hold(&shared, inner, &route, held).await;
+            // Boxed, as the admission: a call that runs does not carry this future's size.
+            let stop = Box::pin(approval::hold(&shared, inner, &route, *held)).await;
             let rate = rate.as_ref().map_or(&[][..], |h| &h[..]);
             (stop.with_headers(rate).into_parts(), None)
         }
@@ -336,9 +337,12 @@ where
 
 /// Where the checks send a call: on to the handler, or to wait for approval (with the rate
 /// headers every answer carries).
+// Every call that runs takes the large variant: boxing it would cost each one an allocation.
+#[allow(clippy::large_enum_variant)]
 enum Admission {
     Run(Admitted),
-    Hold(approval::Held, Option<RateHeaders>),
+    /// Boxed: the rare branch does not make every call's admission larger.
+    Hold(Box<approval::Held>, Option<RateHeaders>),
 }
 
 /// A call every check let through, on its way to the handler.
@@ -443,7 +447,7 @@ async fn admit(
             key,
             streaming,
         };
-        return Ok(Admission::Hold(held, rate));
+        return Ok(Admission::Hold(Box::new(held), rate));
     }
     let (body, ticket) = match key {
         None => (body, None),
