@@ -61,28 +61,22 @@ impl Unreachable {
 pub(crate) type Reached<T> = Result<T, Unreachable>;
 
 /// One approval: this process's own (held here, to wait on), or what the shared store holds,
-/// read for one request.
+/// read for one request. Its fixed facts ([`Made`]) are read through it.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    pub(crate) id: Arc<str>,
-    /// The tool's index in the registry.
-    pub(crate) tool: usize,
-    /// What the approver is shown.
-    pub(crate) request: ApprovalRequest,
-    /// Whose quota it counts against.
-    pub(crate) quota: String,
-    /// The idempotency key it was asked for with (as the book indexes it), and the digest of
-    /// the request it was asked for.
-    pub(crate) key: Option<(String, [u8; 32])>,
-    pub(crate) requested_at: SystemTime,
-    pub(crate) expires_at: SystemTime,
+    made: Made,
     /// When it expires, on Tokio's clock.
     pub(crate) deadline: Instant,
-    /// The request's `x-request-id` and `traceparent`, for the audit records of its decision
-    /// and run.
-    pub(crate) trail: HeaderMap,
     slot: Mutex<Slot>,
     phase: watch::Sender<Phase>,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = Made;
+
+    fn deref(&self) -> &Made {
+        &self.made
+    }
 }
 
 #[derive(Debug)]
@@ -329,37 +323,37 @@ impl Book {
 }
 
 /// What an [`Entry`] is made of, besides its state.
+#[derive(Debug)]
 pub(crate) struct Made {
     pub(crate) id: Arc<str>,
+    /// The tool's index in the registry.
     pub(crate) tool: usize,
+    /// What the approver is shown.
     pub(crate) request: ApprovalRequest,
+    /// Whose quota it counts against.
     pub(crate) quota: String,
+    /// The idempotency key it was asked for with (as the book indexes it), and the digest of
+    /// the request it was asked for.
     pub(crate) key: Option<(String, [u8; 32])>,
     pub(crate) requested_at: SystemTime,
     pub(crate) expires_at: SystemTime,
+    /// The request's `x-request-id` and `traceparent`, for the audit records of its decision
+    /// and run.
     pub(crate) trail: HeaderMap,
 }
 
 impl Entry {
     /// An approval in `state`, counting `counted` bytes.
-    pub(crate) fn new(made: Made, state: State, counted: usize) -> Self {
+    pub(crate) fn new(mut made: Made, state: State, counted: usize) -> Self {
         let left = made
             .expires_at
             .duration_since(SystemTime::now())
             .unwrap_or_default();
-        let mut request = made.request;
-        request.id = made.id.to_string();
+        made.request.id = made.id.to_string();
         let phase = state.phase();
         Self {
-            id: made.id,
-            tool: made.tool,
-            request,
-            quota: made.quota,
-            key: made.key,
-            requested_at: made.requested_at,
-            expires_at: made.expires_at,
+            made,
             deadline: Instant::now() + left,
-            trail: made.trail,
             slot: Mutex::new(Slot { state, counted }),
             phase: watch::channel(phase).0,
         }

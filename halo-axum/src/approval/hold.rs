@@ -22,7 +22,7 @@ use super::decision::wait_end;
 use super::document::{accepted, document, href};
 use super::run::{runner, watch};
 use super::{ApprovalRequest, run};
-use crate::audit::{Outcome, redact, sensitive};
+use crate::audit::{Outcome, redact};
 use crate::govern::{caller_bucket, fingerprint};
 use crate::layer::Shared;
 use crate::registry::Route;
@@ -95,7 +95,7 @@ where
     let arguments = serde_json::from_slice::<Value>(&bytes)
         .ok()
         .map(|mut value| {
-            redact(&mut value, &sensitive(&tool.schema.input));
+            redact(&mut value, &tool.sensitive);
             value
         });
     let request = ApprovalRequest {

@@ -184,12 +184,12 @@ impl AuditRecord {
         self.latency_ms = elapsed.as_secs_f64() * 1000.0;
     }
 
-    /// Records a call's arguments with the sensitive ones (of `input`) redacted: its body as
-    /// validation parsed it (`parsed`) or, when the fast check vouched for the body without
-    /// parsing it, as `read`.
+    /// Records a call's arguments with the `sensitive` ones (see [`sensitive`]) redacted: its
+    /// body as validation parsed it (`parsed`) or, when the fast check vouched for the body
+    /// without parsing it, as `read`.
     pub(crate) fn note_arguments(
         &mut self,
-        input: &IndexMap<String, InputField>,
+        sensitive: &[String],
         parsed: Option<&Value>,
         read: Option<&[u8]>,
     ) {
@@ -198,7 +198,7 @@ impl AuditRecord {
             None => read.and_then(|bytes| serde_json::from_slice(bytes).ok()),
         };
         if let Some(mut arguments) = arguments {
-            redact(&mut arguments, &sensitive(input));
+            redact(&mut arguments, sensitive);
             self.arguments = Some(arguments);
         }
     }

@@ -410,7 +410,7 @@ async fn admit(
         && let Some(record) = trail.as_deref_mut()
     {
         let parsed = parts.extensions.get::<ParsedBody>().map(|parsed| &parsed.0);
-        record.note_arguments(&tool.schema.input, parsed, read.as_deref());
+        record.note_arguments(&tool.sensitive, parsed, read.as_deref());
     }
     // Rate.
     let call = RateCall {

@@ -97,6 +97,9 @@ pub(crate) struct Tool {
     /// Its successful answer is the application's own event stream, passed through as it
     /// comes: a call asking for `text/event-stream` is not run as a tool stream.
     pub(crate) own_stream: bool,
+    /// The input entries never written to the audit trail or shown to approvers
+    /// (`writeOnly`, `format: password`), found once at build.
+    pub(crate) sensitive: Vec<String>,
 }
 
 impl Tool {
@@ -356,6 +359,7 @@ impl Registry {
                     ),
                     schema_bytes,
                     parts,
+                    sensitive: crate::audit::sensitive(&built.schema.input),
                     entry: built.entry,
                     schema: built.schema,
                     locales,
