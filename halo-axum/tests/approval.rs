@@ -7,53 +7,22 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
+use common::approvals::{self, ALICE, APPROVALS, BOB, CAROL, Payments, Trail};
 use common::client::Answer;
 use common::gate::Runs;
 use halo_axum::protocol::Approval;
 use halo_axum::{
-    ApprovalLimits, ApprovalQueue, ApprovalRequest, ApprovalRule, Approver, AuditRecord, AuditSink,
-    Describe, HaloBuilder, HaloLayer, Principal, Progress, StaticAuthenticator, Validation,
-    Verdict, halo,
+    ApprovalLimits, ApprovalQueue, ApprovalRequest, ApprovalRule, Approver, Describe, HaloBuilder,
+    Principal, Verdict, halo,
 };
-use halo_tests::{BearerScheme, TestServer};
+use halo_tests::TestServer;
 use reqwest::{Method, StatusCode};
-use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::watch;
-use utoipa::{OpenApi, ToSchema};
-use utoipa_axum::{router::OpenApiRouter, routes};
-
-const APPROVALS: &str = "/.well-known/halo/approvals";
-/// Callers: two who call, one who approves.
-const ALICE: &str = "alice-token";
-const BOB: &str = "bob-token";
-const CAROL: &str = "carol-token";
-
-#[derive(Deserialize, ToSchema)]
-struct Refund {
-    amount: u32,
-}
-
-/// Refund a payment: every call waits for approval.
-#[halo(approval = "required", idempotency_key = "Idempotency-Key")]
-#[utoipa::path(post, path = "/refunds/{id}", params(("id" = String, Path)),
-    request_body = Refund, responses((status = 200)), security(("bearer" = [])))]
-async fn refund(
-    State(runs): State<Runs>,
-    Path(id): Path<String>,
-    caller: Principal,
-    progress: Progress,
-    Json(refund): Json<Refund>,
-) -> Json<Value> {
-    let run = runs.add();
-    progress.step(1, Some(1), "refunding");
-    Json(json!({"refund": id, "amount": refund.amount, "by": caller.id(), "run": run}))
-}
+use utoipa_axum::routes;
 
 /// Wipe the archive: irreversible, so a rule may ask for approval.
 #[halo(reversible = false)]
@@ -69,53 +38,6 @@ async fn balance(State(runs): State<Runs>) -> Json<Value> {
     Json(json!({"balance": 100, "run": runs.add()}))
 }
 
-#[derive(OpenApi)]
-#[openapi(info(title = "Payments", version = "1"), modifiers(&BearerScheme))]
-struct Doc;
-
-/// Audit records, with a signal for each one that arrives.
-#[derive(Clone)]
-struct Trail(Arc<watch::Sender<Vec<AuditRecord>>>);
-
-impl Default for Trail {
-    fn default() -> Self {
-        Self(Arc::new(watch::channel(Vec::new()).0))
-    }
-}
-
-impl AuditSink for Trail {
-    fn record(&self, record: AuditRecord) {
-        self.0.send_modify(|records| records.push(record));
-    }
-}
-
-impl Trail {
-    fn outcomes(&self) -> Vec<String> {
-        self.0
-            .borrow()
-            .iter()
-            .map(|record| record.outcome.as_str().to_owned())
-            .collect()
-    }
-
-    /// The record with `outcome`, once it is written.
-    async fn wait(&self, outcome: &str) -> AuditRecord {
-        let mut records = self.0.subscribe();
-        let found = tokio::time::timeout(
-            Duration::from_secs(10),
-            records.wait_for(|records| records.iter().any(|r| r.outcome.as_str() == outcome)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("no `{outcome}` record: {:?}", self.outcomes()))
-        .expect("the trail is there");
-        found
-            .iter()
-            .find(|r| r.outcome.as_str() == outcome)
-            .cloned()
-            .expect("found above")
-    }
-}
-
 struct Api {
     server: TestServer,
     runs: Runs,
@@ -123,26 +45,17 @@ struct Api {
     http: reqwest::Client,
 }
 
-/// The payments API behind a layer with an authenticator and an audit trail, as `configure`
-/// builds it further.
+/// The payments API (with `wipe` and `balance`) behind a layer with the callers and an audit
+/// trail, as `configure` builds it further.
 async fn serve(configure: impl FnOnce(HaloBuilder) -> HaloBuilder) -> Api {
-    let runs = Runs::default();
-    let trail = Trail::default();
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(refund))
+    let routes = approvals::payments()
         .routes(routes!(wipe))
-        .routes(routes!(balance))
-        .split_for_parts();
-    let auth = StaticAuthenticator::new()
-        .bearer(ALICE, Principal::new("alice"))
-        .bearer(BOB, Principal::new("bob"))
-        .bearer(CAROL, Principal::new("carol").with_scopes(["approve"]));
-    let builder = HaloLayer::builder(api)
-        .authenticator(auth)
-        .validate(Validation::On)
-        .audit(trail.clone());
-    let layer = configure(builder).build().expect("valid metadata");
-    let server = halo_tests::spawn(router.with_state(runs.clone()).layer(layer)).await;
+        .routes(routes!(balance));
+    let Payments {
+        server,
+        runs,
+        trail,
+    } = approvals::serve(routes, configure).await;
     Api {
         server,
         runs,
@@ -378,10 +291,10 @@ async fn only_its_caller_and_approvers_see_an_approval() {
     refused.assert_problem(StatusCode::FORBIDDEN);
     // A method the resource does not take.
     let wrong = api
-        .send(Method::DELETE, &location, Some(CAROL), None, None)
+        .send(Method::PUT, &location, Some(CAROL), None, None)
         .await;
     wrong.assert_problem(StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(wrong.header("allow"), "GET, HEAD");
+    assert_eq!(wrong.header("allow"), "GET, HEAD, DELETE");
     assert_eq!(api.runs.count(), 0);
 }
 

@@ -1,5 +1,5 @@
 //! Approvals are counted: `halo_approvals_total{tool, event}` for each request, approval,
-//! denial and expiry, and the run of an approved call as a call (`halo_tool_calls_total`).
+//! denial, expiry and withdrawal, and the run of an approved call as a call (`halo_tool_calls_total`).
 //! The metrics recorder is global to the process, so this file has one test and a recorder
 //! of its own that keeps the counters it is handed.
 #![allow(missing_docs, unreachable_pub)]
@@ -133,8 +133,16 @@ async fn approvals_are_counted_by_tool_and_event() {
     let approved = hold(1).await;
     let denied = hold(2).await;
     hold(3).await;
+    let withdrawn = hold(4).await;
     decide(approved, "approve").await.expect("decided");
     decide(denied, "deny").await.expect("decided");
+    let withdrawal = http
+        .delete(server.url(&withdrawn))
+        .bearer_auth("ann")
+        .send()
+        .await
+        .expect("withdrawn");
+    assert_eq!(withdrawal.status(), StatusCode::OK);
     common::fast_forward(Duration::from_secs(61)).await;
     // The expiry is counted when its timer fires; a read sees it settled.
     let list = http
@@ -147,7 +155,8 @@ async fn approvals_are_counted_by_tool_and_event() {
         list.json::<Value>().await.expect("JSON")["approvals"],
         json!([])
     );
-    assert_eq!(counts.get(&approvals("requested")), 3);
+    assert_eq!(counts.get(&approvals("requested")), 4);
+    assert_eq!(counts.get(&approvals("cancelled")), 1);
     assert_eq!(counts.get(&approvals("approved")), 1);
     assert_eq!(counts.get(&approvals("denied")), 1);
     assert_eq!(counts.get(&approvals("expired")), 1);
@@ -156,6 +165,6 @@ async fn approvals_are_counted_by_tool_and_event() {
             "halo_tool_calls_total{{outcome=\"{outcome}\",status=\"{status}\",tool=\"close\"}}"
         ))
     };
-    assert_eq!(calls("approval_requested", "2xx"), 3);
+    assert_eq!(calls("approval_requested", "2xx"), 4);
     assert_eq!(calls("executed", "2xx"), 1, "the approved call ran once");
 }

@@ -3,8 +3,9 @@
 //! both (by the instance that holds it); both read the answer, and a streamed caller gets
 //! the call's own events or the denial; an idempotency key repeated on the other instance
 //! finds the same approval; expiry is seen from both and recorded once, also for an approval
-//! whose instance stopped; no credential reaches Redis; with Redis down nothing is held,
-//! decided or run. Needs `redis-server` (see `halo_tests::redis`).
+//! whose instance stopped; a call withdrawn by its caller on the other instance never runs
+//! (its stream ends cancelled), and a withdrawal racing an approval has one winner; no
+//! credential reaches Redis; with Redis down nothing is held, decided or run. Needs `redis-server` (see `halo_tests::redis`).
 //!
 //! Expiry is timed by Redis's clock (real time), so it is short (1 s), and the tests poll
 //! for what they can only observe (a state in Redis) with a deadline.
@@ -14,27 +15,16 @@ mod common;
 
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::FromRef;
+use common::approvals::{self, ALICE, APPROVALS, CAROL, Till};
 use common::audit::Records;
 use common::client::Answer;
 use common::gate::Runs;
-use halo_axum::{
-    ApprovalLimits, ApprovalQueue, HaloLayer, Principal, Progress, RedisStore, StaticAuthenticator,
-    halo,
-};
+use halo_axum::{ApprovalLimits, ApprovalQueue, HaloLayer, RedisStore};
+use halo_tests::TestServer;
 use halo_tests::redis::RedisServer;
-use halo_tests::{BearerScheme, TestServer};
 use reqwest::StatusCode;
-use serde::Deserialize;
 use serde_json::{Value, json};
-use utoipa::{OpenApi, ToSchema};
-use utoipa_axum::{router::OpenApiRouter, routes};
-
-const APPROVALS: &str = "/.well-known/halo/approvals";
-/// Callers: one who calls, one who approves.
-const ALICE: &str = "alice-token-9f3";
-const CAROL: &str = "carol-token-2c1";
 
 /// One instance: its name, how many calls its handler ran, its audit records.
 #[derive(Debug, Clone)]
@@ -44,33 +34,15 @@ struct Instance {
     audit: Records,
 }
 
-#[derive(Deserialize, ToSchema)]
-struct Refund {
-    amount: u32,
+/// The refund handler runs on the instance, by its name.
+impl FromRef<Instance> for Till {
+    fn from_ref(instance: &Instance) -> Self {
+        Self {
+            instance: Some(instance.name),
+            runs: instance.runs.clone(),
+        }
+    }
 }
-
-/// Refund a payment: every call waits for approval.
-#[halo(approval = "required", idempotency_key = "Idempotency-Key")]
-#[utoipa::path(post, path = "/refunds/{id}", params(("id" = String, Path)),
-    request_body = Refund, responses((status = 200)), security(("bearer" = [])))]
-async fn refund(
-    State(instance): State<Instance>,
-    Path(id): Path<String>,
-    caller: Principal,
-    progress: Progress,
-    Json(refund): Json<Refund>,
-) -> Json<Value> {
-    let run = instance.runs.add();
-    progress.step(1, Some(1), "refunding");
-    Json(
-        json!({"refund": id, "amount": refund.amount, "by": caller.id(),
-        "on": instance.name, "run": run}),
-    )
-}
-
-#[derive(OpenApi)]
-#[openapi(info(title = "Payments", version = "1"), modifiers(&BearerScheme))]
-struct Doc;
 
 /// An instance's server, state and client.
 struct Api {
@@ -88,15 +60,10 @@ async fn two(redis: &RedisServer, limits: ApprovalLimits) -> (Api, Api) {
             runs: Runs::default(),
             audit: Records::default(),
         };
-        let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-            .routes(routes!(refund))
-            .split_for_parts();
-        let auth = StaticAuthenticator::new()
-            .bearer(ALICE, Principal::new("alice"))
-            .bearer(CAROL, Principal::new("carol").with_scopes(["approve"]));
+        let (router, api) = approvals::payments().split_for_parts();
         let store = RedisStore::open(&redis.url()).unwrap().prefix("pay:");
         let layer = HaloLayer::builder(api)
-            .authenticator(auth)
+            .authenticator(approvals::callers())
             .approver(ApprovalQueue::new("approve"))
             .approval_limits(limits)
             .redis(store)
@@ -142,6 +109,15 @@ impl Api {
         if let Some(body) = body {
             request = request.json(body);
         }
+        Answer::read(request.send().await.expect("an answer")).await
+    }
+
+    /// `DELETE {location}` by alice: the call withdrawn.
+    async fn withdraw(&self, location: &str) -> Answer {
+        let request = self
+            .http
+            .delete(self.server.url(location))
+            .bearer_auth(ALICE);
         Answer::read(request.send().await.expect("an answer")).await
     }
 
@@ -460,4 +436,75 @@ async fn a_streamed_caller_gets_its_own_events_when_its_instance_runs_the_call()
     );
     assert_eq!(events[3].data["data"]["content"]["on"], "a");
     assert_eq!((a.instance.runs.count(), b.instance.runs.count()), (1, 0));
+}
+
+#[tokio::test]
+async fn a_call_withdrawn_on_the_other_instance_never_runs_and_its_stream_ends() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    // Streamed on A, withdrawn on B: A's stream ends with the cancelled `tool_error`.
+    let (response, head, location) = streamed(&a).await;
+    let withdrawn = b.withdraw(&location).await;
+    assert_eq!(withdrawn.status, StatusCode::OK, "{}", withdrawn.body);
+    let doc = withdrawn.json();
+    assert_eq!(
+        (&doc["state"], &doc["decided_by"]),
+        (&json!("cancelled"), &json!("alice"))
+    );
+    assert_eq!(doc["reason"], "withdrawn by its caller");
+    let events = rest(response, &head).await;
+    assert_eq!(
+        names(&events),
+        ["tool_start", "approval_pending", "tool_error"]
+    );
+    assert_eq!(
+        events[2].data["data"]["status"], 409,
+        "{:?}",
+        events[2].data
+    );
+    // Both read it cancelled; neither approves it, nor withdraws it again.
+    for api in [&a, &b] {
+        assert_eq!(api.get(&location, ALICE).await.json()["state"], "cancelled");
+        let late = api.decide(&location, "approve", None).await;
+        late.assert_problem(StatusCode::CONFLICT);
+        assert!(late.detail().contains("cancelled already"), "{}", late.body);
+        api.withdraw(&location)
+            .await
+            .assert_problem(StatusCode::CONFLICT);
+    }
+    // Without a stream: held on A, withdrawn on B, approved on A too late.
+    let plain = held(&a.refund("8", 5, None).await);
+    assert_eq!(b.withdraw(&plain).await.status, StatusCode::OK);
+    a.decide(&plain, "approve", None)
+        .await
+        .assert_problem(StatusCode::CONFLICT);
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), 0);
+    assert_eq!((a.count("cancelled"), b.count("cancelled")), (0, 2));
+    let records = b.instance.audit.all();
+    let record = records.iter().find(|r| r.outcome.as_str() == "cancelled");
+    assert_eq!(record.and_then(|r| r.decided_by.as_deref()), Some("alice"));
+}
+
+#[tokio::test]
+async fn a_withdrawal_racing_an_approval_on_the_other_instance_has_one_winner() {
+    let redis = RedisServer::start();
+    let (a, b) = two(&redis, ApprovalLimits::new()).await;
+    for round in 0..5 {
+        let location = held(&a.refund(&round.to_string(), 1, None).await);
+        let (withdrawn, approved) =
+            tokio::join!(b.withdraw(&location), a.decide(&location, "approve", None));
+        let mut statuses = [withdrawn.status, approved.status];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::OK, StatusCode::CONFLICT],
+            "round {round}: {} / {}",
+            withdrawn.body,
+            approved.body
+        );
+    }
+    let approved = a.count("approved") + b.count("approved");
+    let cancelled = a.count("cancelled") + b.count("cancelled");
+    assert_eq!(approved + cancelled, 5);
+    assert_eq!(a.instance.runs.count() + b.instance.runs.count(), approved);
 }

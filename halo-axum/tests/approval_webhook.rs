@@ -1,8 +1,9 @@
 //! The webhook approver, over real HTTP on loopback: a held call is POSTed, signed, to a
 //! receiver that checks the signature with `WebhookSecret::verify`; its answer approves
 //! (the call runs once) or denies (with its reason, never run); failures are retried a
-//! bounded number of times and never approve; a hook that gives no verdict leaves the call
-//! to the fallback approver or to expiry; redirects are not followed.
+//! bounded number of times, never past the approval's expiry, and never approve; a hook that
+//! gives no verdict leaves the call to the fallback approver or to expiry; redirects are not
+//! followed.
 #![allow(missing_docs, unreachable_pub)]
 
 mod common;
@@ -13,94 +14,26 @@ use std::time::{Duration, SystemTime};
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use common::approvals::{self, ALICE, APPROVALS, BOB, CAROL, Payments, Trail};
 use common::client::Answer;
 use common::gate::Runs;
 use halo_axum::{
-    ApprovalLimits, ApprovalQueue, ApprovalRequest, Approver, AuditRecord, AuditSink, HaloLayer,
-    Principal, SignatureError, StaticAuthenticator, Validation, Verdict, WebhookApprover,
-    WebhookApproverBuilder, WebhookSecret, halo,
+    ApprovalLimits, ApprovalQueue, ApprovalRequest, Approver, HaloBuilder, Principal,
+    SignatureError, Verdict, WebhookApprover, WebhookApproverBuilder, WebhookSecret,
 };
-use halo_tests::{BearerScheme, TestServer};
+use halo_tests::TestServer;
 use reqwest::{Method, StatusCode};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use utoipa::{OpenApi, ToSchema};
-use utoipa_axum::{router::OpenApiRouter, routes};
 
-const APPROVALS: &str = "/.well-known/halo/approvals";
-const ALICE: &str = "alice-token";
-const BOB: &str = "bob-token";
-const CAROL: &str = "carol-token";
 const SECRET: &str = "whsec-test-0123456789abcdef";
 const TOLERANCE: Duration = Duration::from_secs(300);
 /// How long a test waits for something that should happen at once.
 const PATIENCE: Duration = Duration::from_secs(10);
-
-#[derive(Deserialize, ToSchema)]
-struct Refund {
-    amount: u32,
-    /// The card's PIN: never shown to approvers.
-    #[schema(write_only)]
-    pin: Option<String>,
-}
-
-/// Refund a payment: every call waits for approval.
-#[halo(approval = "required", idempotency_key = "Idempotency-Key")]
-#[utoipa::path(post, path = "/refunds/{id}", params(("id" = String, Path)),
-    request_body = Refund, responses((status = 200)), security(("bearer" = [])))]
-async fn refund(
-    State(runs): State<Runs>,
-    Path(id): Path<String>,
-    caller: Principal,
-    Json(refund): Json<Refund>,
-) -> Json<Value> {
-    let run = runs.add();
-    let pin = refund.pin.is_some();
-    Json(json!({"refund": id, "amount": refund.amount, "by": caller.id(), "run": run, "pin": pin}))
-}
-
-#[derive(OpenApi)]
-#[openapi(info(title = "Payments", version = "1"), modifiers(&BearerScheme))]
-struct Doc;
-
-/// Audit records, with a signal for each one that arrives.
-#[derive(Clone)]
-struct Trail(Arc<watch::Sender<Vec<AuditRecord>>>);
-
-impl AuditSink for Trail {
-    fn record(&self, record: AuditRecord) {
-        self.0.send_modify(|records| records.push(record));
-    }
-}
-
-impl Trail {
-    fn outcomes(&self) -> Vec<String> {
-        let records = self.0.borrow();
-        records
-            .iter()
-            .map(|r| r.outcome.as_str().to_owned())
-            .collect()
-    }
-
-    /// The record with `outcome`, once it is written.
-    async fn wait(&self, outcome: &str) -> AuditRecord {
-        let mut records = self.0.subscribe();
-        let found = tokio::time::timeout(
-            PATIENCE,
-            records.wait_for(|records| records.iter().any(|r| r.outcome.as_str() == outcome)),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("no `{outcome}` record: {:?}", self.outcomes()))
-        .expect("the trail is there");
-        let record = found.iter().find(|r| r.outcome.as_str() == outcome);
-        record.cloned().expect("found above")
-    }
-}
 
 /// An approver around another that tells the test each verdict it gave (or that it gave
 /// none): how a test knows the webhook is done.
@@ -260,29 +193,23 @@ struct Api {
 
 /// The payments API, its calls decided by `approver` (watched), expiring after a minute.
 async fn serve(approver: impl Approver) -> Api {
-    let runs = Runs::default();
-    let trail = Trail(Arc::new(watch::channel(Vec::new()).0));
+    serve_expiring(approver, Duration::from_secs(60)).await
+}
+
+/// The payments API, its calls decided by `approver` (watched), expiring after `expiry`.
+async fn serve_expiring(approver: impl Approver, expiry: Duration) -> Api {
     let verdicts = Arc::new(watch::channel(Vec::new()).0);
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(refund))
-        .split_for_parts();
-    let auth = StaticAuthenticator::new()
-        .bearer(ALICE, Principal::new("alice"))
-        .bearer(BOB, Principal::new("bob"))
-        .bearer(CAROL, Principal::new("carol").with_scopes(["approve"]));
     let watched = Watched {
         inner: approver,
         verdicts: Arc::clone(&verdicts),
     };
-    let layer = HaloLayer::builder(api)
-        .authenticator(auth)
-        .validate(Validation::On)
-        .audit(trail.clone())
-        .approver(watched)
-        .approval_limits(ApprovalLimits::new().expire_after(Duration::from_secs(60)))
-        .build()
-        .expect("valid metadata");
-    let server = halo_tests::spawn(router.with_state(runs.clone()).layer(layer)).await;
+    let limits = ApprovalLimits::new().expire_after(expiry);
+    let configure = |builder: HaloBuilder| builder.approver(watched).approval_limits(limits);
+    let Payments {
+        server,
+        runs,
+        trail,
+    } = approvals::serve(approvals::payments(), configure).await;
     Api {
         server,
         runs,
@@ -397,6 +324,9 @@ async fn a_hook_that_approves_runs_the_call_once() {
         json!({"amount": 20, "pin": "[redacted]"})
     );
     assert!(!String::from_utf8_lossy(&seen.body).contains("4921"));
+    // The hook learns how long it has, as the caller does.
+    assert!(read["expires_at"].is_string(), "{read}");
+    assert_eq!(data["expires_at"], read["expires_at"]);
     assert_eq!(hook.seen().len(), 1, "asked once");
 }
 
@@ -532,6 +462,49 @@ async fn a_silent_hook_is_given_up_on_after_its_timeout() {
     assert_eq!(api.verdict().await, None);
     assert_eq!(hook.seen().len(), 2);
     assert_eq!(api.get(&location, ALICE).await.json()["state"], "pending");
+    assert_eq!(api.runs.count(), 0);
+}
+
+#[tokio::test]
+async fn a_failing_hook_is_not_tried_again_after_the_approval_expires() {
+    // The next attempt would come a minute later, after the approval expired: the hook is
+    // given up on at once instead, before the attempts run out.
+    let hook = Hook::spawn(SECRET, [Reply::Text(503, "busy")]).await;
+    let approver = hook
+        .approver()
+        .attempts(3)
+        .backoff(Duration::from_secs(60))
+        .build()
+        .expect("valid");
+    let api = serve_expiring(approver, Duration::from_secs(2)).await;
+    let location = api.held(5, None).await;
+    // No verdict, and at once: not after a minute's wait.
+    assert_eq!(api.verdict().await, None);
+    assert_eq!(hook.seen().len(), 1, "one attempt of three");
+    api.trail.wait("approval_expired").await;
+    assert_eq!(api.get(&location, ALICE).await.json()["state"], "expired");
+    assert_eq!(hook.seen().len(), 1, "none after the expiry");
+    assert_eq!(api.runs.count(), 0);
+}
+
+#[tokio::test]
+async fn a_silent_hook_is_not_waited_for_past_the_approval_s_expiry() {
+    // Each attempt may take a minute, but the approval expires after a second: the first
+    // attempt is given up on then, and no other starts.
+    let hook = Hook::spawn(SECRET, [Reply::Silent]).await;
+    let approver = hook
+        .approver()
+        .timeout(Duration::from_secs(60))
+        .attempts(3)
+        .build()
+        .expect("valid");
+    let api = serve_expiring(approver, Duration::from_secs(1)).await;
+    let location = api.held(5, None).await;
+    // No verdict, once the approval expired: not after a minute's wait.
+    assert_eq!(api.verdict().await, None);
+    api.trail.wait("approval_expired").await;
+    assert_eq!(api.get(&location, ALICE).await.json()["state"], "expired");
+    assert_eq!(hook.seen().len(), 1, "one attempt of three");
     assert_eq!(api.runs.count(), 0);
 }
 

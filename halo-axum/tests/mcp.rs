@@ -7,17 +7,21 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderName, StatusCode};
 use common::audit::Records;
 use common::gate::Runs;
 use common::notes::{self, Note, Search};
 use halo_axum::mcp::McpService;
 use halo_axum::{
-    ApprovalLimits, ApprovalQueue, HaloLayer, Principal, StaticAuthenticator, Validation, halo,
+    ApprovalLimits, ApprovalQueue, Authenticator, HaloLayer, Principal, StaticAuthenticator,
+    Unauthenticated, Validation, halo,
 };
 use halo_tests::mcp::call;
 use halo_tests::{ApiKeyScheme, BearerScheme, TestServer, spawn};
@@ -569,8 +573,32 @@ const ALICE: &str = "Bearer alice-token";
 const BOB: &str = "Bearer bob-token";
 const CAROL: &str = "carol-token";
 
+/// The payments app's authenticator, counting the requests of the approvals endpoints made
+/// as Bob (over HTTP, or in process by `/mcp` on his behalf).
+struct Counting {
+    inner: StaticAuthenticator,
+    bobs_approval_requests: Arc<AtomicUsize>,
+}
+
+impl Authenticator for Counting {
+    async fn authenticate(&self, parts: &Parts) -> Result<Option<Principal>, Unauthenticated> {
+        let principal = self.inner.authenticate(parts).await?;
+        let endpoint = parts.uri.path().starts_with("/.well-known/halo/approvals");
+        if endpoint && principal.as_ref().is_some_and(|p| p.id() == "bob") {
+            self.bobs_approval_requests.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(principal)
+    }
+}
+
 /// The payments app with `/mcp`: its handler's runs, and the server.
 async fn payments() -> (TestServer, Runs) {
+    let (server, runs, _) = payments_counted().await;
+    (server, runs)
+}
+
+/// [`payments`], and how many requests of the approvals endpoints were made as Bob.
+async fn payments_counted() -> (TestServer, Runs, Arc<AtomicUsize>) {
     let runs = Runs::default();
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(refund))
@@ -584,6 +612,11 @@ async fn payments() -> (TestServer, Runs) {
         )
         .bearer("bob-token", Principal::new("bob"))
         .bearer(CAROL, approver);
+    let bobs_approval_requests = Arc::new(AtomicUsize::new(0));
+    let auth = Counting {
+        inner: auth,
+        bobs_approval_requests: Arc::clone(&bobs_approval_requests),
+    };
     let halo = HaloLayer::builder(api)
         .authenticator(auth)
         .approver(ApprovalQueue::new("approve").self_approval(true))
@@ -594,6 +627,7 @@ async fn payments() -> (TestServer, Runs) {
     (
         spawn(router.layer(halo).nest_service("/mcp", mcp)).await,
         runs,
+        bobs_approval_requests,
     )
 }
 
@@ -787,6 +821,27 @@ async fn a_caller_who_may_not_decide_is_not_asked_and_waits_for_an_approver() {
     assert_eq!(runs.count(), 1);
     assert!(asked.try_recv().is_err(), "bob was never asked");
     drop(bob);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_is_told_of_the_decision_and_never_reads_the_approval_again() {
+    let (server, runs, bobs_reads) = payments_counted().await;
+    let (sender, mut notes) = mpsc::unbounded_channel();
+    let bob = client_with(
+        Waiting(sender),
+        server.url("/mcp"),
+        &[("authorization", BOB)],
+    )
+    .await;
+    let waiting = tokio::spawn(async move { call(&bob, "refund", refund_args()).await });
+    let id = waited_for(&mut notes).await;
+    carol_decides(&server, &id, "approve", json!({})).await;
+    let refunded = waiting.await.expect("the call ends");
+    assert_eq!(refunded.is_error, Some(false), "{refunded:?}");
+    assert_eq!(runs.count(), 1);
+    // The bridge learnt of the approval and the run without asking the approvals endpoints
+    // as Bob, before or after Carol decided: nothing polls.
+    assert_eq!(bobs_reads.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

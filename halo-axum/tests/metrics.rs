@@ -44,6 +44,14 @@ async fn slow() -> &'static str {
     "finally"
 }
 
+/// Think for too long, called as a streamed tool: its stream ends with the deadline's error.
+#[halo(timeout_ms = 100)]
+#[utoipa::path(get, path = "/drowsy", operation_id = "s_drowsy", responses((status = 200)))]
+async fn drowsy() -> &'static str {
+    std::future::pending::<()>().await;
+    "finally"
+}
+
 /// Place an order, once per key.
 #[halo(idempotency_key = "Idempotency-Key")]
 #[utoipa::path(post, path = "/orders", operation_id = "m_order", responses((status = 201)))]
@@ -224,6 +232,36 @@ async fn calls_are_counted_by_tool_outcome_and_status_and_timed() {
     for unbounded in ["alice", "mallory", "/books", "seven", "secret-key-1"] {
         assert!(!text.contains(unbounded), "{unbounded} in\n{text}");
     }
+}
+
+#[tokio::test]
+async fn a_streamed_call_is_counted_as_it_ends_as_the_audit_trail_writes_it() {
+    let app = serve(doc().routes(routes!(drowsy)), |builder| {
+        builder.metrics(true)
+    });
+    let answer = app
+        .get("/drowsy")
+        .header("accept", "text/event-stream")
+        .send()
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.body.contains("event: tool_error"), "{}", answer.body);
+
+    // Counted once, with how the stream ended (its `504`), not how it began.
+    let text = scrape(&app).await;
+    assert_eq!(
+        calls(&text, "s_drowsy", "timed_out", "5xx"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(calls(&text, "s_drowsy", "executed", "2xx"), None);
+    let timed = sample(
+        &text,
+        "halo_tool_call_duration_seconds_sum",
+        &[("tool", "s_drowsy"), ("outcome", "timed_out")],
+    )
+    .unwrap();
+    assert!((0.1..1.0).contains(&timed), "timed until it ended: {timed}");
 }
 
 #[tokio::test]

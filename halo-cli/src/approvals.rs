@@ -1,6 +1,7 @@
 //! Approvals from the command line: `halo call` says on standard error which approval a held
-//! call waits for (and then waits, as halo-client does); `halo approvals` lists the pending
-//! ones, `halo approve` and `halo deny` decide one, as an approver.
+//! call waits for (and then waits, as halo-client does; Ctrl-C withdraws it and exits 130);
+//! `halo approvals` lists the pending ones, `halo approve` and `halo deny` decide one, as an
+//! approver.
 //!
 //! What goes where: the call's result stays alone on standard output, so a script reading it
 //! does not change when a call starts waiting for approval; the approval's id goes to
@@ -8,9 +9,12 @@
 //! is untrusted and printed through [`output::line`].
 
 use std::fmt::Write as _;
+use std::pin::pin;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use halo_client::{Approval, Client};
+use futures_util::future::{self, Either};
+use halo_client::{Approval, Client, ToolResponse};
 use serde_json::Value;
 
 use crate::failure::Failure;
@@ -31,6 +35,61 @@ pub(crate) fn announce(approval: &Approval) {
     print_err(&text);
 }
 
+/// The approval a call of this process waits for, once the server held it: what Ctrl-C
+/// withdraws.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Waiting(Arc<Mutex<Option<String>>>);
+
+impl Waiting {
+    /// The hook of a client whose calls may wait: it [`announce`]s each held call and keeps
+    /// its approval's id.
+    pub(crate) fn hook(&self) -> impl Fn(&Approval) + Send + Sync + 'static {
+        let waiting = self.clone();
+        move |approval| {
+            announce(approval);
+            *waiting.lock() = Some(approval.id.clone());
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `halo call`'s wait: the answer of `call`, or `None` when Ctrl-C came first. Then the
+/// approval the call waits for, if the server held it, is withdrawn (so it never runs), and
+/// standard error says what came of it.
+pub(crate) async fn interruptible(
+    client: &Client,
+    waiting: &Waiting,
+    call: impl Future<Output = halo_client::Result<ToolResponse>>,
+) -> Result<Option<ToolResponse>, Failure> {
+    // Ctrl-C first: it is listened for before the call is sent.
+    match future::select(pin!(crate::stream::interrupted()), pin!(call)).await {
+        Either::Right((answer, _)) => Ok(Some(answer?)),
+        Either::Left(((), _)) => {
+            let id = waiting.lock().clone();
+            let note = match id {
+                None => "halo: interrupted\n".to_owned(),
+                Some(id) => {
+                    let withdrawn = client.withdraw(&id).await;
+                    let id = output::line(&id);
+                    match withdrawn {
+                        Ok(_) => format!(
+                            "halo: interrupted; approval {id} withdrawn: the call will not run\n"
+                        ),
+                        Err(error) => {
+                            format!("halo: interrupted; cannot withdraw approval {id}: {error}\n")
+                        }
+                    }
+                }
+            };
+            print_err(&note);
+            Ok(None)
+        }
+    }
+}
+
 /// The approval as JSON, for `--json` output.
 pub(crate) fn json(approval: &Approval) -> Value {
     serde_json::to_value(approval).unwrap_or(Value::Null)
@@ -46,6 +105,12 @@ pub(crate) fn refusal(error: &halo_client::Error) -> Option<String> {
         }
         if let Some(reason) = &approval.reason {
             let _ = write!(what, ": {}", output::line(reason));
+        }
+        what
+    } else if error.is_approval_cancelled() {
+        let mut what = format!("approval {} was withdrawn", output::line(&approval.id));
+        if let Some(by) = &approval.decided_by {
+            let _ = write!(what, " by {}", output::line(by));
         }
         what
     } else if error.is_approval_expired() {

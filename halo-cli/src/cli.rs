@@ -16,8 +16,8 @@ use halo_client::protocol::lint::{Level, Rule};
 ///
 /// Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
 /// what was asked (or `diff` found a change, or a stream ended with `tool_error`, or `lint`
-/// found an error, or a call's approval was denied or expired), 2 for usage, network and
-/// other errors.
+/// found an error, or a call's approval was denied, expired or withdrawn), 2 for usage,
+/// network and other errors, 130 when Ctrl-C interrupted `call` or `stream`.
 #[derive(Debug, Parser)]
 #[command(name = "halo", version, propagate_version = true, max_term_width = 100)]
 pub(crate) struct Cli {
@@ -174,8 +174,10 @@ pub(crate) enum Command {
     ///
     /// A call held for approval (`effects.approval`) prints `halo: approval ID pending (tool
     /// NAME)` on standard error, waits for the decision (`halo approve`, `halo deny`) without
-    /// sending the call again, then prints its result; exit 1 when denied or expired (who
-    /// and why on standard error).
+    /// sending the call again, then prints its result; exit 1 when denied, expired or
+    /// withdrawn (who and why on standard error). Ctrl-C while it waits withdraws the
+    /// approval (`DELETE /.well-known/halo/approvals/{id}`), so the call never runs, and exits
+    /// 130.
     Call(CallArgs),
     /// Call an operation and print its events as they arrive (Server-Sent Events).
     ///

@@ -20,8 +20,12 @@ pub(crate) enum Failure {
 
 impl From<halo_client::Error> for Failure {
     fn from(error: halo_client::Error) -> Self {
-        // A call whose approval was denied or expired: refused, as a `403` would be.
-        if error.is_status() || error.is_denied() || error.is_approval_expired() {
+        // A call whose approval was denied, expired or withdrawn: refused, as a `403` would be.
+        if error.is_status()
+            || error.is_denied()
+            || error.is_approval_expired()
+            || error.is_approval_cancelled()
+        {
             return Self::Status(error);
         }
         if error.is_not_described() {

@@ -27,8 +27,8 @@
 //!
 //! Exit status: 0 on success, 1 when the server answered 4xx or 5xx or does not describe
 //! what was asked (or `diff` found a change, or a stream ended with `tool_error`, or `lint`
-//! found an error, or a call's approval was denied or expired), 2 for usage, network and
-//! other errors.
+//! found an error, or a call's approval was denied, expired or withdrawn), 2 for usage,
+//! network and other errors, 130 when Ctrl-C interrupted `call` or `stream`.
 
 mod agent;
 mod approvals;

@@ -101,8 +101,12 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             print_out(&text);
         }
         Command::Call(call) => {
-            let (client, method, args) = target(&global, &call).await?;
-            let response = client.invoke(&call.path, method, args).await?;
+            let waiting = approvals::Waiting::default();
+            let (client, method, args) = target(&global, &call, &waiting).await?;
+            let invoked = client.invoke(&call.path, method, args);
+            let Some(response) = approvals::interruptible(&client, &waiting, invoked).await? else {
+                return Ok(ExitCode::from(stream::INTERRUPTED));
+            };
             print_out(&if json {
                 output::json(&response.to_value())
             } else {
@@ -110,7 +114,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             });
         }
         Command::Stream(call) => {
-            let (client, method, args) = target(&global, &call).await?;
+            let (client, method, args) = target(&global, &call, &Default::default()).await?;
             return stream::stream(&client, &call.path, method, args, json).await;
         }
         Command::Export(args) => return export(&global, args).await,
@@ -298,13 +302,19 @@ fn export_failure(error: ExportError, args: &ExportArgs) -> Failure {
     ))
 }
 
-/// The client, method and arguments of `call` and `stream`.
-async fn target(global: &Global, call: &CallArgs) -> Result<(Client, Method, Value), Failure> {
+/// The client, method and arguments of `call` and `stream`; `waiting` keeps the approval a
+/// held call waits for.
+async fn target(
+    global: &Global,
+    call: &CallArgs,
+    waiting: &approvals::Waiting,
+) -> Result<(Client, Method, Value), Failure> {
     let args = match &call.data {
         Some(data) => read_data(data)?,
         None => Value::Null,
     };
-    let client = client(global, &call.url)?;
+    let builder = crate::connect::builder(global, &call.url)?;
+    let client = builder.on_approval_pending(waiting.hook()).build()?;
     let method = match &call.method {
         Some(method) => parse_method(method)?,
         None => only_method(&client, &call.path).await?,

@@ -21,8 +21,8 @@ use crate::output::{self, print_err, print_out};
 /// How long the stream may take to end once the call is cancelled.
 const GRACE: Duration = Duration::from_secs(5);
 
-/// The exit status of a stream interrupted by Ctrl-C (128 + SIGINT).
-const INTERRUPTED: u8 = 130;
+/// The exit status of a command interrupted by Ctrl-C (128 + SIGINT).
+pub(crate) const INTERRUPTED: u8 = 130;
 
 /// Prints a call's events as they arrive; exit 1 unless it ends with a 2xx `tool_end`, 130
 /// when interrupted.
@@ -91,7 +91,7 @@ pub(crate) async fn stream(
 }
 
 /// The next Ctrl-C (a signal that cannot be listened for never comes).
-async fn interrupted() {
+pub(crate) async fn interrupted() {
     if tokio::signal::ctrl_c().await.is_err() {
         future::pending::<()>().await;
     }

@@ -2,7 +2,9 @@
 //! refund (which waits for approval) prints the approval's id on standard error and waits
 //! while a concurrent `halo approve` decides, then prints the refund and exits 0; denied with
 //! `halo deny --reason`, it exits 1 saying who and why; `halo approvals --json` lists what
-//! waits; a reader may not list.
+//! waits; a reader may not list; withdrawn by its caller, it exits 1 saying so; Ctrl-C
+//! (SIGINT) while `halo call` waits withdraws the approval, so the refund never runs, and
+//! exits 130.
 
 mod common;
 
@@ -184,5 +186,56 @@ fn halo_call_exits_1_with_who_and_why_when_denied() {
     assert_eq!(
         admin(&["approvals", &base, "--json"]).expect(0).json(),
         Value::Array(vec![])
+    );
+}
+
+#[test]
+fn ctrl_c_while_halo_call_waits_withdraws_the_approval_and_exits_130() {
+    let base = serve(bookstore::app());
+    let charge = paid_charge(&base);
+    // The approval's line is printed once `halo call` listens for Ctrl-C.
+    let (child, stderr, id) = held_refund(&base, &charge, false);
+    let interrupt = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(interrupt.success());
+    let call = finish(child, stderr);
+    assert_eq!(call.code, 130, "{call:#?}");
+    assert_eq!(call.stdout, "", "{call:#?}");
+    assert_eq!(
+        call.stderr,
+        format!("halo: interrupted; approval {id} withdrawn: the call will not run\n")
+    );
+    // Withdrawn: nothing waits, and approving it now is refused, so it never runs.
+    assert_eq!(
+        admin(&["approvals", &base, "--json"]).expect(0).json(),
+        json!([])
+    );
+    let late = admin(&["approve", &base, &id]).expect(1);
+    assert!(late.stderr.contains("cancelled already"), "{late:#?}");
+}
+
+#[test]
+fn halo_call_exits_1_when_its_caller_withdraws_the_approval() {
+    let base = serve(bookstore::app());
+    let (child, stderr, id) = held_refund(&base, "ch_1", false);
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let withdrawn = runtime
+        .block_on(async {
+            let client = halo_client::Client::builder(base.as_str())
+                .credential(halo_client::Credential::bearer("demo-admin"))
+                .build()?;
+            client.withdraw(&id).await
+        })
+        .expect("withdrawn");
+    assert_eq!(withdrawn.state, halo_client::ApprovalState::Cancelled);
+    let call = finish(child, stderr).expect(1);
+    assert_eq!(call.stdout, "", "{call:#?}");
+    assert_eq!(
+        call.stderr,
+        format!(
+            "halo: the call of refund_payment did not run: approval {id} was withdrawn by admin\n"
+        )
     );
 }

@@ -51,8 +51,8 @@ enum Kind {
     NotDescribed,
     /// The host's circuit is open: the call was not sent.
     Unavailable,
-    /// The call was held for approval and never ran: its approval was denied, or expired
-    /// (its state says which).
+    /// The call was held for approval and never ran: its approval was denied, expired or
+    /// withdrawn (its state says which).
     Refused,
 }
 
@@ -135,7 +135,7 @@ impl Error {
         error
     }
 
-    /// A call whose approval was denied or expired (as its state says).
+    /// A call whose approval was denied, expired or withdrawn (as its state says).
     pub(crate) fn refused(approval: Approval) -> Self {
         Self::new(Kind::Refused).with_approval(approval)
     }
@@ -287,6 +287,23 @@ impl Error {
         self.refusal() == Some(ApprovalState::Expired)
     }
 
+    /// Whether the call was held for approval and its caller withdrew it before anyone
+    /// decided ([`Client::withdraw`](crate::Client::withdraw)): it never ran.
+    /// [`approval`](Self::approval) has it ([`Approval::decided_by`]: who withdrew it).
+    ///
+    /// ```
+    /// # async fn run(client: halo_client::Client, approval: halo_client::Approval) {
+    /// match client.wait_for_approval(&approval).await {
+    ///     Err(error) if error.is_approval_cancelled() => eprintln!("withdrawn: not run"),
+    ///     other => println!("{other:?}"),
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn is_approval_cancelled(&self) -> bool {
+        self.refusal() == Some(ApprovalState::Cancelled)
+    }
+
     /// The state of the approval of a call that was held and never ran.
     fn refusal(&self) -> Option<ApprovalState> {
         let approval = self
@@ -297,8 +314,9 @@ impl Error {
         approval.map(|approval| approval.state)
     }
 
-    /// The approval a call was held for: for [`is_denied`](Self::is_denied) and
-    /// [`is_approval_expired`](Self::is_approval_expired) errors, and for an error while
+    /// The approval a call was held for: for [`is_denied`](Self::is_denied),
+    /// [`is_approval_expired`](Self::is_approval_expired) and
+    /// [`is_approval_cancelled`](Self::is_approval_cancelled) errors, and for an error while
     /// waiting for it (a timeout, a failed read), with which the wait can go on
     /// ([`Client::wait_for_approval`](crate::Client::wait_for_approval)).
     #[must_use]
@@ -361,6 +379,7 @@ impl fmt::Display for Error {
             Kind::NotDescribed => "not described",
             Kind::Unavailable => "unavailable",
             Kind::Refused if self.is_denied() => "denied",
+            Kind::Refused if self.is_approval_cancelled() => "approval withdrawn",
             Kind::Refused => "approval expired",
         };
         f.write_str(what)?;
@@ -387,6 +406,11 @@ impl fmt::Display for Error {
                 }
                 if let Some(reason) = &approval.reason {
                     write!(f, ": {reason}")?;
+                }
+            } else if self.is_approval_cancelled() {
+                write!(f, ": approval {} was withdrawn", approval.id)?;
+                if let Some(by) = &approval.decided_by {
+                    write!(f, " by {by}")?;
                 }
             } else {
                 write!(

@@ -15,7 +15,8 @@
 //!   tool again, and yields each event exactly once.
 //! - A call of a tool that waits for approval (`202 Accepted`) waits for the decision and
 //!   answers as the call does ([`Error::is_denied`] when denied); [`Client::approvals`],
-//!   [`Client::approve`] and [`Client::deny`] decide, as an approver ([`Approval`]).
+//!   [`Client::approve`] and [`Client::deny`] decide, as an approver ([`Approval`]);
+//!   [`Client::withdraw`] takes back a call of one's own before anyone decides it.
 //! - [`Client::search`] finds the tools for a task (`OPTIONS /?q=`, or the client's own
 //!   ranking over the manifest when the server does not search).
 //! - [`export_tools`] and [`ExportOptions`] turn tools into OpenAI or Anthropic tool

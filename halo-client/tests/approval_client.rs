@@ -3,7 +3,8 @@
 //! (the admin, who may approve its own refunds) decides from another task, and the call
 //! answers as the refund does; a denial is a typed error with who and why; an approved call
 //! whose handler fails answers its failure; the reader may not list or decide; a client
-//! that does not wait gets the `202` and waits later; a stream shows `approval_pending`.
+//! that does not wait gets the `202` and waits later; a stream shows `approval_pending`; a
+//! caller withdraws its own held call, and its wait ends with a typed error.
 
 use std::time::Duration;
 
@@ -324,4 +325,48 @@ async fn a_stream_shows_the_pending_approval_then_the_call() {
         .unwrap();
     assert_eq!(end.status, 200);
     assert_eq!(end.content["charge_id"], charge.as_str());
+}
+
+#[tokio::test]
+async fn a_caller_withdraws_its_held_call_and_its_wait_ends() {
+    let server = bookstore().await;
+    let (admin, mut pending) = watched(&server);
+    let (order, charge) = paid_order(&admin).await;
+    let call = call_later(
+        &admin,
+        "/api/payments/{id}/refund",
+        json!({"id": charge, "reason": "changed my mind"}),
+    );
+    let held = told(&mut pending).await;
+    // Another caller cannot see it, so cannot withdraw it.
+    let reader = client(&server, "demo-reader");
+    let refused = reader.withdraw(&held.id).await.unwrap_err();
+    assert_eq!(refused.status(), Some(StatusCode::NOT_FOUND), "{refused}");
+
+    let withdrawn = client(&server, "demo-admin")
+        .withdraw(&held.id)
+        .await
+        .unwrap();
+    assert_eq!(withdrawn.state, ApprovalState::Cancelled);
+    assert_eq!(withdrawn.decided_by.as_deref(), Some("admin"));
+    assert_eq!(withdrawn.reason.as_deref(), Some("withdrawn by its caller"));
+
+    let error = ended(call, "the call ends once withdrawn")
+        .await
+        .unwrap_err();
+    assert!(error.is_approval_cancelled(), "{error:?}");
+    assert!(!error.is_denied() && !error.is_approval_expired() && !error.is_status());
+    assert_eq!(
+        error.approval().map(|a| a.id.as_str()),
+        Some(held.id.as_str())
+    );
+    let message = error.to_string();
+    assert!(message.contains("withdrawn by admin"), "{message}");
+    assert_eq!(order_status(&admin, order).await, "paid", "never run");
+    // Withdrawn once: again is `409`, and so is an approval.
+    let again = admin.withdraw(&held.id).await.unwrap_err();
+    assert_eq!(again.status(), Some(StatusCode::CONFLICT), "{again}");
+    let late = admin.approve(&held.id).await.unwrap_err();
+    assert_eq!(late.status(), Some(StatusCode::CONFLICT), "{late}");
+    assert!(admin.withdraw("").await.unwrap_err().is_argument());
 }

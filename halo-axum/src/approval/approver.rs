@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -95,6 +96,8 @@ pub struct ApprovalRequest {
     pub(crate) method: String,
     pub(crate) target: String,
     pub(crate) arguments: Option<Value>,
+    /// Set with the id, when the approval is booked.
+    pub(crate) expires_at: SystemTime,
 }
 
 impl ApprovalRequest {
@@ -133,6 +136,39 @@ impl ApprovalRequest {
     #[must_use]
     pub fn arguments(&self) -> Option<&Value> {
         self.arguments.as_ref()
+    }
+
+    /// When the approval expires if nobody decides it: its `expires_at`. A verdict given
+    /// after that is ignored.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use halo_axum::{ApprovalRequest, Approver, Principal, Verdict};
+    ///
+    /// /// Pages the person on call, unless too little time is left for them to decide.
+    /// struct Pager;
+    ///
+    /// impl Approver for Pager {
+    ///     fn may_decide(&self, caller: &Principal) -> bool {
+    ///         caller.has_scope("on-call")
+    ///     }
+    ///
+    ///     async fn requested(&self, request: &ApprovalRequest) -> Option<Verdict> {
+    ///         let left = request
+    ///             .expires_at()
+    ///             .duration_since(SystemTime::now())
+    ///             .unwrap_or_default();
+    ///         if left < Duration::from_secs(60) {
+    ///             return Some(Verdict::deny("pager", "no time left to page anyone"));
+    ///         }
+    ///         // Page someone here; they decide over HTTP.
+    ///         None
+    ///     }
+    /// }
+    /// ```
+    #[must_use]
+    pub fn expires_at(&self) -> SystemTime {
+        self.expires_at
     }
 }
 

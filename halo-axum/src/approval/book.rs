@@ -1,9 +1,10 @@
 //! The book of approvals: each approval by id, what it asks, where it is, and the one way it
-//! moves, pending → approved (running, then ran), denied or expired, so that a call is taken
-//! to run at most once. Kept in this process's memory ([`memory`](super::memory)) or, with
+//! moves, pending → approved (running, then ran), denied, expired or cancelled (withdrawn by
+//! its caller), so that a call is taken to run at most once. Kept in this process's memory ([`memory`](super::memory)) or, with
 //! `HaloBuilder::redis`, in Redis, where every replica reads and decides the same approvals
 //! (`approval::redis`). Hold, run and the endpoints speak to [`Book`] alone.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -28,6 +29,10 @@ pub(crate) struct Book {
     approver: Option<Box<dyn DynApprover>>,
     pub(crate) limits: ApprovalLimits,
     store: Store,
+    /// The approvals of this process's streamed calls still waiting, by the stream's call
+    /// id: what a cancel request of the call withdraws. One per held streamed call, each
+    /// gone when its stream stops waiting.
+    streams: Mutex<HashMap<String, Arc<Entry>>>,
 }
 
 /// Where the approvals are kept.
@@ -103,6 +108,11 @@ pub(crate) enum State {
     },
     /// Nobody decided in time.
     Expired,
+    /// Withdrawn before anyone decided: `by` withdrew it (`None`: an anonymous caller).
+    Cancelled {
+        by: Option<String>,
+        reason: String,
+    },
 }
 
 impl State {
@@ -114,6 +124,15 @@ impl State {
             Self::Approved { .. } => Phase::Ran,
             Self::Denied { .. } => Phase::Denied,
             Self::Expired => Phase::Expired,
+            Self::Cancelled { .. } => Phase::Cancelled,
+        }
+    }
+
+    /// Withdrawn by `by`, for `reason`.
+    pub(crate) fn cancelled(by: Option<&str>, reason: &str) -> Self {
+        Self::Cancelled {
+            by: by.map(str::to_owned),
+            reason: reason.chars().take(MAX_REASON).collect(),
         }
     }
 
@@ -168,12 +187,16 @@ pub(crate) enum Phase {
     Ran,
     Denied,
     Expired,
+    Cancelled,
 }
 
 impl Phase {
     /// Whether nothing more happens to it.
     pub(crate) fn is_over(self) -> bool {
-        matches!(self, Self::Ran | Self::Denied | Self::Expired)
+        matches!(
+            self,
+            Self::Ran | Self::Denied | Self::Expired | Self::Cancelled
+        )
     }
 }
 
@@ -210,6 +233,10 @@ pub(crate) enum Decided {
     Already(Phase, bool),
 }
 
+/// What withdrawing an approval came to: withdrawn (`Ok`), or not pending, with its phase
+/// and whether this look found it due and expired it.
+pub(crate) type Withdrawn = Result<(), (Phase, bool)>;
+
 /// What a new approval is made of.
 pub(crate) struct Asked {
     pub(crate) tool: usize,
@@ -228,6 +255,7 @@ impl Book {
             approver,
             limits,
             store: Store::Memory(Memory::default()),
+            streams: Mutex::default(),
         }
     }
 
@@ -292,6 +320,40 @@ impl Book {
         }
     }
 
+    /// Withdraws a pending approval for its caller: `by` (who withdrew it), for `reason`.
+    pub(crate) async fn withdraw(
+        &self,
+        entry: &Entry,
+        by: Option<&str>,
+        reason: &str,
+    ) -> Reached<Withdrawn> {
+        let cancelled = State::cancelled(by, reason);
+        match &self.store {
+            Store::Memory(memory) => Ok(memory.withdraw(entry, cancelled)),
+            #[cfg(feature = "redis")]
+            Store::Redis(book) => book.withdraw(&self.limits, entry, cancelled).await,
+        }
+    }
+
+    /// Notes that this process's streamed call `call` waits on approval `entry`.
+    pub(crate) fn stream_waits(&self, call: &str, entry: Arc<Entry>) {
+        self.streams().insert(call.to_owned(), entry);
+    }
+
+    /// The approval the streamed call `call` waits on here, if any.
+    pub(crate) fn stream_approval(&self, call: &str) -> Option<Arc<Entry>> {
+        self.streams().get(call).cloned()
+    }
+
+    /// Forgets that the streamed call `call` waits.
+    pub(crate) fn stream_done(&self, call: &str) {
+        self.streams().remove(call);
+    }
+
+    fn streams(&self) -> MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+        self.streams.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Expires this process's pending approval whose time is up: whether this call expired
     /// it. (Approvals in Redis are expired by whoever reads them when due.)
     pub(crate) fn expire_due(&self, entry: &Entry) -> bool {
@@ -350,6 +412,7 @@ impl Entry {
             .duration_since(SystemTime::now())
             .unwrap_or_default();
         made.request.id = made.id.to_string();
+        made.request.expires_at = made.expires_at;
         let phase = state.phase();
         Self {
             made,

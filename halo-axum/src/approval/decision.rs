@@ -12,7 +12,11 @@ use http::StatusCode;
 #[cfg(feature = "redis")]
 use super::ApprovalLimits;
 use super::Verdict;
-use super::book::{Entry, Phase, Unreachable};
+#[cfg(feature = "mcp")]
+pub(crate) use super::book::State;
+use super::book::Unreachable;
+/// An approval, where it is, and what it holds, for those who read it as a caller.
+pub(crate) use super::book::{Entry, Phase};
 use super::document::state_name;
 use super::run;
 use crate::layer::Shared;
@@ -27,9 +31,11 @@ pub(crate) enum Refusal {
     NotApprover,
     /// An approver may not decide its own call (`403`).
     OwnCall,
+    /// Only its caller withdraws a call; an approver denies it instead (`403`).
+    NotCaller,
     /// No such approval, or not the caller's (`404`).
     Missing,
-    /// Decided already, or expired (`409`): its phase.
+    /// Decided already, expired or withdrawn (`409`): its phase.
     Decided(Phase),
     /// The store of approvals cannot be reached (`503`).
     Unreachable,
@@ -57,6 +63,10 @@ impl Refusal {
                 StatusCode::FORBIDDEN,
                 "a call is approved or denied by someone other than its caller".to_owned(),
             ),
+            Self::NotCaller => (
+                StatusCode::FORBIDDEN,
+                "only its caller withdraws a call; an approver denies it instead".to_owned(),
+            ),
             Self::Missing => (StatusCode::NOT_FOUND, "no such approval".to_owned()),
             Self::Decided(phase) => (
                 StatusCode::CONFLICT,
@@ -81,7 +91,7 @@ pub(crate) fn approver<'a>(
 }
 
 /// Whether `caller` made the call of `entry` (both anonymous counts).
-fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
+pub(super) fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
     entry.request.caller() == caller.map(Principal::id)
 }
 
@@ -122,18 +132,33 @@ pub(crate) async fn decide_as(
     ended.map_err(Refusal::Decided)
 }
 
-/// Waits until `entry` is over (ran, denied or expired): the approval as it ended. An
+/// The answer of an approved call that ran, as its caller is given it: its status, and its
+/// body as the approval shows it (`null` when there is none, or it was not kept).
+#[cfg(feature = "mcp")]
+pub(crate) fn kept_answer(entry: &Entry) -> Option<(StatusCode, serde_json::Value)> {
+    let answer = entry.answer()?;
+    let body = match super::document::response(&answer) {
+        serde_json::Value::Object(mut shown) => shown.remove("body"),
+        _ => None,
+    };
+    Some((answer.status, body.unwrap_or_default()))
+}
+
+/// Waits until `entry` is over (ran, denied, expired or cancelled): the approval as it ended. An
 /// approval this process follows is watched; one kept in Redis by another replica is read
 /// again every `approval::redis::POLL`, until it is over or gone, or (Redis unreachable)
 /// until it would have been forgotten.
 pub(crate) async fn wait_end(shared: &Shared, entry: Arc<Entry>) -> Arc<Entry> {
     #[cfg(feature = "redis")]
-    if let Some(book) = shared.approvals.redis()
-        && book.own_entry(&entry.id).is_none()
-        && !entry.phase().is_over()
-    {
-        return poll_end(shared, entry, &shared.approvals.limits).await;
-    }
+    let entry = match shared.approvals.redis() {
+        Some(book) => match book.own_entry(&entry.id) {
+            // This replica's own approval is the entry it moves; a read of it may be a copy.
+            Some(own) => own,
+            None if entry.phase().is_over() => entry,
+            None => return poll_end(shared, entry, &shared.approvals.limits).await,
+        },
+        None => entry,
+    };
     let _ = shared;
     let mut phase = entry.watch();
     let _ = phase.wait_for(|phase| phase.is_over()).await;

@@ -27,6 +27,7 @@ pub(crate) fn state_name(phase: Phase) -> &'static str {
         Phase::Running | Phase::Ran => "approved",
         Phase::Denied => "denied",
         Phase::Expired => "expired",
+        Phase::Cancelled => "cancelled",
     }
 }
 
@@ -65,6 +66,12 @@ pub(crate) fn document(entry: &Entry) -> Value {
             }
         }
         State::Denied { by, reason } => decided(&mut doc, by, reason.as_deref()),
+        State::Cancelled { by, reason } => {
+            if let Some(by) = by {
+                doc.insert("decided_by".into(), json!(by));
+            }
+            doc.insert("reason".into(), json!(reason));
+        }
     });
     Value::Object(doc)
 }
@@ -79,7 +86,7 @@ fn decided(doc: &mut Map<String, Value>, by: &str, reason: Option<&str>) {
 /// The handler's answer: its status, the headers kept, and its body as JSON when it is
 /// JSON, as a string when it is text, else left out (`"body_omitted": true`, as when it was
 /// over the bounds).
-fn response(answer: &Answer) -> Value {
+pub(crate) fn response(answer: &Answer) -> Value {
     let headers: Map<String, Value> = answer
         .headers
         .iter()

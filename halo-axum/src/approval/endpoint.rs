@@ -7,14 +7,16 @@
 //! | `GET /.well-known/halo/approvals/{id}` | its caller, approvers | the approval |
 //! | `POST /.well-known/halo/approvals/{id}/approve` | approvers but its caller | the approval, after the call ran |
 //! | `POST /.well-known/halo/approvals/{id}/deny` | approvers but its caller | the approval; body `{"reason": "..."}` (optional) |
+//! | `DELETE /.well-known/halo/approvals/{id}` | its caller | the approval, withdrawn (`cancelled`): the call never runs |
 //!
 //! Who may do what, and why the statuses differ: the list and the decisions are for
 //! approvers, so a caller who is not one gets `403` (`401` without credentials) whatever the
 //! id, which says nothing of whether an approval exists. An approval's own resource is its
 //! caller's: anyone else (not an approver) gets `404`, as if it did not exist, like a stream
 //! of another caller (§10.1). Nobody decides a call of their own (`403`: a second person
-//! approves) unless the approver allows it. A decision on an approval decided already, or
-//! expired, is `409`. With approvals kept in Redis that cannot be reached, every request here
+//! approves) unless the approver allows it. Only its caller withdraws a call: an approver
+//! who did not make it gets `403` (it denies instead). A decision or a withdrawal of an
+//! approval decided already, expired or withdrawn, is `409`. With approvals kept in Redis that cannot be reached, every request here
 //! is `503`.
 
 use std::sync::Arc;
@@ -29,6 +31,7 @@ use super::APPROVALS_PATH;
 use super::decision::{approver, decide_as, read_as};
 use super::document::{document, respond};
 use super::run;
+use super::withdraw::withdraw_as;
 use crate::layer::Shared;
 use crate::{Principal, body, problem};
 
@@ -58,6 +61,10 @@ pub(crate) async fn serve(shared: Arc<Shared>, request: Request<Body>) -> Respon
             Ok(entry) => respond(StatusCode::OK, &document(&entry)),
             Err(refusal) => refusal.response(),
         },
+        ([id], &Method::DELETE) => match withdraw_as(&shared, caller.as_ref(), id).await {
+            Ok(entry) => respond(StatusCode::OK, &document(&entry)),
+            Err(refusal) => refusal.response(),
+        },
         ([id, action @ ("approve" | "deny")], &Method::POST) => {
             let reason = match body::read(&parts, body, MAX_DECISION).await {
                 Ok(bytes) => match reason(&bytes) {
@@ -78,7 +85,8 @@ pub(crate) async fn serve(shared: Arc<Shared>, request: Request<Body>) -> Respon
                 Err(refusal) => refusal.response(),
             }
         }
-        ([], _) | ([_], _) => not_allowed("GET, HEAD"),
+        ([], _) => not_allowed("GET, HEAD"),
+        ([_], _) => not_allowed("GET, HEAD, DELETE"),
         ([_, "approve" | "deny"], _) => not_allowed("POST"),
         _ => problem::response(StatusCode::NOT_FOUND, "no such approval resource"),
     }

@@ -105,6 +105,8 @@ where
         method: parts.method.as_str().to_owned(),
         target,
         arguments,
+        // Set with the id, when it is booked.
+        expires_at: std::time::SystemTime::UNIX_EPOCH,
     };
     let quota = caller_bucket(caller_id.as_deref(), &parts);
     let trail = trail(&parts.headers);
@@ -197,18 +199,24 @@ where
 }
 
 /// The event stream of a held call: `tool_start`, `approval_pending` with the approval,
-/// then the call's own events once it is approved and runs (its progress, `tool_end`), or a
-/// `tool_error` (`403`) when it is denied or expires. `Location` names the approval.
+/// then the call's own events once it is approved and runs (its progress, `tool_end`), a
+/// `tool_error` (`403`) when it is denied or expires, or the cancelled `tool_error` (`409`)
+/// when its caller withdraws it. `Location` names the approval. While it waits, a cancel
+/// request of the call withdraws the approval (`withdraw_stream`).
 fn streamed(shared: &Arc<Shared>, call: Arc<Call>, entry: &Arc<Entry>) -> Response {
     call.push(&ToolEvent::ApprovalPending(document(entry)));
     let location = HeaderValue::try_from(href(entry)).ok();
     let keep_alive = shared.calls.config().keep_alive;
-    let (shared, entry) = (Arc::clone(shared), Arc::clone(entry));
+    shared.approvals.stream_waits(&call.id, Arc::clone(entry));
+    let waits = Waits(Arc::clone(shared), call.id.clone());
+    let entry = Arc::clone(entry);
     let waiting = async move {
-        let entry = wait_end(&shared, entry).await;
+        let entry = wait_end(&waits.0, entry).await;
+        drop(waits);
         let answer = entry.answer();
         Ok::<_, Infallible>(match answer {
             Some(answer) => run::replay(answer),
+            None if entry.phase() == Phase::Cancelled => stream::cancelled(),
             None => refused(&entry),
         })
     };
@@ -219,8 +227,18 @@ fn streamed(shared: &Arc<Shared>, call: Arc<Call>, entry: &Arc<Entry>) -> Respon
     response
 }
 
+/// A streamed call waiting on its approval, as the book knows it: forgotten when its stream
+/// stops waiting (the approval ended, or the stream was cancelled).
+struct Waits(Arc<Shared>, String);
+
+impl Drop for Waits {
+    fn drop(&mut self) {
+        self.0.approvals.stream_done(&self.1);
+    }
+}
+
 /// A repeat of a call with the idempotency key of approval `entry`: the approval while it
-/// waits or runs, the answer once it ran, `403` once denied or expired.
+/// waits or runs, the answer once it ran, `403` once denied, expired or withdrawn.
 fn again(entry: &Entry) -> Stop {
     match entry.phase() {
         Phase::Pending | Phase::Running => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
@@ -231,11 +249,13 @@ fn again(entry: &Entry) -> Stop {
                 None => Stop::new(Outcome::ApprovalRequested, accepted(entry)),
             }
         }
-        Phase::Denied | Phase::Expired => Stop::new(Outcome::Denied, refused(entry)),
+        Phase::Denied | Phase::Expired | Phase::Cancelled => {
+            Stop::new(Outcome::Denied, refused(entry))
+        }
     }
 }
 
-/// `403` for a call whose approval was denied or expired.
+/// `403` for a call whose approval was denied, expired or withdrawn.
 pub(crate) fn refused(entry: &Entry) -> Response {
     let detail = entry.with_state(|state| match state {
         State::Denied {
@@ -243,6 +263,9 @@ pub(crate) fn refused(entry: &Entry) -> Response {
             reason: Some(reason),
         } => format!("the call was denied by {by}: {reason}"),
         State::Denied { by, reason: None } => format!("the call was denied by {by}"),
+        State::Cancelled { reason, .. } => {
+            format!("the call's approval was {reason}: it was not run")
+        }
         _ => "nobody approved the call in time: it expired, and was not run".to_owned(),
     });
     problem::response(StatusCode::FORBIDDEN, detail)

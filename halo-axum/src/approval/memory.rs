@@ -11,7 +11,9 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::book::{Answer, Asked, Booked, Decided, Entry, Found, Made, Phase, State, head_size};
+use super::book::{
+    Answer, Asked, Booked, Decided, Entry, Found, Made, Phase, State, Withdrawn, head_size,
+};
 use super::{ApprovalLimits, Verdict};
 
 /// The approvals of one layer, in memory.
@@ -131,6 +133,27 @@ impl Memory {
             (true, None) => Decided::Already(Phase::Running, false),
             (false, _) => Decided::Denied,
         }
+    }
+
+    /// Withdraws a pending approval: moves it to `cancelled` (a [`State::Cancelled`]) and
+    /// drops the request it kept, under the same locks as a decision, so that of a withdrawal
+    /// and a decision at once exactly one takes it.
+    pub(crate) fn withdraw(&self, entry: &Entry, cancelled: State) -> Withdrawn {
+        let mut ledger = self.ledger();
+        let mut slot = entry.slot();
+        if !matches!(slot.state, State::Pending(_)) {
+            return Err((slot.state.phase(), false));
+        }
+        if Instant::now() >= entry.deadline {
+            drop((slot, ledger));
+            return Err((Phase::Expired, self.expire_due(entry)));
+        }
+        ledger.bytes -= std::mem::take(&mut slot.counted);
+        drop(slot);
+        let kept = entry.advance(cancelled);
+        drop(ledger);
+        drop(kept);
+        Ok(())
     }
 
     /// Expires a pending approval whose time is up: whether this call expired it.

@@ -1,8 +1,8 @@
 //! Approvals for risky tools: a call of an operation whose schema says
 //! `"effects": {"approval": "required"}` is not run when it arrives. The layer keeps the
 //! request, answers `202 Accepted` with `Location` naming the approval, and runs the request
-//! exactly once when someone approves it; a denied call, or one nobody decides in time, never
-//! runs.
+//! exactly once when someone approves it; a denied call, one nobody decides in time, or one
+//! its caller withdraws, never runs.
 //!
 //! Why the layer holds the call rather than the handler: the handler of a refund should not
 //! have to know that refunds wait for a person, and an agent should learn from the schema,
@@ -17,8 +17,8 @@
 //! it), [`ApprovalLimits`] (what is kept, for how long), the book of approvals (`book`), kept
 //! in memory (`memory`) or, with the `redis` feature and `HaloBuilder::redis`, in Redis for
 //! every replica (`redis`), the step of a call's path that holds it (`hold`), the run of an
-//! approved call (`run`), reading and deciding as a caller (`decision`), the JSON documents
-//! (`document`) and the HTTP endpoints (`endpoint`).
+//! approved call (`run`), reading and deciding as a caller (`decision`), withdrawing by the
+//! caller (`withdraw`), the JSON documents (`document`) and the HTTP endpoints (`endpoint`).
 
 mod approver;
 mod book;
@@ -35,6 +35,7 @@ mod run;
 mod settings;
 #[cfg(feature = "webhook")]
 mod webhook;
+mod withdraw;
 
 pub(crate) use self::approver::DynApprover;
 pub use self::approver::{ApprovalQueue, ApprovalRequest, Approver, Verdict};
@@ -49,5 +50,6 @@ pub(crate) use self::settings::Settings;
 pub use self::webhook::{
     SignatureError, WebhookApprover, WebhookApproverBuilder, WebhookError, WebhookSecret,
 };
+pub(crate) use self::withdraw::withdraw_stream;
 
 pub(crate) use halo_protocol::APPROVALS_PATH;

@@ -1,7 +1,8 @@
 //! What happens to an approval after its `202`: the approver is told of it, it expires when
 //! nobody decides in time, and once approved its request runs, once, through the steps a
 //! call takes after the approval (circuit, idempotency key, deadline, handler); its answer is
-//! kept for its caller. Every decision, expiry and run is written to the audit trail and
+//! kept for its caller. Its caller may withdraw it while it waits (it is then cancelled and
+//! never runs). Every decision, expiry, withdrawal and run is written to the audit trail and
 //! counted.
 
 use std::future::Future;
@@ -139,6 +140,29 @@ pub(crate) async fn decide(
     // In a task of its own: the run ends even when the approver's request goes away.
     let _ = start(shared, entry, *kept, verdict.by()).await;
     Ok(Ok(Arc::clone(entry)))
+}
+
+/// Withdraws `entry` while it is pending, as `by` (its caller, or `None` for an anonymous
+/// caller), for `reason`: it never runs. The approval, cancelled, or the phase it was in
+/// already when it was no longer pending.
+pub(crate) async fn withdraw(
+    shared: &Shared,
+    entry: &Arc<Entry>,
+    by: Option<&str>,
+    reason: &str,
+) -> Reached<Result<Arc<Entry>, Phase>> {
+    match shared.approvals.withdraw(entry, by, reason).await? {
+        Ok(()) => {
+            note(shared, entry, Outcome::Cancelled, by);
+            Ok(Ok(Arc::clone(entry)))
+        }
+        Err((phase, expired)) => {
+            if expired {
+                note(shared, entry, Outcome::ApprovalExpired, None);
+            }
+            Ok(Err(phase))
+        }
+    }
 }
 
 /// Runs the approved call of `entry` (decided by `decided_by`) in a task of its own.
@@ -280,6 +304,7 @@ pub(crate) fn note(shared: &Shared, entry: &Entry, outcome: Outcome, decided_by:
             Outcome::ApprovalRequested => "requested",
             Outcome::Approved => "approved",
             Outcome::ApprovalDenied => "denied",
+            Outcome::Cancelled => "cancelled",
             _ => "expired",
         };
         metrics.approval(entry.tool, event);
@@ -293,6 +318,8 @@ pub(crate) fn note(shared: &Shared, entry: &Entry, outcome: Outcome, decided_by:
         record.decided_by = decided_by.map(str::to_owned);
         let status = match outcome {
             Outcome::Approved => StatusCode::ACCEPTED,
+            // As the call of a withdrawn approval ends: cancelled.
+            Outcome::Cancelled => StatusCode::CONFLICT,
             _ => StatusCode::FORBIDDEN,
         };
         record.finish(status, outcome, Duration::ZERO);

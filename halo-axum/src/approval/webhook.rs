@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use http::header::{CONTENT_TYPE, USER_AGENT};
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
+use tokio::time::{Instant, timeout_at};
 
 pub use self::signature::{SignatureError, WebhookSecret};
 use super::{APPROVALS_PATH, ApprovalRequest, Approver, DynApprover, Verdict};
@@ -34,7 +35,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// {"event_id": "evt_6c1f…", "event": "approval.requested", "created_at": "2026-12-02T10:00:00.000Z",
 ///  "data": {"id": "3f0c…", "href": "/.well-known/halo/approvals/3f0c…", "tool": "refund_payment",
 ///           "call": {"method": "POST", "url": "/api/payments/ch_1/refund"},
-///           "caller": "admin", "arguments": {"reason": "customer returned the book"}}}
+///           "caller": "admin", "arguments": {"reason": "customer returned the book"},
+///           "expires_at": "2026-12-02T10:15:00.000Z"}}
 /// ```
 ///
 /// It carries `Halo-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "{t}.{body}">`; the
@@ -51,10 +53,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// above (or is over 64 KiB) is tried again, up to [`attempts`](WebhookApproverBuilder::attempts)
 /// in all, waiting [`backoff`](WebhookApproverBuilder::backoff) and twice as long each time
 /// after. Each attempt is signed afresh and keeps the `event_id`, so a receiver can tell a
-/// retry from a new call. When every attempt fails, the call is never approved by the hook:
-/// it waits for the fallback (callers deciding over HTTP), or expires as denied. Failures are
-/// logged as warnings naming the hook's origin, the approval and the cause; never the URL's
-/// path or query, the secret or the arguments.
+/// retry from a new call. The approval's `expires_at` may end the retries sooner: no attempt
+/// starts after it or is waited for past it, and a wait that would end after it is not
+/// begun, since a verdict then would be ignored. When the hook gives no verdict, the call is
+/// never approved by it: it waits for the fallback (callers deciding over HTTP), or expires
+/// as denied. Failures are logged as warnings naming the hook's origin, the approval and the
+/// cause; never the URL's path or query, the secret or the arguments.
 ///
 /// ```
 /// use std::time::Duration;
@@ -236,14 +240,15 @@ impl WebhookApproverBuilder {
     }
 
     /// How many times a call is sent before the hook is given up on (3 by default, at
-    /// least 1).
+    /// least 1). The approval's expiry may end the attempts sooner.
     pub fn attempts(mut self, attempts: u32) -> Self {
         self.attempts = attempts.max(1);
         self
     }
 
     /// The wait before the second attempt (1 s by default), doubled before each one after,
-    /// up to a minute.
+    /// up to a minute. A wait that would end after the approval expires is not begun: the
+    /// hook is given up on instead.
     pub fn backoff(mut self, backoff: Duration) -> Self {
         self.backoff = backoff;
         self
@@ -338,16 +343,29 @@ impl Approver for WebhookApprover {
 }
 
 impl Hook {
-    /// Sends `request` until an attempt succeeds or all failed: the hook's verdict, if it
-    /// gave one.
+    /// Sends `request` until an attempt succeeds, all failed, or the approval expired: the
+    /// hook's verdict, if it gave one in time.
     async fn ask(&self, request: &ApprovalRequest) -> Option<Verdict> {
         let event_id = format!("evt_{}", uuid::Uuid::new_v4().simple());
         let body = event(&event_id, request, SystemTime::now()).to_string();
+        // The expiry on Tokio's clock, which the layer expires approvals by.
+        let left = request.expires_at().duration_since(SystemTime::now());
+        let expiry = Instant::now() + left.unwrap_or_default();
         let mut wait = self.backoff.min(MAX_BACKOFF);
+        let mut expires = false;
         for attempt in 1..=self.attempts {
-            let answered = match self.in_flight.acquire().await {
-                Ok(_permit) => self.attempt(&body).await,
-                Err(_) => return None,
+            let permit = timeout_at(expiry, self.in_flight.acquire()).await;
+            let left = expiry.saturating_duration_since(Instant::now());
+            let answered = match permit {
+                // Each attempt is given up on when the approval expires.
+                Ok(Ok(_permit)) if !left.is_zero() => {
+                    self.attempt(&body, self.timeout.min(left)).await
+                }
+                Ok(Err(_closed)) => return None,
+                _ => {
+                    expires = true;
+                    break;
+                }
             };
             match answered {
                 Ok(answer) => {
@@ -363,19 +381,27 @@ impl Hook {
                 ),
             }
             if attempt < self.attempts {
+                if Instant::now() + wait >= expiry {
+                    expires = true;
+                    break;
+                }
                 tokio::time::sleep(wait).await;
                 wait = wait.saturating_mul(2).min(MAX_BACKOFF);
             }
         }
+        let stop = match expires {
+            true => "the approval expires before another attempt",
+            false => "every attempt failed",
+        };
         tracing::warn!(
-            hook = %self.origin, approval = request.id(), tool = request.tool(),
+            hook = %self.origin, approval = request.id(), tool = request.tool(), stop,
             "approval webhook gave no verdict: the call waits for another approver or expires"
         );
         None
     }
 
-    /// One signed `POST` of `body`, within the timeout.
-    async fn attempt(&self, body: &str) -> Result<Answer, Failure> {
+    /// One signed `POST` of `body`, within `timeout`.
+    async fn attempt(&self, body: &str, timeout: Duration) -> Result<Answer, Failure> {
         let signature = self.secret.sign(SystemTime::now(), body.as_bytes());
         let send = async {
             let mut response = self
@@ -408,9 +434,9 @@ impl Hook {
             }
             answer(&read)
         };
-        tokio::time::timeout(self.timeout, send)
+        tokio::time::timeout(timeout, send)
             .await
-            .map_err(|_| Failure(format!("no answer within {:?}", self.timeout)))?
+            .map_err(|_| Failure(format!("no answer within {timeout:?}")))?
     }
 
     /// The verdict of `answer`, recorded under the hook's name.
@@ -442,6 +468,10 @@ fn event(event_id: &str, request: &ApprovalRequest, now: SystemTime) -> Value {
     if let Some(arguments) = request.arguments() {
         data.insert("arguments".into(), arguments.clone());
     }
+    data.insert(
+        "expires_at".into(),
+        json!(Rfc3339(request.expires_at()).to_string()),
+    );
     json!({
         "event_id": event_id,
         "event": EVENT,
@@ -529,6 +559,7 @@ mod tests {
             method: "POST".into(),
             target: "/refunds/7?x=1".into(),
             arguments: Some(json!({"amount": 20, "card": "[redacted]"})),
+            expires_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_670_500),
         }
     }
 
@@ -548,7 +579,8 @@ mod tests {
                     "tool": "refund",
                     "call": {"method": "POST", "url": "/refunds/7?x=1"},
                     "caller": "alice",
-                    "arguments": {"amount": 20, "card": "[redacted]"}
+                    "arguments": {"amount": 20, "card": "[redacted]"},
+                    "expires_at": "2025-12-02T10:15:00.000Z"
                 }
             })
         );

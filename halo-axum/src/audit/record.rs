@@ -59,7 +59,9 @@ pub enum Outcome {
     ApprovalExpired,
     /// The call was cancelled while it ran (`DELETE /.well-known/halo/calls/{call_id}`): a
     /// call without a stream, answered `409` instead of its handler's answer, and the cancel
-    /// request itself (`204`, its caller the one who cancelled).
+    /// request itself (`204`, its caller the one who cancelled). Also a held call withdrawn
+    /// before anyone decided it (`409`; [`decided_by`](AuditRecord::decided_by) is who
+    /// withdrew it): it never runs.
     Cancelled,
 }
 

@@ -5,21 +5,28 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::response::Response;
+use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use http::StatusCode;
 
 use crate::audit::Outcome;
 use crate::problem;
 
-/// The handler's answer, or `504` when `deadline` passes first.
-pub(crate) async fn within<F, E>(deadline: Option<Duration>, running: F) -> Result<Response, E>
+/// The handler's answer, or `504` when `deadline` passes first. Not an `async fn`: one
+/// holding both ways of awaiting `running` would keep room for it twice.
+pub(crate) fn within<F, E>(
+    deadline: Option<Duration>,
+    running: F,
+) -> impl Future<Output = Result<Response, E>>
 where
     F: Future<Output = Result<Response, E>>,
 {
     match deadline {
-        None => running.await,
-        Some(limit) => tokio::time::timeout(limit, running)
-            .await
-            .unwrap_or_else(|_| Ok(timed_out(limit))),
+        None => Either::Right(running),
+        Some(limit) => Either::Left(
+            tokio::time::timeout(limit, running)
+                .map(move |answer| answer.unwrap_or_else(|_| Ok(timed_out(limit)))),
+        ),
     }
 }
 

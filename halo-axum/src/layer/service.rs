@@ -11,12 +11,12 @@
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::response::Response;
 use http::request::Parts;
-use http::{Method, Request};
+use http::{Method, Request, StatusCode};
 use tower_service::Service;
 
 use super::ResponseFuture;
@@ -307,32 +307,50 @@ where
         }
         Err(stop) => (stop.into_parts(), None),
     };
-    if let Some(metrics) = &shared.metrics {
-        metrics.call(route.tool, outcome, response.status(), started.elapsed());
-    }
-    let Some(mut record) = trail else {
-        return Ok(response);
-    };
     match streamed {
-        // A streamed call's record is written when the call ends: with its end's status, and
-        // `cancelled` when a cancel request or its client leaving ended it.
-        Some(call) => {
+        // A streamed call is counted and written to the trail when it ends: with its end's
+        // status, and `cancelled` when a cancel request or its client leaving ended it.
+        Some(call) if trail.is_some() || shared.metrics.is_some() => {
             let shared = Arc::downgrade(&shared);
             call.on_end(move |end| {
-                if let Some(sink) = shared.upgrade().as_ref().and_then(|s| s.audit.as_ref()) {
-                    record.finish(end.status, end.outcome, started.elapsed());
-                    sink.record(record);
+                if let Some(shared) = shared.upgrade() {
+                    let elapsed = started.elapsed();
+                    finish(&shared, route.tool, trail, end.status, end.outcome, elapsed);
                 }
             });
         }
-        None => {
-            if let Some(sink) = &shared.audit {
-                record.finish(response.status(), outcome, started.elapsed());
-                sink.record(record);
-            }
+        _ => {
+            let elapsed = started.elapsed();
+            finish(
+                &shared,
+                route.tool,
+                trail,
+                response.status(),
+                outcome,
+                elapsed,
+            );
         }
     }
     Ok(response)
+}
+
+/// Counts a call of the tool at `tool` that ended with `status` and `outcome` after
+/// `elapsed`, and writes its audit record (`trail`).
+fn finish(
+    shared: &Shared,
+    tool: usize,
+    trail: Option<AuditRecord>,
+    status: StatusCode,
+    outcome: Outcome,
+    elapsed: Duration,
+) {
+    if let Some(metrics) = &shared.metrics {
+        metrics.call(tool, outcome, status, elapsed);
+    }
+    if let (Some(sink), Some(mut record)) = (&shared.audit, trail) {
+        record.finish(status, outcome, elapsed);
+        sink.record(record);
+    }
 }
 
 /// Where the checks send a call: on to the handler, or to wait for approval (with the rate
@@ -375,8 +393,11 @@ async fn admit(
 ) -> Step<Admission> {
     let registry = &shared.discovery.registry;
     let tool = registry.tool_at(route.tool);
-    // Identify.
-    let caller = shared.gate.identify(&parts).await?;
+    // Identify (no future to poll when nobody is identified).
+    let caller = match shared.gate.is_closed() {
+        true => shared.gate.identify(&parts).await?,
+        false => None,
+    };
     if let Some(record) = trail.as_deref_mut() {
         record.caller = caller.as_ref().map(|c| c.id().to_owned());
     }
@@ -511,7 +532,8 @@ where
         let handler = govern::within(deadline, inner.call(Request::from_parts(parts, body)));
         let answer = match named {
             None => handler.await,
-            Some(named) => match named.run(handler).await {
+            // Boxed: a call nobody named carries none of this future's size.
+            Some(named) => match Box::pin(named.run(handler)).await {
                 Some(answer) => answer,
                 // Cancelled: the handler's future is dropped, the circuit counts the call as
                 // neither success nor failure, and its idempotency key is freed.

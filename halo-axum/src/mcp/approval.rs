@@ -7,52 +7,49 @@
 //!   `input_required` result: one `elicitation/create` asking to confirm the call, and the
 //!   approval's id as the request state. Its retry carries the answer: accept approves the
 //!   call (with the reason typed, if any), decline denies it, cancel leaves it pending;
-//! - then, or for any other client, the bridge waits for the decision as an HTTP caller
-//!   does: it reads the approval as the caller, in process, until the call ran (its answer is
-//!   the result), was denied or expired (an error result saying so), or the approval's
-//!   `expires_at` has passed.
+//! - then, or for any other client, the bridge waits for the approval to end: the call ran
+//!   (its answer is the result), was denied or expired (an error result saying so).
 //!
 //! The stateless transport cannot send a request to the client in the middle of a call, so
-//! an older client with elicitation (`2025-11-25`) waits like the others. Every read and
-//! decision goes through the approvals endpoint as the caller: the request state names an
-//! approval and nothing more, so a forged one can do nothing its sender could not do over
-//! HTTP. While waiting, a client that sent a progress token gets one progress notification
-//! naming the approval, and a cancelled request stops the wait: the approval stays pending
-//! until someone decides it or it expires.
+//! an older client with elicitation (`2025-11-25`) waits like the others. The bridge reads,
+//! decides and waits through the approvals' own functions, as the caller (identified once
+//! from the MCP request's credentials): the request state names an approval and nothing
+//! more, so a forged one can do nothing its sender could not do over HTTP. The wait watches
+//! the approval in this process and does not read it again and again (only an approval that
+//! another replica holds in Redis is read every while). It is bounded by the approval's
+//! expiry plus a margin, and longer once it is approved and runs. While waiting, a client
+//! that sent a progress token gets one progress notification naming the approval, and a
+//! cancelled request stops the wait: the approval stays pending until someone decides it or
+//! it expires.
 
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime};
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
 
-use axum::body::Body;
 use halo_protocol::{
     APPROVALS_PATH, Confirmation, HeldCall as ShownCall, Problem, ToolOutput, confirmed_approval,
 };
-use http::header::{CONTENT_TYPE, LOCATION};
+use http::header::LOCATION;
 use http::request::Parts;
-use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use http::{HeaderMap, StatusCode};
 use rmcp::model::{InputResponses, ProgressNotificationParam, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::Principal;
+use crate::approval::decision::{
+    Entry, Phase, Refusal, State, decide_as, kept_answer, read_as, wait_end,
+};
+use crate::audit::Rfc3339;
 use crate::layer::Shared;
-use crate::local::Local;
 
-/// The first pause between two reads of a pending approval; each pause doubles up to
-/// [`MAX_DELAY`]. Reads are in process, so they cost little.
-const FIRST_DELAY: Duration = Duration::from_millis(100);
-
-/// The longest pause between two reads.
-const MAX_DELAY: Duration = Duration::from_secs(2);
-
-/// How long past `expires_at` the approval is read: the layer expires it when it is next
-/// read.
+/// How long past its expiry an approval is waited for before the wait looks at it once more:
+/// it expires on its own at its deadline, so this is only a bound.
 const MARGIN: Duration = Duration::from_secs(2);
-
-/// The longest wait believed, whatever `expires_at` says.
-const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Once approved, how much longer the call may take to run.
 const RUN_WAIT: Duration = Duration::from_secs(10 * 60);
@@ -60,11 +57,10 @@ const RUN_WAIT: Duration = Duration::from_secs(10 * 60);
 /// The longest approval id taken from a request state.
 const MAX_ID: usize = 128;
 
-/// An approval, as far as the bridge reads it.
+/// An approval as the `202` of a held call shows it: what the confirmation asks about.
 #[derive(Debug, Deserialize)]
 pub(super) struct Held {
     id: String,
-    state: String,
     tool: String,
     #[serde(default)]
     call: Option<HeldCall>,
@@ -72,12 +68,6 @@ pub(super) struct Held {
     arguments: Option<Value>,
     #[serde(default)]
     expires_at: String,
-    #[serde(default)]
-    decided_by: Option<String>,
-    #[serde(default)]
-    reason: Option<String>,
-    #[serde(default)]
-    response: Option<Ran>,
 }
 
 impl Held {
@@ -100,22 +90,6 @@ struct HeldCall {
     url: String,
 }
 
-/// The answer of an approved call that ran.
-#[derive(Debug, Deserialize)]
-struct Ran {
-    status: u16,
-    #[serde(default)]
-    body: Option<Value>,
-}
-
-/// Why an approval could not be read.
-enum Unread {
-    /// It will not be readable again (no longer kept, or not the caller's).
-    Gone(String),
-    /// Maybe next time.
-    Passing,
-}
-
 /// The approval a call's answer holds: a `202` whose `Location` is an approval's, with the
 /// approval as its body; `None` for any other answer.
 pub(super) fn held(status: StatusCode, headers: &HeaderMap, body: &Value) -> Option<Held> {
@@ -129,11 +103,10 @@ pub(super) fn held(status: StatusCode, headers: &HeaderMap, body: &Value) -> Opt
     serde_json::from_value(body.clone()).ok()
 }
 
-/// The approvals of one MCP request's call: the layer (who may decide), the app, the
-/// caller's HTTP request and the MCP request.
+/// The approvals of one MCP request's call: the layer (its approvals, and who may decide),
+/// the caller's HTTP request and the MCP request.
 pub(super) struct Approvals<'a> {
-    pub(super) layer: &'a Shared,
-    pub(super) local: &'a Local,
+    pub(super) layer: &'a Arc<Shared>,
     pub(super) caller: Option<&'a Parts>,
     pub(super) context: &'a RequestContext<RoleServer>,
 }
@@ -142,10 +115,17 @@ impl Approvals<'_> {
     /// The result of a call held for approval: the confirmation, for a client that can be
     /// asked, else the call's end once decided.
     pub(super) async fn settle(&self, held: Held) -> rmcp::model::CallToolResponse {
-        if self.can_ask() && self.decides_own().await {
-            return held.shown().input_required().into();
-        }
-        rmcp::model::CallToolResult::from(self.wait(held).await).into()
+        let output = match self.identify(&held.id).await {
+            Ok(caller) if self.can_ask() && self.decides_own(caller.as_ref()) => {
+                return held.shown().input_required().into();
+            }
+            Ok(caller) => match read_as(self.layer, caller.as_ref(), &held.id).await {
+                Ok(entry) => self.wait(caller.as_ref(), entry).await,
+                Err(refusal) => unread(&held.id, refusal),
+            },
+            Err(refused) => refused,
+        };
+        rmcp::model::CallToolResult::from(output).into()
     }
 
     /// The retry of a call that asked for confirmation, with `state` and the client's
@@ -162,23 +142,37 @@ impl Approvals<'_> {
         let id = confirmed_approval(state)
             .filter(|id| valid_id(id))
             .ok_or_else(unknown)?;
-        let held = match self.read(id).await {
-            Ok(held) if held.tool == tool => held,
-            Ok(_) | Err(Unread::Gone(_)) => return Err(unknown()),
-            Err(Unread::Passing) => {
-                return Ok(ToolOutput::failure(format!(
-                    "approval {id} could not be read; call again later"
-                )));
-            }
+        let caller = match self.identify(id).await {
+            Ok(caller) => caller,
+            Err(refused) => return Ok(refused),
         };
-        let held = match Confirmation::of_responses(responses) {
-            _ if held.state != "pending" => held,
-            Confirmation::Approve(reason) => self.decide(held, "approve", reason).await,
-            Confirmation::Deny(reason) => self.decide(held, "deny", Some(reason)).await,
+        let caller = caller.as_ref();
+        let entry = match read_as(self.layer, caller, id).await {
+            Ok(entry) if entry.request.tool() == tool => entry,
+            Ok(_) | Err(Refusal::Missing) => return Err(unknown()),
+            Err(refusal) => return Ok(unread(id, refusal)),
+        };
+        let entry = match Confirmation::of_responses(responses) {
+            _ if entry.phase() != Phase::Pending => entry,
+            Confirmation::Approve(reason) => self.decide(caller, entry, true, reason).await,
+            Confirmation::Deny(reason) => self.decide(caller, entry, false, Some(reason)).await,
             // Cancelled: nobody decided; it waits for someone who does.
-            _ => held,
+            _ => entry,
         };
-        Ok(self.wait(held).await)
+        Ok(self.wait(caller, entry).await)
+    }
+
+    /// The caller, as the layer identifies the MCP request's credentials; an error result
+    /// (approval `id` cannot be read) when it refuses them.
+    async fn identify(&self, id: &str) -> Result<Option<Principal>, ToolOutput> {
+        let Some(parts) = self.caller else {
+            return Ok(None);
+        };
+        self.layer.gate.identify(parts).await.map_err(|_| {
+            ToolOutput::problem(Problem::new(401).with_detail(format!(
+                "the credentials were refused, so approval {id} cannot be read"
+            )))
+        })
     }
 
     /// Whether the client can be asked to confirm: it negotiated a version whose results
@@ -196,112 +190,89 @@ impl Approvals<'_> {
         modern && form
     }
 
-    /// Whether the caller may decide its own calls: the approver lets it decide, and lets
+    /// Whether `caller` may decide its own calls: the approver lets it decide, and lets
     /// callers decide their own.
-    async fn decides_own(&self) -> bool {
-        let (Some(approver), Some(caller)) = (self.layer.approvals.approver(), self.caller) else {
+    fn decides_own(&self, caller: Option<&Principal>) -> bool {
+        let (Some(approver), Some(caller)) = (self.layer.approvals.approver(), caller) else {
             return false;
         };
-        if !approver.self_approval() {
-            return false;
-        }
-        match self.layer.gate.identify(caller).await {
-            Ok(Some(principal)) => approver.may_decide(&principal),
-            _ => false,
+        approver.self_approval() && approver.may_decide(caller)
+    }
+
+    /// Approves (`approve`) or denies `entry` as `caller`: the approval once decided (and run,
+    /// when approved). A refusal (the caller may not decide after all, or it was decided
+    /// already) leaves `entry` to be waited for.
+    async fn decide(
+        &self,
+        caller: Option<&Principal>,
+        entry: Arc<Entry>,
+        approve: bool,
+        reason: Option<String>,
+    ) -> Arc<Entry> {
+        match decide_as(self.layer, caller, &entry.id, approve, reason).await {
+            Ok(decided) => decided,
+            Err(_) => entry,
         }
     }
 
-    /// Approves or denies `held` as the caller: the approval as it then is. A refusal
-    /// (`403`: the caller may not decide after all; `409`: decided already) leaves it to be
-    /// read again.
-    async fn decide(&self, held: Held, action: &str, reason: Option<String>) -> Held {
-        let target = format!("{APPROVALS_PATH}/{}/{action}", held.id);
-        let Ok(mut request) = self.local.request(self.caller, Method::POST, &target) else {
-            return held;
-        };
-        request
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        *request.body_mut() = Body::from(json!({ "reason": reason }).to_string());
-        match self.local.exchange(request).await {
-            Ok((StatusCode::OK, _, body)) => serde_json::from_value(body).unwrap_or(held),
-            _ => held,
-        }
-    }
-
-    /// Reads approval `id` as the caller.
-    async fn read(&self, id: &str) -> Result<Held, Unread> {
-        let target = format!("{APPROVALS_PATH}/{id}");
-        let request = self
-            .local
-            .request(self.caller, Method::GET, &target)
-            .map_err(Unread::Gone)?;
-        match self.local.exchange(request).await {
-            Ok((StatusCode::OK, _, body)) => serde_json::from_value(body).map_err(|e| {
-                Unread::Gone(format!("approval {id} is not as HALO describes it: {e}"))
-            }),
-            Ok((status, _, _))
-                if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() =>
-            {
-                Err(Unread::Passing)
-            }
-            Ok((status, _, _)) => Err(Unread::Gone(format!(
-                "approval {id} can no longer be read (status {})",
-                status.as_u16()
-            ))),
-            Err(_) => Err(Unread::Passing),
-        }
-    }
-
-    /// Waits for the decision on `held` and answers as its call does.
-    async fn wait(&self, mut held: Held) -> ToolOutput {
-        if let Some(output) = ended(&held) {
+    /// Waits for `entry` to end and answers as its call does. The wait ends when the
+    /// approval does (notified, not read again and again), when the client cancels, or at
+    /// the approval's deadline plus [`MARGIN`]: it is then read once more, and a call that
+    /// was approved and still runs is given [`RUN_WAIT`] more.
+    async fn wait(&self, caller: Option<&Principal>, entry: Arc<Entry>) -> ToolOutput {
+        if let Some(output) = ended(&entry) {
             return output;
         }
-        self.tell_waiting(&held).await;
-        let mut deadline = Instant::now() + lifetime(&held.expires_at) + MARGIN;
+        self.tell_waiting(&entry).await;
+        let id = Arc::clone(&entry.id);
+        let mut deadline = entry.deadline + MARGIN;
         let mut running = false;
-        let mut delay = FIRST_DELAY;
+        let mut end = pin!(wait_end(self.layer, entry));
         loop {
-            let now = Instant::now();
-            if now >= deadline {
-                let what = if running { "run" } else { "decided" };
-                return ToolOutput::failure(format!("approval {} was not {what} in time", held.id));
-            }
             tokio::select! {
-                () = tokio::time::sleep(delay.min(deadline - now)) => {}
+                last = &mut end => {
+                    return ended(&last).unwrap_or_else(|| {
+                        ToolOutput::failure(format!(
+                            "approval {id} can no longer be read; it was {} when last read",
+                            phase_words(last.phase())
+                        ))
+                    });
+                }
                 () = self.context.ct.cancelled() => {
                     return ToolOutput::failure(format!(
-                        "the call was cancelled by the client; approval {} stays pending until \
-                         someone decides it or it expires",
-                        held.id
+                        "the call was cancelled by the client; approval {id} stays pending until \
+                         someone decides it or it expires"
                     ));
                 }
-            }
-            delay = (delay * 2).min(MAX_DELAY);
-            match self.read(&held.id).await {
-                Ok(read) => held = read,
-                Err(Unread::Gone(message)) => return ToolOutput::failure(message),
-                Err(Unread::Passing) => continue,
-            }
-            if let Some(output) = ended(&held) {
-                return output;
-            }
-            if held.state == "approved" && !running {
-                running = true;
-                deadline = deadline.max(Instant::now() + RUN_WAIT);
+                () = tokio::time::sleep_until(deadline) => {
+                    let now = read_as(self.layer, caller, &id).await;
+                    if let Ok(now) = &now {
+                        if let Some(output) = ended(now) {
+                            return output;
+                        }
+                        if now.phase() == Phase::Running && !running {
+                            running = true;
+                            deadline = Instant::now() + RUN_WAIT;
+                            continue;
+                        }
+                    }
+                    let what = if running { "run" } else { "decided" };
+                    return ToolOutput::failure(format!("approval {id} was not {what} in time"));
+                }
             }
         }
     }
 
     /// Tells a client that sent a progress token that the call waits for approval.
-    async fn tell_waiting(&self, held: &Held) {
+    async fn tell_waiting(&self, entry: &Entry) {
         let Some(token) = self.context.meta.get_progress_token() else {
             return;
         };
         let message = format!(
             "waiting for approval {} of {} (expires {})",
-            held.id, held.tool, held.expires_at
+            entry.id,
+            entry.request.tool(),
+            Rfc3339(entry.expires_at)
         );
         let note = ProgressNotificationParam::new(token, 0.0).with_message(message);
         // A client that stopped listening still gets the result.
@@ -309,48 +280,65 @@ impl Approvals<'_> {
     }
 }
 
-/// The output of a decided approval: the answer of the call once it ran, an error when it
-/// was denied or expired; `None` while it waits or runs.
-fn ended(held: &Held) -> Option<ToolOutput> {
-    match held.state.as_str() {
-        "pending" => None,
-        "approved" => {
-            let ran = held.response.as_ref()?;
-            Some(ToolOutput::from_response(
-                ran.status,
-                ran.body.clone().unwrap_or(Value::Null),
-            ))
+/// The output of an approval that ended: the answer of the call once it ran, an error when
+/// it was denied or expired; `None` while it waits or runs.
+fn ended(entry: &Entry) -> Option<ToolOutput> {
+    let id = &entry.id;
+    match entry.phase() {
+        Phase::Pending | Phase::Running => None,
+        Phase::Ran => {
+            let (status, body) = kept_answer(entry)?;
+            Some(ToolOutput::from_response(status.as_u16(), body))
         }
-        "denied" => {
-            let mut detail = format!("approval {} was denied", held.id);
-            if let Some(by) = &held.decided_by {
-                let _ = write!(detail, " by {by}");
-            }
-            if let Some(reason) = &held.reason {
-                let _ = write!(detail, ": {reason}");
-            }
+        Phase::Denied => {
+            let mut detail = format!("approval {id} was denied");
+            entry.with_state(|state| {
+                if let State::Denied { by, reason } = state {
+                    let _ = write!(detail, " by {by}");
+                    if let Some(reason) = reason {
+                        let _ = write!(detail, ": {reason}");
+                    }
+                }
+            });
             detail.push_str("; the call did not run");
             Some(ToolOutput::problem(Problem::new(403).with_detail(detail)))
         }
-        "expired" => Some(ToolOutput::problem(Problem::new(403).with_detail(format!(
-            "approval {} expired at {} without a decision; the call did not run",
-            held.id, held.expires_at
+        Phase::Expired => Some(ToolOutput::problem(Problem::new(403).with_detail(format!(
+            "approval {id} expired at {} without a decision; the call did not run",
+            Rfc3339(entry.expires_at)
         )))),
-        other => Some(ToolOutput::failure(format!(
-            "approval {} is {other}, a state this server does not know",
-            held.id
-        ))),
+        Phase::Cancelled => {
+            let mut detail = format!("approval {id} was cancelled");
+            entry.with_state(|state| {
+                if let State::Cancelled { by, reason } = state {
+                    if let Some(by) = by {
+                        let _ = write!(detail, " by {by}");
+                    }
+                    let _ = write!(detail, ": {reason}");
+                }
+            });
+            detail.push_str("; the call did not run");
+            Some(ToolOutput::problem(Problem::new(409).with_detail(detail)))
+        }
     }
 }
 
-/// How long from now until `expires_at`: zero once past, 15 minutes when it cannot be read.
-fn lifetime(expires_at: &str) -> Duration {
-    match halo_protocol::parse_timestamp(expires_at) {
-        Some(at) => at
-            .duration_since(SystemTime::now())
-            .unwrap_or(Duration::ZERO)
-            .min(MAX_WAIT),
-        None => Duration::from_secs(15 * 60),
+/// How a phase that has not ended is told.
+fn phase_words(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Pending => "pending",
+        _ => "approved",
+    }
+}
+
+/// The error result for approval `id` that `refusal` kept from being read.
+fn unread(id: &str, refusal: Refusal) -> ToolOutput {
+    match refusal {
+        Refusal::Unreachable => ToolOutput::failure(format!(
+            "approval {id} could not be read: the store of approvals cannot be reached; read \
+             {APPROVALS_PATH}/{id} later"
+        )),
+        _ => ToolOutput::failure(format!("approval {id} can no longer be read")),
     }
 }
 
@@ -365,6 +353,9 @@ fn valid_id(id: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use http::HeaderValue;
+    use serde_json::json;
+
     use super::*;
 
     fn document() -> Value {
@@ -397,8 +388,7 @@ mod tests {
         assert!(text.starts_with("Approve this call of the tool refund?\nPOST /refunds/1\n"));
         assert!(!text.contains("secret"), "{text}");
         assert!(text.contains(r#""card":"[redacted]""#), "{text}");
-        assert!(ended(&found).is_none(), "pending");
         assert!(valid_id("a1") && !valid_id("../a1") && !valid_id(""));
-        assert_eq!(lifetime("2000-01-01T00:00:00Z"), Duration::ZERO);
+        assert!(!valid_id(&"a".repeat(MAX_ID + 1)));
     }
 }

@@ -249,7 +249,6 @@ impl Bridge {
     fn approvals<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Approvals<'a> {
         Approvals {
             layer: &self.shared.layer,
-            local: &self.shared.local,
             caller: caller(context),
             context,
         }

@@ -39,7 +39,7 @@ pub(crate) const TOOL_CALL_DURATION: &str = "halo_tool_call_duration_seconds";
 /// HALO discovery requests, by `target` (`manifest` or `path`) and `status`.
 pub(crate) const DISCOVERY_REQUESTS: &str = "halo_discovery_requests_total";
 /// Approvals of held calls, by `tool` and `event` (`requested`, `approved`, `denied`,
-/// `expired`).
+/// `expired`, `cancelled`).
 pub(crate) const APPROVALS: &str = "halo_approvals_total";
 
 /// The buckets of [`TOOL_CALL_DURATION`] for exporters that need them, in seconds: from a
@@ -91,7 +91,7 @@ impl Metrics {
     }
 
     /// One approval event of a held call of the tool at `tool`: `requested`, `approved`,
-    /// `denied` or `expired`.
+    /// `denied`, `expired` or `cancelled` (withdrawn by its caller).
     pub(crate) fn approval(&self, tool: usize, event: &'static str) {
         let name = SharedString::from(Arc::clone(&self.tools[tool]));
         counter!(APPROVALS, "tool" => name, "event" => event).increment(1);
@@ -119,7 +119,7 @@ pub(crate) fn describe() {
     describe_counter!(
         APPROVALS,
         Unit::Count,
-        "Approvals of held calls, by tool and event (requested, approved, denied, expired)."
+        "Approvals of held calls, by tool and event (requested, approved, denied, expired, cancelled)."
     );
     describe_counter!(
         DISCOVERY_REQUESTS,

@@ -7,6 +7,10 @@
 //! runs, and cancelling it drops the handler's future, so the caller gets the `409` problem
 //! instead of an answer. Calls without that header cost nothing: no entry, no lock.
 //!
+//! A streamed call held for approval (HALO §10.3.2) that still waits is cancelled by
+//! withdrawing its approval: the approval is `cancelled`, the call never runs, and its
+//! stream ends with the same `409` `tool_error`.
+//!
 //! Only the caller that started a call (the same principal, or anonymous for an anonymous
 //! call, as for resuming) may cancel it, or a caller holding the layer's cancel scope
 //! (`HaloBuilder::cancel_scope`). Anyone else is told, as for an id that names nothing, that
@@ -249,9 +253,10 @@ impl Drop for Named {
 /// Answers a cancel request (`DELETE /.well-known/halo/calls/{call_id}`): `204` when the
 /// call is cancelled (now or before), `404` when no call of that id runs that the requester
 /// may cancel, `409` for a streamed call that ended on its own, and `400` for an
-/// administrator's id that several callers' calls have (`?caller=` names one). A call
-/// cancelled now is written to the audit trail with the outcome `cancelled`, the requester as
-/// its caller.
+/// administrator's id that several callers' calls have (`?caller=` names one), `503` when
+/// the approval of a held call cannot be withdrawn for now. A call cancelled now is written
+/// to the audit trail with the outcome `cancelled`, the requester as its caller (a held
+/// call's withdrawal, by its approval's record).
 pub(crate) async fn answer(shared: &Shared, parts: &Parts) -> Response {
     let started = Instant::now();
     let caller = match shared.gate.identify(parts).await {
@@ -277,13 +282,24 @@ pub(crate) async fn answer(shared: &Shared, parts: &Parts) -> Response {
         .find(id)
         .filter(|call| admin || call.caller.as_deref() == caller_id);
     let (tool, now) = match streamed {
-        Some(call) => match call.cancel(problem()) {
-            Cancel::Now => (call.tool, true),
-            Cancel::Before => (call.tool, false),
-            Cancel::Ended => {
-                return problem::response(StatusCode::CONFLICT, "the call has already ended");
+        Some(call) => {
+            // Held for approval: withdrawn, it never runs (its audit record says so).
+            match crate::approval::withdraw_stream(shared, &call.id, caller_id, admin).await {
+                Ok(true) => {
+                    call.cancel(problem());
+                    return StatusCode::NO_CONTENT.into_response();
+                }
+                Ok(false) => {}
+                Err(unreachable) => return unreachable.response(),
             }
-        },
+            match call.cancel(problem()) {
+                Cancel::Now => (call.tool, true),
+                Cancel::Before => (call.tool, false),
+                Cancel::Ended => {
+                    return problem::response(StatusCode::CONFLICT, "the call has already ended");
+                }
+            }
+        }
         None => match calls
             .running()
             .cancel(id, caller_id, whose.as_ref().map(Option::as_deref))

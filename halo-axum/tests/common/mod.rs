@@ -1,9 +1,11 @@
 //! What the integration tests share: the pet shop API ([`petshop()`]), calling an app in
 //! process ([`client`]), handlers the test holds or watches ([`gate`]), audit records kept
-//! in memory ([`audit`]), the parts of a notes API that several tests serve ([`notes`]) and
-//! the keys the JWT tests sign with ([`jwt_keys`]).
+//! in memory ([`audit`]), the parts of a notes API that several tests serve ([`notes`]), the
+//! payments API of the approval tests ([`approvals`]) and the keys the JWT tests sign with
+//! ([`jwt_keys`]).
 #![allow(dead_code, missing_docs, unreachable_pub, clippy::use_self)]
 
+pub mod approvals;
 pub mod audit;
 pub mod client;
 pub mod gate;

@@ -1,5 +1,5 @@
 //! Approvals read and decided over HTTP, as an approver (or, for one approval, its caller):
-//! the pending list, one approval, approve, deny. The server answers `401` without
+//! the pending list, one approval, approve, deny; and withdrawn, by the call's own caller. The server answers `401` without
 //! credentials and `403` to a caller who may not decide, whatever the id, and `404` for an
 //! approval the caller may not see; each is an [`Error::is_status`] error.
 
@@ -139,6 +139,39 @@ impl Client {
     /// As [`approve`](Self::approve).
     pub async fn deny(&self, id: &str, reason: Option<&str>) -> Result<Approval> {
         self.decide(id, "deny", reason).await
+    }
+
+    /// Withdraws approval `id` of a call this client made, before anyone decides it
+    /// (`DELETE /.well-known/halo/approvals/{id}`): the held call never runs, and the answer
+    /// is the approval, [`ApprovalState::Cancelled`](crate::ApprovalState::Cancelled). A
+    /// client waiting for it ([`Client::wait_for_approval`], or a call that waits) ends with
+    /// an [`Error::is_approval_cancelled`] error.
+    ///
+    /// ```no_run
+    /// # async fn run(client: halo_client::Client) -> halo_client::Result<()> {
+    /// use halo_client::ApprovalState;
+    ///
+    /// let withdrawn = client.withdraw("3f0c").await?;
+    /// assert_eq!(withdrawn.state, ApprovalState::Cancelled);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::is_status`]: `403` for an approver who did not make the call (it denies
+    /// instead), `404` for no such approval or another caller's, `409` when it is decided
+    /// already, expired or withdrawn; [`Error::is_argument`] for an empty id; transport and
+    /// decode errors. Not sent again after a timeout (it may have been taken): read the
+    /// approval to know.
+    pub async fn withdraw(&self, id: &str) -> Result<Approval> {
+        let request = Prepared::endpoint(
+            Method::DELETE,
+            self.resolve(&path(id, None)?)?,
+            None,
+            false,
+            self.retry_policy(),
+        );
+        let response = self.fetch(&request).await?;
+        decode(&response, "the withdrawn approval")
     }
 
     async fn decide(&self, id: &str, action: &str, reason: Option<&str>) -> Result<Approval> {

@@ -7,16 +7,16 @@
 //! Why the client waits by itself: to a caller, a held call is still the call it made. So
 //! [`Client::invoke`] and [`Client::call`] read the approval again until it is decided, and
 //! answer as the call would have (the handler's status and body, kept by the server), or
-//! with an error when it is denied or expires ([`Error::is_denied`],
-//! [`Error::is_approval_expired`]). They never send the request again: the server holds it,
-//! and a second one would be a second refund. A caller that wants to know (a CLI printing
+//! with an error when it is denied, expires or is withdrawn ([`Error::is_denied`],
+//! [`Error::is_approval_expired`], [`Error::is_approval_cancelled`]). They never send the
+//! request again: the server holds it, and a second one would be a second refund. A caller that wants to know (a CLI printing
 //! the approval's id, an agent telling its user) names a hook
 //! ([`ClientBuilder::on_approval_pending`]); one that must not block asks for the `202` back
 //! ([`ClientBuilder::await_approvals`]) and waits later ([`Client::wait_for_approval`]).
 //!
 //! The parts: the approval as the server shows it (this file), the times it carries
-//! (`time`), reading and deciding approvals as an approver (`decide`), and waiting for a
-//! decision (`wait`).
+//! (`time`), reading and deciding approvals as an approver, or withdrawing one's own
+//! (`decide`), and waiting for a decision (`wait`).
 //!
 //! [`Client::invoke`]: crate::Client::invoke
 //! [`Client::call`]: crate::Client::call
@@ -25,6 +25,7 @@
 //! [`ClientBuilder::await_approvals`]: crate::ClientBuilder::await_approvals
 //! [`Error::is_denied`]: crate::Error::is_denied
 //! [`Error::is_approval_expired`]: crate::Error::is_approval_expired
+//! [`Error::is_approval_cancelled`]: crate::Error::is_approval_cancelled
 
 mod decide;
 mod wait;
@@ -124,6 +125,11 @@ pub enum ApprovalState {
     Denied,
     /// Nobody decided in time: it counts as denied, and the call never runs.
     Expired,
+    /// Withdrawn by its caller before anyone decided ([`Client::withdraw`]): the call never
+    /// runs.
+    ///
+    /// [`Client::withdraw`]: crate::Client::withdraw
+    Cancelled,
     /// A state this version does not know.
     #[serde(other)]
     Unknown,
@@ -138,6 +144,7 @@ impl ApprovalState {
             Self::Approved => "approved",
             Self::Denied => "denied",
             Self::Expired => "expired",
+            Self::Cancelled => "cancelled",
             Self::Unknown => "unknown",
         }
     }
@@ -355,6 +362,10 @@ mod tests {
     fn states_and_times() {
         let unknown: ApprovalState = serde_json::from_str(r#""paused""#).unwrap();
         assert_eq!(unknown, ApprovalState::Unknown);
+        let cancelled: ApprovalState = serde_json::from_str(r#""cancelled""#).unwrap();
+        assert_eq!(cancelled, ApprovalState::Cancelled);
+        assert!(cancelled.is_decided());
+        assert_eq!(cancelled.to_string(), "cancelled");
         assert!(!ApprovalState::Pending.is_decided());
         let approval = approval(Value::Null);
         assert_eq!(approval.lifetime(), Some(Duration::from_secs(900)));

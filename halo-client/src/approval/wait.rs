@@ -103,8 +103,8 @@ impl ClientBuilder {
     }
 
     /// Whether a call held for approval waits for the decision (`true`, the default: the
-    /// call then answers as it would have, or fails with [`Error::is_denied`] or
-    /// [`Error::is_approval_expired`]) or answers its `202 Accepted` at once (`false`: read
+    /// call then answers as it would have, or fails with [`Error::is_denied`],
+    /// [`Error::is_approval_expired`] or [`Error::is_approval_cancelled`]) or answers its `202 Accepted` at once (`false`: read
     /// it with [`Approval::from_response`], wait later with [`Client::wait_for_approval`]).
     ///
     /// ```
@@ -124,7 +124,8 @@ impl ClientBuilder {
 impl Client {
     /// Waits for the decision on `approval` (from a `202`, a stream's `approval_pending`,
     /// or [`Client::approval`]) and answers as its call does: the answer it gave once
-    /// approved, an error when it was denied or expired. The call is never sent again.
+    /// approved, an error when it was denied, expired or withdrawn. The call is never sent
+    /// again.
     ///
     /// ```no_run
     /// use halo_client::{Approval, Client, Method};
@@ -150,8 +151,9 @@ impl Client {
     /// ```
     ///
     /// # Errors
-    /// [`Error::is_denied`] or [`Error::is_approval_expired`] (with
-    /// [`Error::approval`] saying who decided and why); as [`Client::invoke`] for the
+    /// [`Error::is_denied`], [`Error::is_approval_expired`] or
+    /// [`Error::is_approval_cancelled`] (with [`Error::approval`] saying who decided and
+    /// why); as [`Client::invoke`] for the
     /// answer of an approved call that failed (an [`Error::is_status`] error with its status
     /// and problem); [`Error::is_timeout`] when nothing was decided within the approval's
     /// lifetime and a margin; the error of a read the server refused (`404` once it no longer
@@ -233,7 +235,7 @@ impl Client {
                         deadline = deadline.max(Instant::now() + RUN_WAIT);
                     }
                 }
-                ApprovalState::Denied | ApprovalState::Expired => {
+                ApprovalState::Denied | ApprovalState::Expired | ApprovalState::Cancelled => {
                     return Err(Error::refused(approval).with_context(what.to_owned()));
                 }
                 _ => {

@@ -97,6 +97,10 @@ impl Record<'_> {
                 State::Denied { by, reason }
             }
             b"expired" => State::Expired,
+            b"cancelled" => State::Cancelled {
+                by: self.text(9).filter(|by| !by.is_empty()),
+                reason: self.text(10).unwrap_or_default(),
+            },
             _ => return None,
         })
     }
@@ -122,6 +126,7 @@ impl Record<'_> {
             method: self.text(3)?,
             target: self.text(4)?,
             arguments,
+            expires_at: UNIX_EPOCH,
         };
         let made = Made {
             id: Arc::from(self.id),

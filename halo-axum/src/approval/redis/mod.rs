@@ -33,7 +33,7 @@ use self::codec::{Record, records};
 use self::scripts::Lua;
 use super::book::{
     Answer, Asked, Booked, Decided, Entry, Found, Made, Phase, Reached, State, Unreachable,
-    head_size,
+    Withdrawn, head_size,
 };
 use super::{ApprovalLimits, Verdict};
 use crate::audit::Outcome;
@@ -329,17 +329,52 @@ impl RedisBook {
                 entry.advance(State::Expired);
                 Decided::Already(Phase::Expired, true)
             }
-            b"was" => {
-                let phase = match word(1).as_slice() {
-                    b"approved" => Phase::Running,
-                    b"ran" => Phase::Ran,
-                    b"denied" => Phase::Denied,
-                    _ => Phase::Expired,
-                };
-                Decided::Already(phase, false)
-            }
+            b"was" => Decided::Already(was(&word(1)), false),
             // Forgotten since it was read.
             _ => Decided::Already(Phase::Expired, false),
+        })
+    }
+
+    /// Withdraws `entry` for its caller: moves it to `cancelled` (a [`State::Cancelled`])
+    /// in Redis, and here; the replica that holds it drops its request when it next reads
+    /// it ([`follow`]).
+    pub(crate) async fn withdraw(
+        &self,
+        limits: &ApprovalLimits,
+        entry: &Entry,
+        cancelled: State,
+    ) -> Reached<Withdrawn> {
+        let (by, reason) = match &cancelled {
+            State::Cancelled { by, reason } => (by.as_deref().unwrap_or(""), reason.as_str()),
+            _ => ("", ""),
+        };
+        let (all, bytes) = self.bounds();
+        let key = self.entry_key(&entry.id);
+        let keep = millis(limits.keep_decided);
+        let args: [&[u8]; 4] = [
+            entry.id.as_bytes(),
+            by.as_bytes(),
+            reason.as_bytes(),
+            keep.as_bytes(),
+        ];
+        let answer: Vec<Option<Vec<u8>>> = self
+            .link
+            .run(Lua::Withdraw.script(), &[&all, &bytes, &key], &args)
+            .await
+            .ok_or(Unreachable)?;
+        let word = |index: usize| answer.get(index).cloned().flatten().unwrap_or_default();
+        Ok(match word(0).as_slice() {
+            b"cancelled" => {
+                entry.advance(cancelled);
+                Ok(())
+            }
+            b"expired" => {
+                entry.advance(State::Expired);
+                Err((Phase::Expired, true))
+            }
+            b"was" => Err((was(&word(1)), false)),
+            // Forgotten since it was read.
+            _ => Err((Phase::Expired, false)),
         })
     }
 
@@ -488,6 +523,17 @@ impl Finish {
         let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
         let kept: i64 = self.link.run(Lua::Finish.script(), &keys, &args).await?;
         Some(kept == 1)
+    }
+}
+
+/// The phase of an approval that was not pending, by the state word a script answered.
+fn was(state: &[u8]) -> Phase {
+    match state {
+        b"approved" => Phase::Running,
+        b"ran" => Phase::Ran,
+        b"denied" => Phase::Denied,
+        b"cancelled" => Phase::Cancelled,
+        _ => Phase::Expired,
     }
 }
 

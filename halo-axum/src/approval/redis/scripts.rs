@@ -1,6 +1,6 @@
 //! The Lua scripts that keep approvals in Redis. Every change of state is one script, so
-//! that replicas never take one approval two ways: pending → approved, denied or expired,
-//! approved → ran. Timed by Redis's clock (`TIME`, in ms), which every replica shares.
+//! that replicas never take one approval two ways: pending → approved, denied, expired or
+//! cancelled (withdrawn by its caller), approved → ran. Timed by Redis's clock (`TIME`, in ms), which every replica shares.
 //!
 //! The keys, under the store's prefix:
 //!
@@ -18,7 +18,7 @@
 //! - `approval-key:<digest>`, the digest of the request (64 hex digits) and the id of the
 //!   approval asked for with an idempotency key, until that approval's drop time.
 //!
-//! Scripts that read an approval (`READ`, `LIST`, `DECIDE`) expire it first when it is
+//! Scripts that read an approval (`READ`, `LIST`, `DECIDE`, `WITHDRAW`) expire it first when it is
 //! pending and due (or its holder is gone), and say so, so that exactly one replica records the expiry, and an
 //! approval expires on time even when no replica watches it.
 
@@ -196,6 +196,26 @@ return out
 "
 );
 
+/// Withdraws approval `ARGV[1]` at `KEYS[3]` (all: `KEYS[1]`, bytes: `KEYS[2]`) for its
+/// caller: cancelled by `ARGV[2]` (none when empty, an anonymous caller), for reason
+/// `ARGV[3]`; kept `ARGV[4]` ms after. Answers as [`DECIDE`] does, `{'cancelled'}` when it
+/// withdrew it. One script with the decisions' own checks, so that of a withdrawal and an
+/// approval at once exactly one takes the approval.
+const WITHDRAW: &str = concat!(
+    prelude!(),
+    r"
+local state = redis.call('HGET', KEYS[3], 'state')
+if not state then return {'missing'} end
+if state ~= 'pending' then return {'was', state} end
+if expire_if_due(KEYS[3], KEYS[2], ARGV[1]) == 1 then return {'expired'} end
+redis.call('HSET', KEYS[3], 'state', 'cancelled', 'reason', ARGV[3])
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[3], 'by', ARGV[2]) end
+free(KEYS[3], KEYS[2], ARGV[1])
+keep_until(KEYS[3], KEYS[1], ARGV[1], now + tonumber(ARGV[4]))
+return {'cancelled'}
+"
+);
+
 /// Keeps the answer of approval `ARGV[1]`'s run at `KEYS[3]` (all: `KEYS[1]`, bytes:
 /// `KEYS[2]`): status `ARGV[2]`, headers `ARGV[3]`, and body `ARGV[4]` when `ARGV[5]` is `1`
 /// and it fits within `ARGV[6]` bytes in all; kept `ARGV[7]` ms after. Answers 1 when the
@@ -237,9 +257,10 @@ pub(super) enum Lua {
     Decide,
     Finish,
     Take,
+    Withdraw,
 }
 
-static SCRIPTS: [OnceLock<Script>; 6] = [const { OnceLock::new() }; 6];
+static SCRIPTS: [OnceLock<Script>; 7] = [const { OnceLock::new() }; 7];
 
 impl Lua {
     /// The script, loaded once.
@@ -251,6 +272,7 @@ impl Lua {
             Self::Decide => DECIDE,
             Self::Finish => FINISH,
             Self::Take => TAKE,
+            Self::Withdraw => WITHDRAW,
         };
         SCRIPTS[self as usize].get_or_init(|| Script::new(code))
     }

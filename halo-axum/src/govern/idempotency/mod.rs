@@ -130,6 +130,16 @@ impl Governance {
         let Some(ticket) = ticket else {
             return answer;
         };
+        // Boxed: the future of a call without a key (most calls) stays small.
+        Box::pin(self.keep_or_free(ticket, answer)).await
+    }
+
+    /// [`settle`](Self::settle) for a call that claimed a key.
+    async fn keep_or_free<E>(
+        &self,
+        ticket: Ticket,
+        answer: Result<Response, E>,
+    ) -> Result<Response, E> {
         let records = &*self.stores.records;
         match answer {
             Ok(response) => Ok(keep(records, ticket, response).await),

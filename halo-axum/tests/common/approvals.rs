@@ -1,0 +1,175 @@
+//! The payments API that the approval tests serve, in the parts they share: its callers (two
+//! who call, one who approves), its refund tool (every call waits for approval), the audit
+//! trail a test waits on, and the API served on loopback behind a layer each test finishes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{FromRef, Path, State};
+use halo_axum::{
+    AuditRecord, AuditSink, HaloBuilder, HaloLayer, Principal, Progress, StaticAuthenticator,
+    Validation, halo,
+};
+use halo_tests::{BearerScheme, TestServer};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::gate::Runs;
+
+/// Where approvals are listed; an approval is `{APPROVALS}/{id}`.
+pub const APPROVALS: &str = "/.well-known/halo/approvals";
+/// The callers' bearer tokens: alice and bob call, carol approves (see [`callers`]).
+pub const ALICE: &str = "alice-token";
+pub const BOB: &str = "bob-token";
+pub const CAROL: &str = "carol-token";
+
+/// How long a test waits for a record that should come at once.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The callers by their tokens: alice and bob, and carol, who holds the scope `approve`.
+pub fn callers() -> StaticAuthenticator {
+    StaticAuthenticator::new()
+        .bearer(ALICE, Principal::new("alice"))
+        .bearer(BOB, Principal::new("bob"))
+        .bearer(CAROL, Principal::new("carol").with_scopes(["approve"]))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct Refund {
+    pub amount: u32,
+    /// The card's PIN: never shown to approvers.
+    #[schema(write_only)]
+    pub pin: Option<String>,
+}
+
+/// What the refund handler needs of the app's state: where it counts its runs, and the name
+/// of the instance when several serve the API (a `Runs` state gives no name).
+#[derive(Clone, Debug, Default)]
+pub struct Till {
+    pub instance: Option<&'static str>,
+    pub runs: Runs,
+}
+
+impl FromRef<Runs> for Till {
+    fn from_ref(runs: &Runs) -> Self {
+        Self {
+            instance: None,
+            runs: runs.clone(),
+        }
+    }
+}
+
+/// Refund a payment: every call waits for approval.
+///
+/// Answers the refund, its amount, who it ran as and which run it was; `on`, the instance
+/// that ran it, when it has a name; `pin: true` when a PIN came (the handler gets it, the
+/// approvers do not).
+#[halo(approval = "required", idempotency_key = "Idempotency-Key")]
+#[utoipa::path(post, path = "/refunds/{id}", params(("id" = String, Path)),
+    request_body = Refund, responses((status = 200)), security(("bearer" = [])))]
+pub async fn refund(
+    State(till): State<Till>,
+    Path(id): Path<String>,
+    caller: Principal,
+    progress: Progress,
+    Json(refund): Json<Refund>,
+) -> Json<Value> {
+    let run = till.runs.add();
+    progress.step(1, Some(1), "refunding");
+    let mut answer = json!({"refund": id, "amount": refund.amount, "by": caller.id(), "run": run});
+    if let Some(instance) = till.instance {
+        answer["on"] = json!(instance);
+    }
+    if refund.pin.is_some() {
+        answer["pin"] = json!(true);
+    }
+    Json(answer)
+}
+
+#[derive(OpenApi)]
+#[openapi(info(title = "Payments", version = "1"), modifiers(&BearerScheme))]
+struct Doc;
+
+/// The payments API's routes: the refund tool, to which a test may add its own.
+pub fn payments<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Till: FromRef<S>,
+{
+    OpenApiRouter::with_openapi(Doc::openapi()).routes(routes!(refund))
+}
+
+/// Audit records, with a signal for each one that arrives.
+#[derive(Clone)]
+pub struct Trail(Arc<watch::Sender<Vec<AuditRecord>>>);
+
+impl Default for Trail {
+    fn default() -> Self {
+        Self(Arc::new(watch::channel(Vec::new()).0))
+    }
+}
+
+impl AuditSink for Trail {
+    fn record(&self, record: AuditRecord) {
+        self.0.send_modify(|records| records.push(record));
+    }
+}
+
+impl Trail {
+    pub fn outcomes(&self) -> Vec<String> {
+        self.0
+            .borrow()
+            .iter()
+            .map(|record| record.outcome.as_str().to_owned())
+            .collect()
+    }
+
+    /// The record with `outcome`, once it is written.
+    pub async fn wait(&self, outcome: &str) -> AuditRecord {
+        let mut records = self.0.subscribe();
+        let found = tokio::time::timeout(
+            PATIENCE,
+            records.wait_for(|records| records.iter().any(|r| r.outcome.as_str() == outcome)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("no `{outcome}` record: {:?}", self.outcomes()))
+        .expect("the trail is there");
+        found
+            .iter()
+            .find(|r| r.outcome.as_str() == outcome)
+            .cloned()
+            .expect("found above")
+    }
+}
+
+/// A payments API on loopback, with what its handlers ran and its audit trail.
+pub struct Payments {
+    pub server: TestServer,
+    pub runs: Runs,
+    pub trail: Trail,
+}
+
+/// Serves `routes` (from [`payments`]) behind a layer with the [`callers`], validation on
+/// and a [`Trail`], as `configure` builds it further.
+pub async fn serve(
+    routes: OpenApiRouter<Runs>,
+    configure: impl FnOnce(HaloBuilder) -> HaloBuilder,
+) -> Payments {
+    let (runs, trail) = (Runs::default(), Trail::default());
+    let (router, api) = routes.split_for_parts();
+    let builder = HaloLayer::builder(api)
+        .authenticator(callers())
+        .validate(Validation::On)
+        .audit(trail.clone());
+    let layer = configure(builder).build().expect("valid metadata");
+    let server = halo_tests::spawn(router.with_state(runs.clone()).layer(layer)).await;
+    Payments {
+        server,
+        runs,
+        trail,
+    }
+}
