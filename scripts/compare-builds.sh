@@ -78,6 +78,18 @@ else
   echo "valgrind is missing (apt-get install valgrind): no instruction counts" >&2
 fi
 
+# Criterion's point estimate of one bench, in nanoseconds, from its text output.
+estimate() {
+  awk -v id="$1" '
+    $0 ~ "^" id { found = 1 }
+    found && /time:/ {
+      sub(/.*\[/, ""); split($0, f, " ");
+      value = f[3]; unit = f[4];
+      if (unit == "ps") value /= 1000; else if (unit == "µs" || unit == "us") value *= 1000; else if (unit == "ms") value *= 1000000;
+      print value; exit
+    }'
+}
+
 declare -a old_one old_http new_one new_http
 for run in $(seq 1 "$runs"); do
   out=$(cd "$old" && CARGO_TARGET_DIR="$work/old-target" cargo bench -q -p halo-axum --bench governed 2>/dev/null)

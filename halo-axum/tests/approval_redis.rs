@@ -15,41 +15,14 @@ mod common;
 
 use std::time::Duration;
 
-use axum::extract::FromRef;
-use common::approvals::{self, ALICE, APPROVALS, CAROL, Till};
+use common::approvals::{self, ALICE, APPROVALS, Api, CAROL, Instance, redis_holds};
 use common::audit::Records;
 use common::client::Answer;
 use common::gate::Runs;
 use halo_axum::{ApprovalLimits, ApprovalQueue, HaloLayer, RedisStore};
-use halo_tests::TestServer;
 use halo_tests::redis::RedisServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-/// One instance: its name, how many calls its handler ran, its audit records.
-#[derive(Debug, Clone)]
-struct Instance {
-    name: &'static str,
-    runs: Runs,
-    audit: Records,
-}
-
-/// The refund handler runs on the instance, by its name.
-impl FromRef<Instance> for Till {
-    fn from_ref(instance: &Instance) -> Self {
-        Self {
-            instance: Some(instance.name),
-            runs: instance.runs.clone(),
-        }
-    }
-}
-
-/// An instance's server, state and client.
-struct Api {
-    server: TestServer,
-    instance: Instance,
-    http: reqwest::Client,
-}
 
 /// Two instances, `a` and `b`, sharing `redis` (key prefix `pay:`), with `limits`.
 async fn two(redis: &RedisServer, limits: ApprovalLimits) -> (Api, Api) {
@@ -95,11 +68,6 @@ impl Api {
         Answer::read(request.send().await.expect("an answer")).await
     }
 
-    async fn get(&self, path: &str, token: &str) -> Answer {
-        let request = self.http.get(self.server.url(path)).bearer_auth(token);
-        Answer::read(request.send().await.expect("an answer")).await
-    }
-
     /// `POST {location}/{action}` by carol.
     async fn decide(&self, location: &str, action: &str, body: Option<&Value>) -> Answer {
         let mut request = self
@@ -133,22 +101,6 @@ fn held(answer: &Answer) -> String {
     let doc = answer.json();
     assert_eq!(doc["state"], "pending", "{doc}");
     answer.header("location").to_owned()
-}
-
-/// Whether any value Redis holds contains `text`.
-fn redis_holds(redis: &RedisServer, text: &str) -> bool {
-    let script = r"
-for _, key in ipairs(redis.call('KEYS', '*')) do
-  local kind = redis.call('TYPE', key)['ok']
-  local values = {}
-  if kind == 'hash' then values = redis.call('HVALS', key)
-  elseif kind == 'string' then values = {redis.call('GET', key)} end
-  for _, value in ipairs(values) do
-    if string.find(value, ARGV[1], 1, true) then return 1 end
-  end
-end
-return 0";
-    redis.command(&["EVAL", script, "0", text]).as_deref() == Some(":1")
 }
 
 #[tokio::test]

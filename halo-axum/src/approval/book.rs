@@ -33,6 +33,9 @@ pub(crate) struct Book {
     /// id: what a cancel request of the call withdraws. One per held streamed call, each
     /// gone when its stream stops waiting.
     streams: Mutex<HashMap<String, Arc<Entry>>>,
+    /// The app that runs approved calls whose holder stopped, when the layer was given one.
+    #[cfg(feature = "redis")]
+    pub(crate) takeover: super::takeover::Slot,
 }
 
 /// Where the approvals are kept.
@@ -246,6 +249,13 @@ pub(crate) struct Asked {
     pub(crate) key: Option<(String, [u8; 32])>,
     pub(crate) trail: HeaderMap,
     pub(crate) kept: Kept,
+    /// The request as another replica may run it (no credentials), kept in the shared
+    /// store when the layer may run approved calls whose holder stopped.
+    #[cfg_attr(
+        not(feature = "redis"),
+        expect(dead_code, reason = "only approvals kept in Redis are run elsewhere")
+    )]
+    pub(crate) portable: Option<Vec<u8>>,
 }
 
 impl Book {
@@ -256,6 +266,8 @@ impl Book {
             limits,
             store: Store::Memory(Memory::default()),
             streams: Mutex::default(),
+            #[cfg(feature = "redis")]
+            takeover: super::takeover::Slot::default(),
         }
     }
 
@@ -263,7 +275,8 @@ impl Book {
     /// names, by index).
     #[cfg(feature = "redis")]
     pub(crate) fn in_redis(mut self, link: crate::govern::RedisLink, tools: Vec<String>) -> Self {
-        self.store = Store::Redis(super::redis::RedisBook::new(link, tools));
+        let life = self.limits.holder_timeout;
+        self.store = Store::Redis(super::redis::RedisBook::new(link, tools, life));
         self
     }
 

@@ -97,7 +97,7 @@ pub(super) fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
 
 /// Approval `id`, as `caller` may read it: its own, or any for approvers.
 pub(crate) async fn read_as(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     caller: Option<&Principal>,
     id: &str,
 ) -> Result<Arc<Entry>, Refusal> {
@@ -105,6 +105,9 @@ pub(crate) async fn read_as(
     if approver(shared, caller).is_err() && !is_callers(&entry, caller) {
         return Err(Refusal::Missing);
     }
+    // Approved, and its replica stopped before running it: run here, when this one may.
+    #[cfg(feature = "redis")]
+    super::takeover::take_over(shared, &entry).await;
     Ok(entry)
 }
 
@@ -148,7 +151,7 @@ pub(crate) fn kept_answer(entry: &Entry) -> Option<(StatusCode, serde_json::Valu
 /// approval this process follows is watched; one kept in Redis by another replica is read
 /// again every `approval::redis::POLL`, until it is over or gone, or (Redis unreachable)
 /// until it would have been forgotten.
-pub(crate) async fn wait_end(shared: &Shared, entry: Arc<Entry>) -> Arc<Entry> {
+pub(crate) async fn wait_end(shared: &Arc<Shared>, entry: Arc<Entry>) -> Arc<Entry> {
     #[cfg(feature = "redis")]
     let entry = match shared.approvals.redis() {
         Some(book) => match book.own_entry(&entry.id) {
@@ -167,7 +170,11 @@ pub(crate) async fn wait_end(shared: &Shared, entry: Arc<Entry>) -> Arc<Entry> {
 
 /// [`wait_end`] for an approval of another replica.
 #[cfg(feature = "redis")]
-async fn poll_end(shared: &Shared, mut entry: Arc<Entry>, limits: &ApprovalLimits) -> Arc<Entry> {
+async fn poll_end(
+    shared: &Arc<Shared>,
+    mut entry: Arc<Entry>,
+    limits: &ApprovalLimits,
+) -> Arc<Entry> {
     let give_up = entry.deadline + limits.keep_decided;
     while tokio::time::Instant::now() < give_up {
         tokio::time::sleep(super::redis::POLL).await;
@@ -176,6 +183,16 @@ async fn poll_end(shared: &Shared, mut entry: Arc<Entry>, limits: &ApprovalLimit
                 entry = read;
                 if entry.phase().is_over() {
                     break;
+                }
+                // Its replica stopped before running it: run here, when this one may, and
+                // wait on the run here.
+                super::takeover::take_over(shared, &entry).await;
+                if let Some(book) = shared.approvals.redis()
+                    && let Some(own) = book.own_entry(&entry.id)
+                {
+                    let mut phase = own.watch();
+                    let _ = phase.wait_for(|phase| phase.is_over()).await;
+                    return own;
                 }
             }
             Ok(None) => break,

@@ -110,6 +110,11 @@ where
     };
     let quota = caller_bucket(caller_id.as_deref(), &parts);
     let trail = trail(&parts.headers);
+    // What another replica needs to run it, when this layer lets one (no credentials).
+    #[cfg(feature = "redis")]
+    let portable = super::takeover::portable(shared, &parts, &bytes, caller.as_ref());
+    #[cfg(not(feature = "redis"))]
+    let portable = None;
     if let Some(caller) = caller {
         parts.extensions.insert(caller);
     }
@@ -138,6 +143,7 @@ where
             body: bytes,
             runner: runner(inner),
         },
+        portable,
     };
     // Refused: a stream opened for the call ends at once.
     let refuse = |outcome: Outcome, response: Response| {

@@ -24,6 +24,7 @@ use std::time::Duration;
 /// | [`answer_bytes`](Self::answer_bytes) | 1 MiB per answer |
 /// | [`expire_after`](Self::expire_after) | 15 minutes |
 /// | [`keep_decided`](Self::keep_decided) | 1 hour |
+/// | [`holder_timeout`](Self::holder_timeout) | 30 seconds (Redis only) |
 ///
 /// ```
 /// use std::time::Duration;
@@ -32,7 +33,8 @@ use std::time::Duration;
 /// let limits = ApprovalLimits::new()
 ///     .approvals(500)
 ///     .per_caller(20)
-///     .expire_after(Duration::from_secs(600));
+///     .expire_after(Duration::from_secs(600))
+///     .holder_timeout(Duration::from_secs(10));
 /// assert_ne!(limits, ApprovalLimits::default());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,7 @@ pub struct ApprovalLimits {
     pub(crate) answer_bytes: usize,
     pub(crate) expire_after: Duration,
     pub(crate) keep_decided: Duration,
+    pub(crate) holder_timeout: Duration,
 }
 
 impl Default for ApprovalLimits {
@@ -62,6 +65,7 @@ impl ApprovalLimits {
             answer_bytes: 1024 * 1024,
             expire_after: Duration::from_secs(15 * 60),
             keep_decided: Duration::from_secs(60 * 60),
+            holder_timeout: Duration::from_secs(30),
         }
     }
 
@@ -99,6 +103,19 @@ impl ApprovalLimits {
     /// How long a decided approval (with the answer of its run) stays readable.
     pub const fn keep_decided(mut self, keep: Duration) -> Self {
         self.keep_decided = keep;
+        self
+    }
+
+    /// With approvals kept in Redis: how long the instance that received a held call may go
+    /// unheard (it renews its presence several times a second) before the others count it
+    /// stopped (at least 1 second). Its pending approvals then expire, unless the instances
+    /// may run them in its place (`HaloLayer::take_over_with`).
+    pub const fn holder_timeout(mut self, timeout: Duration) -> Self {
+        self.holder_timeout = if timeout.as_millis() < 1_000 {
+            Duration::from_secs(1)
+        } else {
+            timeout
+        };
         self
     }
 }

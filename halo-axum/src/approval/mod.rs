@@ -18,7 +18,8 @@
 //! in memory (`memory`) or, with the `redis` feature and `HaloBuilder::redis`, in Redis for
 //! every replica (`redis`), the step of a call's path that holds it (`hold`), the run of an
 //! approved call (`run`), reading and deciding as a caller (`decision`), withdrawing by the
-//! caller (`withdraw`), the JSON documents (`document`) and the HTTP endpoints (`endpoint`).
+//! caller (`withdraw`), running elsewhere an approved call whose replica stopped
+//! (`takeover`), the JSON documents (`document`) and the HTTP endpoints (`endpoint`).
 
 mod approver;
 mod book;
@@ -33,6 +34,8 @@ mod redis;
 mod rule;
 mod run;
 mod settings;
+#[cfg(feature = "redis")]
+mod takeover;
 #[cfg(feature = "webhook")]
 mod webhook;
 mod withdraw;
@@ -46,6 +49,8 @@ pub use self::limits::ApprovalLimits;
 pub use self::rule::ApprovalRule;
 pub(crate) use self::rule::apply as apply_rules;
 pub(crate) use self::settings::Settings;
+#[cfg(feature = "redis")]
+pub(crate) use self::takeover::is_takeover;
 #[cfg(feature = "webhook")]
 pub use self::webhook::{
     SignatureError, WebhookApprover, WebhookApproverBuilder, WebhookError, WebhookSecret,

@@ -133,6 +133,9 @@ pub(crate) async fn decide(
         }
         Decided::Elsewhere => {
             note(shared, entry, Outcome::Approved, Some(verdict.by()));
+            // Run here when the replica that holds it has stopped, and this one may.
+            #[cfg(feature = "redis")]
+            super::takeover::take_over(shared, entry).await;
             return Ok(Ok(ran_elsewhere(shared, entry).await));
         }
     };
@@ -182,7 +185,7 @@ pub(crate) fn start(
 
 /// Waits for the run of `entry` on the replica that holds it: the approval as it ended, or
 /// as it is when the tool's deadline (a minute without one) has passed.
-async fn ran_elsewhere(shared: &Shared, entry: &Arc<Entry>) -> Arc<Entry> {
+async fn ran_elsewhere(shared: &Arc<Shared>, entry: &Arc<Entry>) -> Arc<Entry> {
     let deadline = shared.governance.rules(entry.tool).timeout;
     let patience = deadline.map_or(Duration::from_secs(60), |d| d + Duration::from_secs(5));
     let waited = tokio::time::timeout(patience, wait_end(shared, Arc::clone(entry))).await;

@@ -163,6 +163,46 @@ impl Principal {
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.contains(scope)
     }
+
+    /// The principal as JSON, for a store shared by replicas (it holds no secret):
+    /// `{"id", "scopes", "scheme", "tenant"}`, the scheme `"bearer"`, `"basic"` or the
+    /// header of an API key.
+    #[cfg(feature = "redis")]
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let scheme = self.scheme.as_ref().map(|scheme| match scheme {
+            Scheme::Bearer => serde_json::json!("bearer"),
+            Scheme::Basic => serde_json::json!("basic"),
+            Scheme::ApiKey(header) => serde_json::json!({"api_key": header.as_str()}),
+        });
+        serde_json::json!({"id": self.id, "scopes": self.scopes, "scheme": scheme,
+            "tenant": self.tenant})
+    }
+
+    /// A principal read back from [`to_json`](Self::to_json); `None` when damaged.
+    #[cfg(feature = "redis")]
+    pub(crate) fn from_json(json: &serde_json::Value) -> Option<Self> {
+        let mut principal = Self::new(json.get("id")?.as_str()?);
+        let scopes = json.get("scopes")?.as_array()?;
+        for scope in scopes {
+            principal.scopes.insert(scope.as_str()?.to_owned());
+        }
+        principal.scheme = match json.get("scheme") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(scheme) => Some(match scheme.as_str() {
+                Some("bearer") => Scheme::Bearer,
+                Some("basic") => Scheme::Basic,
+                _ => {
+                    let header = scheme.get("api_key")?.as_str()?;
+                    Scheme::ApiKey(http::HeaderName::from_bytes(header.as_bytes()).ok()?)
+                }
+            }),
+        };
+        principal.tenant = json
+            .get("tenant")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        Some(principal)
+    }
 }
 
 impl<S: Sync> FromRequestParts<S> for Principal {

@@ -148,6 +148,12 @@ where
         route: Route,
         streaming: bool,
     ) -> ResponseFuture<S::Future, S::Error> {
+        // An approved call run here for a replica that stopped: its steps ran already
+        // (`approval::takeover`); only in-process requests carry the mark.
+        #[cfg(feature = "redis")]
+        if self.shared.governance.rules(route.tool).approval && approval::is_takeover(&request) {
+            return ResponseFuture::inner(self.inner.call(request));
+        }
         // The ready service serves this call; a clone takes its place for the next one.
         let clone = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, clone);

@@ -173,3 +173,53 @@ pub async fn serve(
         trail,
     }
 }
+
+/// One instance of the payments API among several sharing Redis: its name, how many calls
+/// its handler ran, its audit records.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub name: &'static str,
+    pub runs: Runs,
+    pub audit: super::audit::Records,
+}
+
+/// The refund handler runs on the instance, by its name.
+impl FromRef<Instance> for Till {
+    fn from_ref(instance: &Instance) -> Self {
+        Self {
+            instance: Some(instance.name),
+            runs: instance.runs.clone(),
+        }
+    }
+}
+
+/// An instance's server, state and client.
+pub struct Api {
+    pub server: TestServer,
+    pub instance: Instance,
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    /// `GET path` with the bearer `token`.
+    pub async fn get(&self, path: &str, token: &str) -> super::client::Answer {
+        let request = self.http.get(self.server.url(path)).bearer_auth(token);
+        super::client::Answer::read(request.send().await.expect("an answer")).await
+    }
+}
+
+/// Whether any value `redis` holds contains `text`.
+pub fn redis_holds(redis: &halo_tests::redis::RedisServer, text: &str) -> bool {
+    let script = r"
+for _, key in ipairs(redis.call('KEYS', '*')) do
+  local kind = redis.call('TYPE', key)['ok']
+  local values = {}
+  if kind == 'hash' then values = redis.call('HVALS', key)
+  elseif kind == 'string' then values = {redis.call('GET', key)} end
+  for _, value in ipairs(values) do
+    if string.find(value, ARGV[1], 1, true) then return 1 end
+  end
+end
+return 0";
+    redis.command(&["EVAL", script, "0", text]).as_deref() == Some(":1")
+}

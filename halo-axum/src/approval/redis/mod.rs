@@ -5,9 +5,10 @@
 //! arguments, times, decision, the answer of its run), its bounds (the approvals and bytes
 //! of the layer, each caller's quota) and its idempotency key's index ([`scripts`]). The held
 //! request itself (head, body, the caller's principal and credentials) stays in the memory of
-//! the replica that received it, which runs it once approved: the routing that request went
-//! through (its path parameters, the route it matched) belongs to that replica's router and
-//! cannot be rebuilt by another, and credentials never leave it.
+//! the replica that received it, which runs it once approved. Only when the layer was given
+//! the app it wraps (`HaloLayer::take_over_with`) is a copy kept in the record too (`kept`:
+//! no credentials), so that another replica can route and run it through that app when the
+//! holder stops (`approval::takeover`); it is dropped once the call ran or cannot run.
 //!
 //! Who runs an approved call: the replica that holds it. When it decides itself, it runs the
 //! call at once; when another replica approves, that one leaves it unassigned and waits, and
@@ -16,7 +17,9 @@
 //! events. Every replica then reads the kept answer. A decision elsewhere reaches a waiting
 //! stream within [`POLL`]. While it holds approvals a replica keeps a heartbeat in Redis; a
 //! pending approval whose holder stopped can never run, and expires when it is next read, as
-//! one nobody decided in time does: expiry never waits for a particular replica.
+//! one nobody decided in time does: expiry never waits for a particular replica. With a copy
+//! of its request kept, it stays pending instead, and once approved the first replica that
+//! claims it ([`CLAIM`](scripts)) runs it.
 //!
 //! When Redis cannot be reached, nothing falls back to memory (that would split the book): a
 //! call that needs approval is refused with `503`, and so are reads and decisions.
@@ -47,11 +50,6 @@ pub(crate) const POLL: Duration = Duration::from_millis(200);
 /// approval is kept.
 const RETRY_EVERY: Duration = Duration::from_millis(250);
 
-/// How long a replica's heartbeat lives without being renewed (it is renewed every [`POLL`]
-/// while the replica holds approvals): how soon the approvals of a replica that stopped
-/// expire, and how long an outage of Redis may last before they do.
-const HEARTBEAT: Duration = Duration::from_secs(30);
-
 /// The approvals of one layer, in Redis.
 #[derive(Debug)]
 pub(crate) struct RedisBook {
@@ -64,16 +62,22 @@ pub(crate) struct RedisBook {
     own: Mutex<HashMap<Arc<str>, Arc<Entry>>>,
     /// Whether the task that follows them runs.
     following: AtomicBool,
+    /// How long this replica's heartbeat lives without being renewed (it is renewed every
+    /// [`POLL`] while the replica holds approvals): how soon the approvals of a replica that
+    /// stopped expire (or may be taken over), and how long an outage of Redis may last
+    /// before they do (`ApprovalLimits::holder_timeout`).
+    heartbeat_life: Duration,
 }
 
 impl RedisBook {
-    pub(crate) fn new(link: RedisLink, tools: Vec<String>) -> Self {
+    pub(crate) fn new(link: RedisLink, tools: Vec<String>, heartbeat_life: Duration) -> Self {
         Self {
             link,
             tools,
             replica: uuid::Uuid::new_v4().simple().to_string(),
             own: Mutex::new(HashMap::new()),
             following: AtomicBool::new(false),
+            heartbeat_life,
         }
     }
 
@@ -89,6 +93,28 @@ impl RedisBook {
             .run(Lua::Take.script(), &[&key], &[self.replica.as_bytes()])
             .await;
         taken == Some(1)
+    }
+
+    /// Claims approval `id`, approved with no runner, to run here because the replica that
+    /// held it has stopped: the request it kept for another replica, once claimed.
+    pub(crate) async fn claim(&self, id: &str) -> Option<Vec<u8>> {
+        let (key, heartbeat) = (self.entry_key(id), self.heartbeat());
+        let life = millis(self.heartbeat_life);
+        let claimed: Option<Option<Vec<u8>>> = self
+            .link
+            .run(
+                Lua::Claim.script(),
+                &[&key, &heartbeat],
+                &[self.replica.as_bytes(), life.as_bytes()],
+            )
+            .await;
+        claimed.flatten()
+    }
+
+    /// Follows `entry`, claimed by this replica to run here, as one of its own.
+    pub(crate) fn adopt(&self, entry: &Arc<Entry>, shared: &Arc<Shared>) {
+        self.own().insert(Arc::clone(&entry.id), Arc::clone(entry));
+        self.follow(shared);
     }
 
     fn entry_key(&self, id: &str) -> String {
@@ -109,9 +135,13 @@ impl RedisBook {
     }
 
     /// Books a held call.
-    pub(crate) async fn book(&self, limits: &ApprovalLimits, asked: Asked) -> Reached<Booked> {
+    pub(crate) async fn book(&self, limits: &ApprovalLimits, mut asked: Asked) -> Reached<Booked> {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let size = asked.kept.body.len() + head_size(&asked.kept.parts);
+        // With a request kept for another replica, that is what counts.
+        let size = asked.portable.as_ref().map_or_else(
+            || asked.kept.body.len() + head_size(&asked.kept.parts),
+            Vec::len,
+        );
         let (all, bytes) = self.bounds();
         let caller = self.link.digest_key("approval-caller:", &asked.quota);
         let (index, digest) = match &asked.key {
@@ -131,6 +161,9 @@ impl RedisBook {
         if let Some(arguments) = &request.arguments {
             fields.push(("args", arguments.to_string().into_bytes()));
         }
+        if let Some(portable) = asked.portable.take() {
+            fields.push(("kept", portable));
+        }
         let numbers = [
             size.to_string(),
             limits.approvals.to_string(),
@@ -138,7 +171,7 @@ impl RedisBook {
             limits.bytes.to_string(),
             millis(limits.expire_after),
             millis(limits.keep_decided),
-            millis(HEARTBEAT),
+            millis(self.heartbeat_life),
         ];
         let keyed = if asked.key.is_some() { "1" } else { "0" };
         let mut args: Vec<&[u8]> = vec![id.as_bytes(), keyed.as_bytes(), digest.as_bytes()];
@@ -202,7 +235,7 @@ impl RedisBook {
         let mut names: Vec<&str> = vec![&heartbeat, &bytes];
         names.extend(keys.iter().map(String::as_str));
         let lifetime = if alive {
-            millis(HEARTBEAT)
+            millis(self.heartbeat_life)
         } else {
             "0".to_owned()
         };

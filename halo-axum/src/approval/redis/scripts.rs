@@ -7,10 +7,12 @@
 //! - `approval:<id>`, a hash: the approval (`state`, `tool`, `caller`, `method`, `target`,
 //!   `args`, `req_at`, `exp`, `trail`, `by`, `reason`, `runner`, the answer `a_status`,
 //!   `a_headers`, `a_body`), and the keys of its caller's quota (`cidx`), its idempotency
-//!   key's index (`kidx`) and its holder's heartbeat (`hb`). It lives until its drop time:
+//!   key's index (`kidx`) and its holder's heartbeat (`hb`); with taking over on, `kept`,
+//!   the request without credentials, until it ran or can no longer run. It lives until its drop time:
 //!   `keep` after its decision, expiry or run (at first `exp + keep`).
 //! - `approval-replica:<id>`, a replica's heartbeat while it holds approvals: a pending
-//!   approval whose holder's heartbeat is gone can never run, and expires when read.
+//!   approval whose holder's heartbeat is gone can never run, and expires when read, unless
+//!   it has `kept` (another replica may run it: [`CLAIM`]).
 //! - `approvals`, a sorted set of ids by drop time, and `approvals:bytes`, a hash of the
 //!   bytes each counts: the layer's bounds (approvals, bytes) across replicas. Ids past their
 //!   drop time are swept when a call is booked or the list is read.
@@ -19,7 +21,7 @@
 //!   approval asked for with an idempotency key, until that approval's drop time.
 //!
 //! Scripts that read an approval (`READ`, `LIST`, `DECIDE`, `WITHDRAW`) expire it first when it is
-//! pending and due (or its holder is gone), and say so, so that exactly one replica records the expiry, and an
+//! pending and due (or its holder is gone and it kept no request), and say so, so that exactly one replica records the expiry, and an
 //! approval expires on time even when no replica watches it.
 
 use std::sync::OnceLock;
@@ -49,11 +51,16 @@ local function keep_until(entry, all, id, drop)
   if k then redis.call('PEXPIREAT', k, ms(drop)) end
 end
 local function free(entry, sizes, id)
+  if redis.call('HGET', entry, 'state') == 'approved' and redis.call('HEXISTS', entry, 'kept') == 1 then
+    return
+  end
+  redis.call('HDEL', entry, 'kept')
   if redis.call('HEXISTS', sizes, id) == 1 then redis.call('HSET', sizes, id, 0) end
 end
 local function expire_if_due(entry, sizes, id)
-  local v = redis.call('HMGET', entry, 'state', 'exp', 'hb')
-  if v[1] == 'pending' and (now >= tonumber(v[2]) or redis.call('EXISTS', v[3]) == 0) then
+  local v = redis.call('HMGET', entry, 'state', 'exp', 'hb', 'kept')
+  if v[1] == 'pending' and (now >= tonumber(v[2])
+      or (not v[4] and redis.call('EXISTS', v[3]) == 0)) then
     redis.call('HSET', entry, 'state', 'expired')
     free(entry, sizes, id)
     return 1
@@ -224,6 +231,8 @@ const FINISH: &str = concat!(
     prelude!(),
     r"
 if redis.call('HGET', KEYS[3], 'state') ~= 'approved' then return -1 end
+redis.call('HDEL', KEYS[3], 'kept')
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then redis.call('HSET', KEYS[2], ARGV[1], 0) end
 local kept = 0
 if ARGV[5] == '1' and bytes(KEYS[2]) + string.len(ARGV[4]) <= tonumber(ARGV[6]) then
   redis.call('HSET', KEYS[3], 'a_body', ARGV[4])
@@ -248,6 +257,18 @@ end
 return 0
 ";
 
+/// Claims approval `KEYS[1]`, approved with no runner, for replica `ARGV[1]` (its heartbeat
+/// `KEYS[2]`, which lives `ARGV[2]` ms more) when the replica that held it has stopped (its
+/// heartbeat is gone) and the request was kept for another to run: the kept request, or nil.
+const CLAIM: &str = r"
+local v = redis.call('HMGET', KEYS[1], 'state', 'runner', 'hb', 'kept')
+if v[1] ~= 'approved' or (v[2] and v[2] ~= '') or not v[4] then return false end
+if v[3] and redis.call('EXISTS', v[3]) == 1 then return false end
+redis.call('HSET', KEYS[1], 'runner', ARGV[1], 'hb', KEYS[2])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+return v[4]
+";
+
 /// The scripts, by what they do.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Lua {
@@ -258,9 +279,10 @@ pub(super) enum Lua {
     Finish,
     Take,
     Withdraw,
+    Claim,
 }
 
-static SCRIPTS: [OnceLock<Script>; 7] = [const { OnceLock::new() }; 7];
+static SCRIPTS: [OnceLock<Script>; 8] = [const { OnceLock::new() }; 8];
 
 impl Lua {
     /// The script, loaded once.
@@ -273,6 +295,7 @@ impl Lua {
             Self::Finish => FINISH,
             Self::Take => TAKE,
             Self::Withdraw => WITHDRAW,
+            Self::Claim => CLAIM,
         };
         SCRIPTS[self as usize].get_or_init(|| Script::new(code))
     }
