@@ -92,7 +92,12 @@ pub(crate) fn approver<'a>(
 
 /// Whether `caller` made the call of `entry` (both anonymous counts).
 pub(super) fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
-    entry.request.caller() == caller.map(Principal::id)
+    made_by(entry, caller.map(Principal::id))
+}
+
+/// Whether the principal of id `by` made the call of `entry` (`None`: anonymous).
+pub(super) fn made_by(entry: &Entry, by: Option<&str>) -> bool {
+    entry.request.caller() == by
 }
 
 /// Approval `id`, as `caller` may read it: its own, or any for approvers.
@@ -163,6 +168,11 @@ pub(crate) async fn wait_end(shared: &Arc<Shared>, entry: Arc<Entry>) -> Arc<Ent
         None => entry,
     };
     let _ = shared;
+    watch_end(entry).await
+}
+
+/// Waits until `entry`, an approval this process moves, is over.
+async fn watch_end(entry: Arc<Entry>) -> Arc<Entry> {
     let mut phase = entry.watch();
     let _ = phase.wait_for(|phase| phase.is_over()).await;
     entry
@@ -190,9 +200,7 @@ async fn poll_end(
                 if let Some(book) = shared.approvals.redis()
                     && let Some(own) = book.own_entry(&entry.id)
                 {
-                    let mut phase = own.watch();
-                    let _ = phase.wait_for(|phase| phase.is_over()).await;
-                    return own;
+                    return watch_end(own).await;
                 }
             }
             Ok(None) => break,

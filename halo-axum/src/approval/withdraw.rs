@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::book::{Entry, Phase, Reached};
-use super::decision::{Refusal, approver, is_callers};
+use super::decision::{Refusal, approver, is_callers, made_by};
 use super::run;
 use crate::Principal;
 use crate::layer::Shared;
@@ -58,14 +58,9 @@ pub(crate) async fn withdraw_stream(
     if entry.phase() != Phase::Pending {
         return Ok(false);
     }
-    let reason = match admin && !is_callers_id(&entry, by) {
+    let reason = match admin && !made_by(&entry, by) {
         true => CANCELLED,
         false => WITHDRAWN,
     };
     Ok(run::withdraw(shared, &entry, by, reason).await?.is_ok())
-}
-
-/// Whether the principal of id `by` made the call of `entry` (both anonymous counts).
-fn is_callers_id(entry: &Entry, by: Option<&str>) -> bool {
-    entry.request.caller() == by
 }
