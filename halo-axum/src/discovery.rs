@@ -226,7 +226,7 @@ pub(crate) fn conditional(
         headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
         response
     } else {
-        let mut response = Response::new(body.into_body());
+        let mut response = Response::new(Body::new(body.into_body()));
         response.headers_mut().insert(CONTENT_TYPE, content_type);
         response
     };

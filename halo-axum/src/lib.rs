@@ -10,8 +10,6 @@ mod auth;
 mod body;
 mod catalog;
 mod discovery;
-mod document_limits;
-mod error;
 mod govern;
 mod layer;
 #[cfg(any(feature = "mcp", feature = "agents"))]
@@ -74,9 +72,7 @@ mod validate;
 pub use halo_macros::halo;
 pub use halo_protocol as protocol;
 
-pub use crate::approval::{
-    ApprovalLimits, ApprovalQueue, ApprovalRequest, ApprovalRule, Approver, Verdict,
-};
+pub use crate::approval::{ApprovalLimits, ApprovalQueue, ApprovalRequest, Approver, Verdict};
 #[cfg(feature = "webhook")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhook")))]
 pub use crate::approval::{
@@ -98,8 +94,6 @@ pub use crate::auth::{
 #[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
 pub use crate::auth::{JwtAuthenticator, JwtAuthenticatorBuilder, JwtError};
 pub use crate::catalog::Catalogs;
-pub use crate::document_limits::DocumentLimits;
-pub use crate::error::BuildError;
 pub use crate::govern::IdempotencyLimits;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
@@ -110,36 +104,10 @@ pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
 pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::{ValidJson, ValidJsonRejection};
-pub use crate::validate::Validation;
+pub use halo_openapi::ApprovalRule;
+pub use halo_openapi::{BuildError, DocumentLimits, Validation};
 
 /// Internals for the fuzz targets (`fuzz/`); not a stable API.
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
-pub mod fuzzing {
-    /// The fast body check's verdict on `body` against `schema`: `Some(true)` when it vouches
-    /// for the body, `Some(false)` when it leaves it to the full check, `None` when the
-    /// schema does not take the fast check at all.
-    #[must_use]
-    pub fn fast_body_check(schema: &serde_json::Value, formats: bool, body: &[u8]) -> Option<bool> {
-        crate::validate::Fast::compile(schema, formats).map(|fast| fast.accepts(body))
-    }
-
-    /// An `application/x-www-form-urlencoded` body as the value the layer checks against
-    /// `schema` (whose `$defs` resolve its references); `None` when it is not UTF-8.
-    #[must_use]
-    pub fn read_form(body: &str, schema: &serde_json::Value) -> Option<serde_json::Value> {
-        crate::validate::read_form(body, schema)
-    }
-
-    /// A `multipart/form-data` body sent with `content_type` as the value the layer checks
-    /// against `schema`; `None` when there is no boundary, `Some(Err(why))` when it is
-    /// malformed.
-    #[must_use]
-    pub fn read_multipart(
-        body: &[u8],
-        content_type: &str,
-        schema: &serde_json::Value,
-    ) -> Option<Result<serde_json::Value, &'static str>> {
-        crate::validate::read_multipart(body, content_type, schema)
-    }
-}
+pub use halo_openapi::fuzzing;

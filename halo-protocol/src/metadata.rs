@@ -95,7 +95,7 @@ pub struct LocalizedText {
 #[non_exhaustive]
 pub enum MetadataError {
     /// The key is not one HALO defines.
-    #[error("unknown extension `{key}`; HALO defines {}", KEYS.join(", "))]
+    #[error("unknown extension `{key}`; HALO defines {}, and {EXCLUDE_EXTENSION}", KEYS.join(", "))]
     UnknownKey {
         /// The key as written.
         key: String,
@@ -109,6 +109,11 @@ pub enum MetadataError {
         message: String,
     },
 }
+
+/// The extension that leaves an operation out of HALO altogether when it is `true`: no tool,
+/// no discovery, no checks; the application still serves the route as it always did. On a
+/// path item it leaves out every operation of the path.
+pub const EXCLUDE_EXTENSION: &str = "x-halo-exclude";
 
 /// The extension keys HALO defines, in the order they are written.
 pub(crate) const KEYS: [&str; 12] = [
@@ -154,6 +159,9 @@ impl Metadata {
                 "x-halo-stream" => meta.stream = Some(read(key, value)?),
                 "x-halo-i18n" => meta.locales = read(key, value)?,
                 "x-halo-kind" => meta.kind = Some(read(key, value)?),
+                EXCLUDE_EXTENSION => {
+                    let _: bool = read(key, value)?;
+                }
                 _ => {
                     return Err(MetadataError::UnknownKey {
                         key: key.to_owned(),

@@ -72,7 +72,7 @@ where
         Ok(read) => read,
         Err(problem) => return Stop::new(Outcome::Invalid, problem::from_problem(&problem)),
     };
-    let tool = shared.discovery.registry.tool_at(route.tool);
+    let tool = shared.discovery.registry.tool_at(route.tool());
     let caller_id = caller.as_ref().map(|c| c.id().to_owned());
     let target = parts
         .uri
@@ -82,7 +82,7 @@ where
     let key = key.map(|value| {
         let indexed = format!(
             "{}\n{}\n{}",
-            route.tool,
+            route.tool(),
             caller_id.as_deref().unwrap_or(""),
             String::from_utf8_lossy(value.as_bytes())
         );
@@ -95,7 +95,7 @@ where
     let arguments = serde_json::from_slice::<Value>(&bytes)
         .ok()
         .map(|mut value| {
-            redact(&mut value, &tool.sensitive);
+            redact(&mut value, tool.sensitive());
             value
         });
     let request = ApprovalRequest {
@@ -120,7 +120,7 @@ where
     }
     // A streamed call: opened now (`tool_start`), its handler's progress sent to it.
     let call = if streaming {
-        match stream::open(&shared.calls, (route.tool, tool), caller_id) {
+        match stream::open(&shared.calls, (route.tool(), tool), caller_id) {
             Ok(call) => {
                 parts
                     .extensions
@@ -133,7 +133,7 @@ where
         None
     };
     let asked = Asked {
-        tool: route.tool,
+        tool: route.tool(),
         request,
         quota,
         key,

@@ -13,7 +13,7 @@
 //! scope list and decide pending approvals over HTTP (`/.well-known/halo/approvals`).
 //! Without an approver, a call that needs approval is refused with `403` and never runs.
 //!
-//! The parts: [`ApprovalRule`] (which operations need approval besides those that declare
+//! The parts: `ApprovalRule` (halo-openapi: which operations need approval besides those that declare
 //! it), [`ApprovalLimits`] (what is kept, for how long), the book of approvals (`book`), kept
 //! in memory (`memory`) or, with the `redis` feature and `HaloBuilder::redis`, in Redis for
 //! every replica (`redis`), the step of a call's path that holds it (`hold`), the run of an
@@ -31,7 +31,6 @@ mod limits;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
-mod rule;
 mod run;
 mod settings;
 #[cfg(feature = "redis")]
@@ -46,8 +45,6 @@ pub(crate) use self::book::Book;
 pub(crate) use self::endpoint::{is_endpoint, serve};
 pub(crate) use self::hold::{Held, hold};
 pub use self::limits::ApprovalLimits;
-pub use self::rule::ApprovalRule;
-pub(crate) use self::rule::apply as apply_rules;
 pub(crate) use self::settings::Settings;
 #[cfg(feature = "redis")]
 pub(crate) use self::takeover::is_takeover;

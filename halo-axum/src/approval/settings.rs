@@ -3,7 +3,9 @@
 //! declare it ([`HaloBuilder::require_approval`]). Kept here, beside the idea, rather than in
 //! the builder's own file.
 
-use super::{ApprovalLimits, ApprovalRule, Approver, Book, DynApprover};
+use halo_openapi::ApprovalRule;
+
+use super::{ApprovalLimits, Approver, Book, DynApprover};
 use crate::HaloBuilder;
 use crate::registry::Registry;
 
@@ -29,7 +31,7 @@ impl Settings {
             let held: Vec<&str> = registry
                 .tools()
                 .filter(|tool| {
-                    let effects = tool.schema.effects.as_ref();
+                    let effects = tool.schema().effects.as_ref();
                     effects.is_some_and(|effects| effects.approval.is_some())
                 })
                 .map(|tool| tool.name())

@@ -15,7 +15,7 @@ use std::sync::Arc;
 pub use self::jsonl::{JsonLinesSink, JsonLinesSinkBuilder};
 use self::record::round_millis;
 pub use self::record::{AuditRecord, Outcome};
-pub(crate) use self::record::{Rfc3339, redact, sensitive};
+pub(crate) use self::record::{Rfc3339, redact};
 
 /// Where audit records go.
 ///

@@ -4,9 +4,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use halo_protocol::InputField;
 use http::{HeaderMap, Method, StatusCode};
-use indexmap::IndexMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
@@ -339,19 +337,6 @@ fn parse_traceparent(value: &str) -> Option<&str> {
 /// What a sensitive argument is replaced by.
 pub(crate) const REDACTED: &str = "[redacted]";
 
-/// The input entries whose value must not be audited: those whose schema says
-/// `"writeOnly": true` or `"format": "password"`.
-pub(crate) fn sensitive(input: &IndexMap<String, InputField>) -> Vec<String> {
-    input
-        .iter()
-        .filter(|(_, field)| {
-            field.schema.get("writeOnly") == Some(&Value::Bool(true))
-                || field.schema.get("format").and_then(Value::as_str) == Some("password")
-        })
-        .map(|(name, _)| name.clone())
-        .collect()
-}
-
 /// Replaces the value of each top-level key of `arguments` listed in `sensitive` by
 /// `"[redacted]"`.
 pub(crate) fn redact(arguments: &mut Value, sensitive: &[String]) {
@@ -665,26 +650,5 @@ mod tests {
         let mut not_an_object = json!(["password"]);
         redact(&mut not_an_object, &["password".into()]);
         assert_eq!(not_an_object, json!(["password"]));
-    }
-
-    #[test]
-    fn sensitive_entries_are_write_only_or_passwords() {
-        let field = InputField::new;
-        let input: IndexMap<String, InputField> = [
-            ("user", field(json!({"type": "string"}))),
-            (
-                "password",
-                field(json!({"type": "string", "format": "password"})),
-            ),
-            ("token", field(json!({"type": "string", "writeOnly": true}))),
-            (
-                "shown",
-                field(json!({"type": "string", "writeOnly": false})),
-            ),
-        ]
-        .into_iter()
-        .map(|(name, field)| (name.to_owned(), field))
-        .collect();
-        assert_eq!(sensitive(&input), ["password", "token"]);
     }
 }

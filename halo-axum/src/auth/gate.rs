@@ -7,7 +7,7 @@ use http::StatusCode;
 use http::header::WWW_AUTHENTICATE;
 use http::request::Parts;
 
-use super::challenge::Challenges;
+use super::Challenges;
 use super::{DynAuthenticator, Principal};
 use crate::audit::Outcome;
 use crate::problem;

@@ -118,7 +118,7 @@ pub(super) fn render(
 /// A hosted agent as a skill.
 fn skill(agent: &Tool) -> Value {
     let entry = agent.entry();
-    let schema = &agent.schema;
+    let schema = agent.schema();
     let mut description = if schema.description.trim().is_empty() {
         entry.description.clone()
     } else {

@@ -129,14 +129,14 @@ impl Governance {
         let rules: Vec<Rules> = registry
             .tools()
             .map(|tool| {
-                let limits = tool.schema.limits.as_ref();
-                let resilience = tool.schema.resilience.as_ref();
+                let limits = tool.schema().limits.as_ref();
+                let resilience = tool.schema().resilience.as_ref();
                 let timeout = resilience
                     .and_then(|r| r.timeout_ms)
                     .map(Duration::from_millis)
                     .or(default_timeout);
                 let dimensioned = limits.and_then(|l| {
-                    ToolLimits::new(tool.name(), l.rate, &l.rates, &tool.schema.input)
+                    ToolLimits::new(tool.name(), l.rate, &l.rates, &tool.schema().input)
                 });
                 Rules {
                     rate: limits
@@ -152,7 +152,7 @@ impl Governance {
                         Breaker::build(circuit, tool.name(), timeout, metered, &stores.circuits)
                     }),
                     approval: tool
-                        .schema
+                        .schema()
                         .effects
                         .as_ref()
                         .is_some_and(|effects| effects.approval.is_some()),
@@ -174,7 +174,7 @@ impl Governance {
         }
         registry
             .route(uri, method)
-            .filter(|route| self.governs(route.tool))
+            .filter(|route| self.governs(route.tool()))
     }
 
     /// The rules of the tool at `index`.

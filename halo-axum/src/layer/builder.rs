@@ -1,8 +1,7 @@
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use halo_protocol::{Circuit, Metadata};
+use halo_protocol::Circuit;
 use serde_json::Value;
 use utoipa::openapi::OpenApi;
 
@@ -15,7 +14,7 @@ use crate::catalog::{Catalogs, Documents};
 use crate::discovery::Discovery;
 use crate::govern::{Governance, Stores};
 use crate::metrics::Metrics;
-use crate::registry::{Formats, Registry};
+use crate::registry::Registry;
 use crate::stream::{Calls, OnDisconnect, StreamConfig};
 use crate::{BuildError, DocumentLimits, IdempotencyLimits, Validation};
 
@@ -43,6 +42,8 @@ use crate::{BuildError, DocumentLimits, IdempotencyLimits, Validation};
 pub struct HaloBuilder {
     document: Result<Value, String>,
     described: Vec<(String, Describe)>,
+    /// Operations left out, by `operationId` and by path.
+    excluded: (Vec<String>, Vec<String>),
     max_age: Duration,
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
@@ -107,6 +108,7 @@ impl HaloBuilder {
         Self {
             document,
             described: Vec::new(),
+            excluded: (Vec::new(), Vec::new()),
             max_age: Duration::from_secs(60),
             authenticator: None,
             realm: None,
@@ -135,6 +137,41 @@ impl HaloBuilder {
     /// extensions say. [`build`](Self::build) fails if no operation has this id.
     pub fn describe(mut self, operation_id: impl Into<String>, describe: Describe) -> Self {
         self.described.push((operation_id.into(), describe));
+        self
+    }
+
+    /// Leaves out the operation with this `operationId`: it becomes no tool (discovery does
+    /// not know it, agents are not offered it) and the layer passes its calls to the app
+    /// untouched, as if the document marked it `x-halo-exclude: true`. For an operation
+    /// agents should not call, such as a documented fallback (`GET /{path}`).
+    /// [`build`](Self::build) fails if no operation has this id.
+    ///
+    /// ```
+    /// use halo_axum::HaloLayer;
+    /// # use utoipa_axum::{router::OpenApiRouter, routes};
+    /// # /// Ping.
+    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
+    /// # async fn ping() {}
+    /// # /// Answers unknown paths.
+    /// # #[utoipa::path(get, path = "/{path}", responses((status = 404)))]
+    /// # async fn not_found() {}
+    /// # let (router, api) = OpenApiRouter::new()
+    /// #     .routes(routes!(ping)).routes(routes!(not_found)).split_for_parts();
+    /// // `not_found` documents `/{path}` without declaring `{path}`: left out, it is fine.
+    /// let layer = HaloLayer::builder(api).exclude_operation("not_found").build()?;
+    /// # let _: axum::Router = router.layer(layer);
+    /// # Ok::<(), halo_axum::BuildError>(())
+    /// ```
+    pub fn exclude_operation(mut self, operation_id: impl Into<String>) -> Self {
+        self.excluded.0.push(operation_id.into());
+        self
+    }
+
+    /// Leaves out every operation of `path`, as the document writes it (`/{path}`), as
+    /// [`exclude_operation`](Self::exclude_operation) leaves out one. [`build`](Self::build)
+    /// fails if the document has no such path.
+    pub fn exclude_path(mut self, path: impl Into<String>) -> Self {
+        self.excluded.1.push(path.into());
         self
     }
 
@@ -540,23 +577,26 @@ impl HaloBuilder {
             return Err(BuildError::settings(problem));
         }
         let document = self.document.map_err(BuildError::document)?;
-        let mut described: HashMap<String, Metadata> = HashMap::new();
+        let mut compiler = Registry::builder(&document)
+            .validation(self.validation)
+            .limits(self.document_limits);
         for (operation_id, describe) in self.described {
             let meta = describe.into_metadata(&operation_id)?;
-            described.entry(operation_id).or_default().merge(meta);
+            compiler = compiler.describe(operation_id, meta);
         }
-        let formats = match self.validation {
-            Validation::Off => None,
-            Validation::On => Some(Formats(true)),
-            Validation::WithoutFormats => Some(Formats(false)),
-        };
-        let registry = Registry::build(
-            &document,
-            described,
-            formats,
-            self.document_limits,
-            (self.circuit, self.approvals.rules()),
-        )?;
+        if let Some(circuit) = self.circuit {
+            compiler = compiler.default_circuit(circuit);
+        }
+        for rule in self.approvals.rules() {
+            compiler = compiler.require_approval(rule.clone());
+        }
+        for operation_id in self.excluded.0 {
+            compiler = compiler.exclude_operation(operation_id);
+        }
+        for path in self.excluded.1 {
+            compiler = compiler.exclude_path(path);
+        }
+        let registry = compiler.build()?;
         let mut challenges = Challenges::new(&document, self.realm.as_deref());
         let mut mcp_challenges = challenges.clone();
         if let Some(resource) = &self.protected_resource {

@@ -151,7 +151,7 @@ where
         // An approved call run here for a replica that stopped: its steps ran already
         // (`approval::takeover`); only in-process requests carry the mark.
         #[cfg(feature = "redis")]
-        if self.shared.governance.rules(route.tool).approval && approval::is_takeover(&request) {
+        if self.shared.governance.rules(route.tool()).approval && approval::is_takeover(&request) {
             return ResponseFuture::inner(self.inner.call(request));
         }
         // The ready service serves this call; a clone takes its place for the next one.
@@ -264,11 +264,11 @@ where
         let Some(route) = route else {
             return ResponseFuture::inner(self.inner.call(request));
         };
-        if streaming && registry.tool_at(route.tool).own_stream {
+        if streaming && registry.tool_at(route.tool()).streams_itself() {
             // The application's own event stream: checked and governed like any call of the
             // operation, never wrapped in a tool stream.
             streaming = false;
-            if !shared.checks(false) && !shared.governance.governs(route.tool) {
+            if !shared.checks(false) && !shared.governance.governs(route.tool()) {
                 return ResponseFuture::inner(self.inner.call(request));
             }
         }
@@ -292,7 +292,7 @@ where
     S::Error: Send + 'static,
 {
     let started = Instant::now();
-    let tool = shared.discovery.registry.tool_at(route.tool);
+    let tool = shared.discovery.registry.tool_at(route.tool());
     let mut trail = shared.audit.as_ref().map(|_| {
         AuditRecord::new(
             request.headers(),
@@ -321,7 +321,14 @@ where
             call.on_end(move |end| {
                 if let Some(shared) = shared.upgrade() {
                     let elapsed = started.elapsed();
-                    finish(&shared, route.tool, trail, end.status, end.outcome, elapsed);
+                    finish(
+                        &shared,
+                        route.tool(),
+                        trail,
+                        end.status,
+                        end.outcome,
+                        elapsed,
+                    );
                 }
             });
         }
@@ -329,7 +336,7 @@ where
             let elapsed = started.elapsed();
             finish(
                 &shared,
-                route.tool,
+                route.tool(),
                 trail,
                 response.status(),
                 outcome,
@@ -398,7 +405,7 @@ async fn admit(
     mut trail: Option<&mut AuditRecord>,
 ) -> Step<Admission> {
     let registry = &shared.discovery.registry;
-    let tool = registry.tool_at(route.tool);
+    let tool = registry.tool_at(route.tool());
     // Identify (no future to poll when nobody is identified).
     let caller = match shared.gate.is_closed() {
         true => shared.gate.identify(&parts).await?,
@@ -410,7 +417,7 @@ async fn admit(
     // Resume: a client reconnecting to a streamed call gets the events it missed.
     if streaming && let Some(call_id) = parts.headers.get(stream::CALL_ID) {
         let calls = &shared.calls;
-        let tool = (route.tool, tool.name());
+        let tool = (route.tool(), tool.name());
         let response = stream::resume(calls, &parts, call_id, tool, caller.as_ref()).await;
         return Err(Stop::new(Outcome::Replayed, response));
     }
@@ -418,14 +425,14 @@ async fn admit(
     let named = match parts.headers.get(stream::CALL_ID) {
         Some(call_id) if !streaming => {
             let caller = caller.as_ref().map(|caller| caller.id());
-            Some(shared.calls.running().name(call_id, route.tool, caller)?)
+            Some(shared.calls.running().name(call_id, route.tool(), caller)?)
         }
         _ => None,
     };
     // Authorize.
     shared.gate.authorize(registry, tool, caller.as_ref())?;
     // Validate.
-    let (body, read) = match tool.validator.as_ref().filter(|_| shared.validate) {
+    let (body, read) = match tool.validator().filter(|_| shared.validate) {
         None => (body, None),
         Some(validator) => {
             let path = registry.path_params(route, parts.uri.path());
@@ -437,7 +444,7 @@ async fn admit(
         && let Some(record) = trail.as_deref_mut()
     {
         let parsed = parts.extensions.get::<ParsedBody>().map(|parsed| &parsed.0);
-        record.note_arguments(&tool.sensitive, parsed, read.as_deref());
+        record.note_arguments(tool.sensitive(), parsed, read.as_deref());
     }
     // Rate.
     let call = RateCall {
@@ -456,16 +463,16 @@ async fn admit(
     // permit, which counts as neither success nor failure.
     let permit = shared
         .governance
-        .enter(route.tool)
+        .enter(route.tool())
         .await
         .map_err(with_rate)?;
     // Idempotency.
     let key = shared
         .governance
-        .idempotency_key(route.tool, tool, &parts, streaming)
+        .idempotency_key(route.tool(), tool, &parts, streaming)
         .map_err(with_rate)?;
     // Approval: a call that needs one is held (its key claimed when it runs).
-    if shared.governance.rules(route.tool).approval {
+    if shared.governance.rules(route.tool()).approval {
         let held = approval::Held {
             parts,
             body,
@@ -533,7 +540,7 @@ where
         named,
     } = call;
     let rate = rate.as_ref().map_or(&[][..], |headers| &headers[..]);
-    let deadline = shared.governance.rules(route.tool).timeout;
+    let deadline = shared.governance.rules(route.tool()).timeout;
     if !streaming {
         let handler = govern::within(deadline, inner.call(Request::from_parts(parts, body)));
         let answer = match named {
@@ -563,7 +570,10 @@ where
         response.headers_mut().extend(rate.iter().cloned());
         return Ok(((response, outcome), None));
     }
-    let tool = (route.tool, shared.discovery.registry.tool_at(route.tool));
+    let tool = (
+        route.tool(),
+        shared.discovery.registry.tool_at(route.tool()),
+    );
     let call = match stream::open(&shared.calls, tool, caller) {
         Ok(call) => call,
         Err(stop) => return Ok((stop.with_headers(rate).into_parts(), None)),

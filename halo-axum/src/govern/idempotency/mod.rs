@@ -45,14 +45,14 @@ impl Governance {
             .rules(index)
             .key_header
             .as_ref()
-            .filter(|_| !streaming && !tool.own_stream)
+            .filter(|_| !streaming && !tool.streams_itself())
             .and_then(|header| parts.headers.get(header))
         else {
             return Ok(None);
         };
         // Named as the schema spells it; the header map lowercases.
         let header = tool
-            .schema
+            .schema()
             .limits
             .as_ref()
             .and_then(|limits| limits.idempotency_key.as_deref())

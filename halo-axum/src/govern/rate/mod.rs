@@ -189,7 +189,7 @@ impl Governance {
         body: Body,
         read: Option<Bytes>,
     ) -> Step<(Body, Option<Bytes>, Option<RateHeaders>)> {
-        let rules = self.rules(call.route.tool);
+        let rules = self.rules(call.route.tool());
         if let Some(limits) = &rules.limits {
             // Boxed: the future of a call of any other tool stays as small as it was.
             return Box::pin(self.limit_all(limits, &call, body, read)).await;

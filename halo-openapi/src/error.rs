@@ -1,4 +1,4 @@
-//! Why a [`HaloLayer`](crate::HaloLayer) could not be built.
+//! Why a registry could not be built from an OpenAPI document.
 
 use std::fmt;
 
@@ -22,6 +22,9 @@ enum Kind {
     },
     UnknownOperation {
         operation_id: String,
+    },
+    UnknownExclusion {
+        target: String,
     },
     UnresolvedReference {
         operation: String,
@@ -59,7 +62,9 @@ enum Kind {
 }
 
 impl BuildError {
-    pub(crate) fn metadata(operation: &str, source: MetadataError) -> Self {
+    /// The HALO metadata of `operation` does not parse.
+    #[must_use]
+    pub fn metadata(operation: &str, source: MetadataError) -> Self {
         Self::new(Kind::Metadata {
             operation: operation.to_owned(),
             source,
@@ -69,6 +74,12 @@ impl BuildError {
     pub(crate) fn unknown_operation(operation_id: &str) -> Self {
         Self::new(Kind::UnknownOperation {
             operation_id: operation_id.to_owned(),
+        })
+    }
+
+    pub(crate) fn unknown_exclusion(target: &str) -> Self {
+        Self::new(Kind::UnknownExclusion {
+            target: target.to_owned(),
         })
     }
 
@@ -131,14 +142,17 @@ impl BuildError {
         })
     }
 
-    pub(crate) fn document(message: impl fmt::Display) -> Self {
+    /// A document that cannot be read as OpenAPI at all, saying why.
+    #[must_use]
+    pub fn document(message: impl fmt::Display) -> Self {
         Self::new(Kind::Document {
             message: message.to_string(),
         })
     }
 
     /// Settings of the builder that contradict each other (one that needs another left out).
-    pub(crate) fn settings(message: &'static str) -> Self {
+    #[must_use]
+    pub fn settings(message: &'static str) -> Self {
         Self::new(Kind::Settings { message })
     }
 
@@ -152,10 +166,14 @@ impl BuildError {
         matches!(self.kind, Kind::Metadata { .. })
     }
 
-    /// Whether metadata was attached to an `operationId` the document does not have.
+    /// Whether metadata was attached to an `operationId` the document does not have, or an
+    /// operation or path to leave out names none of the document's.
     #[must_use]
     pub fn is_unknown_operation(&self) -> bool {
-        matches!(self.kind, Kind::UnknownOperation { .. })
+        matches!(
+            self.kind,
+            Kind::UnknownOperation { .. } | Kind::UnknownExclusion { .. }
+        )
     }
 
     /// Whether a `$ref` points nowhere in the document.
@@ -191,7 +209,7 @@ impl BuildError {
     /// schemas nested too deeply, a served schema too large, too many definitions served.
     ///
     /// ```
-    /// use halo_axum::{DocumentLimits, HaloBuilder};
+    /// use halo_openapi::{DocumentLimits, Registry};
     /// use serde_json::json;
     ///
     /// let mut schema = json!({"type": "string"});
@@ -203,8 +221,8 @@ impl BuildError {
     ///     "paths": {"/deep": {"get": {"responses": {"200": {"description": "",
     ///         "content": {"application/json": {"schema": schema}}}}}}}
     /// });
-    /// let error = HaloBuilder::from_openapi_json(document)
-    ///     .document_limits(DocumentLimits::new().max_depth(16))
+    /// let error = Registry::builder(&document)
+    ///     .limits(DocumentLimits::new().max_depth(16))
     ///     .build()
     ///     .unwrap_err();
     /// assert!(error.is_limit());
@@ -215,17 +233,12 @@ impl BuildError {
         matches!(self.kind, Kind::Limit { .. })
     }
 
-    /// The builder's settings contradict each other: one needs another that was not given.
+    /// The builder's settings contradict each other: one needs another that was not given
+    /// (halo-axum's layer refuses, for one, to require credentials with nothing to check
+    /// them).
     ///
     /// ```
-    /// use halo_axum::HaloLayer;
-    /// # let (_, api) = utoipa_axum::router::OpenApiRouter::<()>::new().split_for_parts();
-    ///
-    /// // Requiring credentials with nothing to check them is refused, not ignored.
-    /// let error = HaloLayer::builder(api.clone()).require_credentials(true).build().unwrap_err();
-    /// assert!(error.is_settings());
-    /// // So is recording arguments with no audit trail to record them in.
-    /// let error = HaloLayer::builder(api).audit_arguments(true).build().unwrap_err();
+    /// let error = halo_openapi::BuildError::settings("require_credentials(true) needs an authenticator");
     /// assert!(error.is_settings());
     /// ```
     #[must_use]
@@ -241,6 +254,10 @@ impl fmt::Display for BuildError {
             Kind::UnknownOperation { operation_id } => write!(
                 f,
                 "metadata was attached to operationId `{operation_id}`, which the OpenAPI document does not have"
+            ),
+            Kind::UnknownExclusion { target } => write!(
+                f,
+                "`{target}` was to be left out, but the OpenAPI document has no operation or path by that name"
             ),
             Kind::UnresolvedReference {
                 operation,

@@ -9,7 +9,7 @@ pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 /// The API as an OAuth 2.0 protected resource (RFC 9728): its resource identifier (the
 /// audience of the tokens it accepts) and the authorization servers that issue them.
 ///
-/// Given to [`HaloBuilder::protected_resource`](crate::HaloBuilder::protected_resource), it
+/// Given to halo-axum's `HaloBuilder::protected_resource`, it
 /// makes the layer serve the protected-resource metadata document at
 /// `/.well-known/oauth-protected-resource` (followed by the identifier's path, if it has
 /// one), generated from the OpenAPI document: `resource`, `authorization_servers`,
@@ -19,7 +19,7 @@ pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 /// about the API can find where to get a token, and for which `resource` (RFC 8707) to ask.
 ///
 /// ```
-/// use halo_axum::ProtectedResource;
+/// use halo_auth::ProtectedResource;
 ///
 /// let resource = ProtectedResource::new("https://api.example.com", ["https://id.example.com"]);
 /// assert_eq!(
@@ -41,7 +41,7 @@ impl ProtectedResource {
     /// `https://api.example.com`: the `aud` of the tokens the API accepts) and the issuer
     /// identifiers of the `authorization_servers` that issue them. Both are written as given
     /// (no `/` added or removed): tokens and clients compare them character for character.
-    /// [`HaloBuilder::build`](crate::HaloBuilder::build) fails when the identifier is not
+    /// halo-axum's `HaloBuilder::build` fails when the identifier is not
     /// such a URL or no authorization server is named.
     pub fn new<I, S>(identifier: impl Into<String>, authorization_servers: I) -> Self
     where
@@ -56,19 +56,19 @@ impl ProtectedResource {
     }
 
     /// Describes the MCP endpoint the app mounts at `path` (where a
-    /// [`McpService`](crate::mcp::McpService) is nested, usually `/mcp`) as a protected
+    /// halo-axum's `McpService` is nested, usually `/mcp`) as a protected
     /// resource of its own, as MCP clients expect: its identifier is this one followed by
     /// `path` (`https://api.example.com/mcp`), its metadata document is served at the
     /// well-known path followed by that path (`/.well-known/oauth-protected-resource/mcp`,
     /// where MCP clients look first) with that identifier as `resource`, and the
-    /// [`McpService`](crate::mcp::McpService)'s `401` challenges name that document.
+    /// halo-axum's `McpService`'s `401` challenges name that document.
     ///
     /// MCP clients ask for tokens for that identifier (RFC 8707 `resource`), so tokens for
     /// it carry it as `aud`: accept it as an audience too
     /// (`JwtAuthenticatorBuilder::audience`, feature `jwt`).
     ///
     /// ```
-    /// use halo_axum::ProtectedResource;
+    /// use halo_auth::ProtectedResource;
     ///
     /// let resource =
     ///     ProtectedResource::new("https://api.example.com", ["https://id.example.com"]).mcp("/mcp");
@@ -88,7 +88,8 @@ impl ProtectedResource {
 
     /// The MCP endpoint as a resource of its own (same authorization servers), when
     /// [`mcp`](Self::mcp) named its path.
-    pub(crate) fn for_mcp(&self) -> Option<Self> {
+    #[must_use]
+    pub fn for_mcp(&self) -> Option<Self> {
         Some(Self {
             resource: self.mcp_identifier()?,
             authorization_servers: self.authorization_servers.clone(),
@@ -125,7 +126,8 @@ impl ProtectedResource {
 
     /// The path the layer serves the document at: the well-known path followed by the
     /// identifier's path, without a trailing `/`.
-    pub(crate) fn served_path(&self) -> String {
+    #[must_use]
+    pub fn served_path(&self) -> String {
         let path = self
             .resource
             .parse::<Uri>()
@@ -135,7 +137,8 @@ impl ProtectedResource {
     }
 
     /// Why the settings cannot be served, if they cannot.
-    pub(crate) fn problem(&self) -> Option<&'static str> {
+    #[must_use]
+    pub fn problem(&self) -> Option<&'static str> {
         let Ok(uri) = self.resource.parse::<Uri>() else {
             return Some("protected_resource: the resource identifier is not a URL");
         };

@@ -189,7 +189,10 @@ fn check_path_parameters(
             &source.label(),
             format!(
                 "the template's `{{{variable}}}` is not declared as a path parameter; declare it \
-                 (utoipa: `params((\"{variable}\" = String, Path, description = \"…\"))`)"
+                 (utoipa: `params((\"{variable}\" = String, Path, description = \"…\"))`), or, \
+                 if agents should not call this operation (a fallback, say), leave it out: \
+                 `x-halo-exclude: true` on the operation, or `exclude_operation`/`exclude_path` \
+                 on the builder"
             ),
         ));
     }

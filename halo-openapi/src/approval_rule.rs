@@ -6,24 +6,24 @@ use halo_protocol::{Approval, Effects, Metadata};
 use serde_json::Value;
 
 /// Operations that need approval, whatever their own metadata says, given to
-/// [`HaloBuilder::require_approval`](crate::HaloBuilder::require_approval).
+/// [`RegistryBuilder::require_approval`](crate::RegistryBuilder::require_approval) (and
+/// halo-axum's `HaloBuilder::require_approval`).
 ///
 /// ```
-/// use halo_axum::{ApprovalQueue, ApprovalRule, HaloLayer};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+/// use halo_openapi::{ApprovalRule, Registry};
+/// use serde_json::json;
 ///
+/// let document = json!({"openapi": "3.1.0", "info": {"title": "Shop", "version": "1"},
+///     "paths": {"/refunds": {"post": {"tags": ["payments"],
+///         "responses": {"201": {"description": "Refunded"}}}}}});
 /// // Irreversible effects need approval, and so does everything tagged `payments`.
-/// let layer = HaloLayer::builder(api)
+/// let registry = Registry::builder(&document)
 ///     .require_approval(ApprovalRule::Irreversible)
 ///     .require_approval(ApprovalRule::tagged("payments"))
-///     .approver(ApprovalQueue::new("approvals"))
 ///     .build()
 ///     .expect("valid HALO metadata");
-/// # let _: axum::Router = router.layer(layer);
+/// let effects = registry.tools().next().unwrap().schema().effects.as_ref().unwrap();
+/// assert!(effects.approval.is_some());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

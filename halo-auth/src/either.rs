@@ -14,7 +14,7 @@ use super::{Authenticator, Principal, Unauthenticated};
 /// refusal.
 ///
 /// ```
-/// use halo_axum::{Authenticator, Principal, StaticAuthenticator};
+/// use halo_auth::{Authenticator, Principal, StaticAuthenticator};
 ///
 /// let staff = StaticAuthenticator::new().bearer("staff-token", Principal::new("staff"));
 /// let robots = StaticAuthenticator::new().bearer("robot-token", Principal::new("robot"));
@@ -51,7 +51,7 @@ impl<A: Authenticator, B: Authenticator> Authenticator for EitherAuthenticator<A
 /// anonymous to it), so `demo.or(issuer)` works whether or not an issuer was given.
 ///
 /// ```
-/// use halo_axum::{Authenticator, Principal, StaticAuthenticator};
+/// use halo_auth::{Authenticator, Principal, StaticAuthenticator};
 ///
 /// let extra: Option<StaticAuthenticator> = None; // from the configuration
 /// let demo = StaticAuthenticator::new().bearer("demo", Principal::new("demo"));

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::{Principal, Scheme};
+use halo_auth::{Principal, Scheme};
 
 /// The callers an operation admits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -11,7 +11,7 @@ use super::{Audience, Cached, Registry, Rope, Tool};
 
 /// Every discovery response for one audience and language.
 #[derive(Debug)]
-pub(crate) struct View {
+pub struct View {
     manifest: Cached,
     /// The manifest filtered by each single tag, and with no tools (an unknown tag).
     by_tag: HashMap<String, Cached>,
@@ -27,7 +27,8 @@ pub(crate) struct View {
 impl Registry {
     /// Renders every discovery response for an audience (`None`: everyone) in a language
     /// (`None`: the base texts).
-    pub(crate) fn render(&self, audience: Option<&Audience>, language: Option<&str>) -> View {
+    #[must_use]
+    pub fn render(&self, audience: Option<&Audience>, language: Option<&str>) -> View {
         let shown: Vec<bool> = self
             .tools
             .iter()
@@ -118,7 +119,8 @@ impl View {
     ///
     /// Unfiltered and single-tag manifests are rendered with the view; a filter with several
     /// tags concatenates the entries of the tools it keeps.
-    pub(crate) fn manifest(
+    #[must_use]
+    pub fn manifest(
         &self,
         registry: &Registry,
         filter: &TagFilter,
@@ -150,7 +152,8 @@ impl View {
     /// The manifest of a search (`OPTIONS /?q=`): the best matches among the tools the view
     /// shows and the filter keeps, best first, then `"search": {"q", "total"}` (how many
     /// matched before the limit).
-    pub(crate) fn search(
+    #[must_use]
+    pub fn search(
         &self,
         registry: &Registry,
         search: &SearchQuery,
@@ -182,14 +185,16 @@ impl View {
     }
 
     /// The schemas of a path, `None` when the audience may call nothing there.
-    pub(crate) fn path(&self, index: usize) -> Option<&Cached> {
+    #[must_use]
+    pub fn path(&self, index: usize) -> Option<&Cached> {
         self.paths.get(index)?.as_ref()
     }
 
     /// The methods the audience may call at a path (given by index; `None` for a path with
     /// no described operation), then `OPTIONS`: `OPTIONS` alone where it may call nothing,
     /// as at any path the layer knows nothing of.
-    pub(crate) fn allow(&self, index: Option<usize>) -> HeaderValue {
+    #[must_use]
+    pub fn allow(&self, index: Option<usize>) -> HeaderValue {
         index
             .and_then(|index| self.allows.get(index))
             .cloned()

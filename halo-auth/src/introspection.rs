@@ -44,9 +44,9 @@ use super::{Authenticator, Principal, Unauthenticated};
 /// token could not be checked at the issuer`), and the cause is logged as a warning.
 ///
 /// ```no_run
-/// use halo_axum::{HaloLayer, IntrospectionAuthenticator};
+/// use halo_auth::IntrospectionAuthenticator;
 ///
-/// # async fn run(api: utoipa::openapi::OpenApi) -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let tokens = IntrospectionAuthenticator::builder(
 ///     "https://id.example.com", // the issuer: its metadata names the endpoint
 ///     "books-api",              // the API's own client id at the issuer...
@@ -55,8 +55,8 @@ use super::{Authenticator, Principal, Unauthenticated};
 /// .audience("https://api.example.com")
 /// .build()
 /// .await?;
-/// let layer = HaloLayer::builder(api).authenticator(tokens).build()?;
-/// # let _ = layer;
+/// // Give `tokens` to the layer: `HaloLayer::builder(api).authenticator(tokens)` (halo-axum).
+/// # let _ = tokens;
 /// # Ok(())
 /// # }
 /// ```

@@ -27,7 +27,7 @@ fn digest(secret: &str) -> Digested {
 /// or key, or with another `Authorization` scheme, is rejected.
 ///
 /// ```
-/// use halo_axum::{Principal, StaticAuthenticator};
+/// use halo_auth::{Principal, StaticAuthenticator};
 /// use http::HeaderName;
 ///
 /// let auth = StaticAuthenticator::new()

@@ -18,7 +18,7 @@ const COMPACT: usize = 64 * 1024;
 
 /// Bytes as a tree of shared pieces, with their length and a hash of their content.
 #[derive(Debug, Clone)]
-pub(crate) struct Rope {
+pub struct Rope {
     node: Node,
     len: usize,
     hash: u64,
@@ -47,12 +47,15 @@ impl From<Vec<u8>> for Rope {
 }
 
 impl Rope {
-    pub(crate) fn from_static(bytes: &'static [u8]) -> Self {
+    /// `bytes`, in one piece, not copied.
+    #[must_use]
+    pub fn from_static(bytes: &'static [u8]) -> Self {
         Self::from(Bytes::from_static(bytes))
     }
 
     /// The ropes one after the other. Short results are copied into one piece.
-    pub(crate) fn join(parts: Vec<Self>) -> Self {
+    #[must_use]
+    pub fn join(parts: Vec<Self>) -> Self {
         let len = parts.iter().map(|part| part.len).sum();
         if len <= COMPACT || parts.len() == 1 {
             if let [only] = &parts[..] {
@@ -76,12 +79,20 @@ impl Rope {
     }
 
     /// The length in bytes.
-    pub(crate) fn len(&self) -> usize {
+    #[must_use]
+    pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether it has no bytes.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// A hash of the content (equal content in equal pieces hashes equal).
-    pub(crate) fn hash(&self) -> u64 {
+    #[must_use]
+    pub fn hash(&self) -> u64 {
         self.hash
     }
 
@@ -93,8 +104,8 @@ impl Rope {
     }
 
     /// The content in one buffer (a copy unless it is one piece).
-    #[cfg(test)]
-    pub(crate) fn to_bytes(&self) -> Bytes {
+    #[must_use]
+    pub fn to_bytes(&self) -> Bytes {
         if let Node::Leaf(bytes) = &self.node {
             return bytes.clone();
         }
@@ -104,30 +115,40 @@ impl Rope {
     }
 
     /// The content as a response body: its pieces in order, none of them copied.
-    pub(crate) fn into_body(self) -> axum::body::Body {
+    #[must_use]
+    pub fn into_body(self) -> RopeBody {
+        let left = self.len as u64;
         match self.node {
-            Node::Leaf(bytes) => axum::body::Body::from(bytes),
+            Node::Leaf(bytes) => RopeBody {
+                next: Some(bytes),
+                rest: Vec::new(),
+                left,
+            },
             Node::Join(_) => {
-                let mut pieces = Vec::new();
-                self.for_each_piece(&mut |piece| pieces.push(piece.clone()));
-                pieces.reverse();
-                axum::body::Body::new(Pieces {
-                    left: self.len as u64,
-                    pieces,
-                })
+                let mut rest = Vec::new();
+                self.for_each_piece(&mut |piece| rest.push(piece.clone()));
+                rest.reverse();
+                RopeBody {
+                    next: None,
+                    rest,
+                    left,
+                }
             }
         }
     }
 }
 
-/// A body of pieces (kept in reverse, the next one last).
+/// A [`Rope`] as an HTTP body: one frame per piece, of an exact size.
 #[derive(Debug)]
-struct Pieces {
-    pieces: Vec<Bytes>,
+pub struct RopeBody {
+    /// The next piece, when it is not in `rest` (a rope of one piece needs no vector).
+    next: Option<Bytes>,
+    /// The pieces after it, in reverse, the next one last.
+    rest: Vec<Bytes>,
     left: u64,
 }
 
-impl Body for Pieces {
+impl Body for RopeBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
 
@@ -135,7 +156,7 @@ impl Body for Pieces {
         mut self: Pin<&mut Self>,
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let next = self.pieces.pop();
+        let next = self.next.take().or_else(|| self.rest.pop());
         if let Some(piece) = &next {
             self.left -= piece.len() as u64;
         }
@@ -143,7 +164,7 @@ impl Body for Pieces {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.pieces.is_empty()
+        self.next.is_none() && self.rest.is_empty()
     }
 
     fn size_hint(&self) -> SizeHint {

@@ -106,26 +106,18 @@ const MAX_SIGNATURE_BYTES: usize = 8192 / 8;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use halo_axum::{HaloLayer, JwtAuthenticator, ProtectedResource};
+/// use halo_auth::{JwtAuthenticator, ProtectedResource};
 ///
-/// /// `router` and `api` as `OpenApiRouter::split_for_parts` gives them.
-/// async fn secure(
-///     router: axum::Router,
-///     api: utoipa::openapi::OpenApi,
-/// ) -> Result<axum::Router, Box<dyn std::error::Error>> {
+/// async fn identity() -> Result<(JwtAuthenticator, ProtectedResource), Box<dyn std::error::Error>> {
 ///     let jwt = JwtAuthenticator::builder("https://id.example.com") // the issuer
 ///         .audience("https://api.example.com") // the API's resource identifier
 ///         .leeway(Duration::from_secs(30)) // 60 s by default
 ///         .build() // discovers the key set and fetches it: an error if the issuer is down
 ///         .await?;
-///     let layer = HaloLayer::builder(api)
-///         .authenticator(jwt)
-///         .protected_resource(ProtectedResource::new(
-///             "https://api.example.com",
-///             ["https://id.example.com"],
-///         ))
-///         .build()?;
-///     Ok(router.layer(layer))
+///     let resource = ProtectedResource::new("https://api.example.com", ["https://id.example.com"]);
+///     // Both go to the layer (halo-axum):
+///     // `HaloLayer::builder(api).authenticator(jwt).protected_resource(resource)`.
+///     Ok((jwt, resource))
 /// }
 /// ```
 #[derive(Clone)]

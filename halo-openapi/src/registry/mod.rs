@@ -3,13 +3,16 @@
 
 mod access;
 mod auth;
+mod builder;
 mod bundle;
+mod exclude;
 mod input;
 mod names;
 mod operation;
 mod rates;
 mod rope;
 mod route;
+mod sensitive;
 mod splice;
 mod templates;
 mod view;
@@ -25,16 +28,20 @@ use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use self::access::Access;
+pub use self::builder::RegistryBuilder;
 pub(crate) use self::bundle::Problem;
 use self::bundle::{Bundler, Direction};
+use self::exclude::Exclusions;
 use self::names::Names;
 use self::operation::Source;
-pub(crate) use self::rope::Rope;
-pub(crate) use self::route::Route;
+pub use self::rope::{Rope, RopeBody};
+pub use self::route::Route;
 use self::templates::{Templates, TemplatesBuilder};
-pub(crate) use self::view::View;
+pub use self::view::View;
 use crate::validate::Validator;
-use crate::{ApprovalRule, BuildError, DocumentLimits, Principal};
+use halo_auth::Principal;
+
+use crate::{ApprovalRule, BuildError, DocumentLimits};
 
 /// OpenAPI operation keys, in the order tools are listed per path. `options` is left out: on
 /// a HALO server, `OPTIONS` with the HALO media type is discovery.
@@ -55,13 +62,17 @@ pub(crate) struct Formats(pub(crate) bool);
 
 /// Bytes served as they are, with their entity tag.
 #[derive(Debug, Clone)]
-pub(crate) struct Cached {
-    pub(crate) body: Rope,
-    pub(crate) etag: HeaderValue,
+pub struct Cached {
+    /// The bytes.
+    pub body: Rope,
+    /// Their entity tag, a hash of the bytes in quotes.
+    pub etag: HeaderValue,
 }
 
 impl Cached {
-    pub(crate) fn new(body: Vec<u8>) -> Self {
+    /// `body`, with its entity tag.
+    #[must_use]
+    pub fn new(body: Vec<u8>) -> Self {
         Self::from(Rope::from(body))
     }
 }
@@ -79,7 +90,7 @@ impl From<Rope> for Cached {
 
 /// One described operation.
 #[derive(Debug)]
-pub(crate) struct Tool {
+pub struct Tool {
     entry: ToolEntry,
     /// The serialised manifest entry.
     entry_bytes: Bytes,
@@ -104,18 +115,48 @@ pub(crate) struct Tool {
 
 impl Tool {
     /// The manifest entry, as listed for everyone in the base language.
-    pub(crate) fn entry(&self) -> &ToolEntry {
+    #[must_use]
+    pub fn entry(&self) -> &ToolEntry {
         &self.entry
     }
 
     /// The manifest name.
-    pub(crate) fn name(&self) -> &str {
+    #[must_use]
+    pub fn name(&self) -> &str {
         &self.entry.name
     }
 
     /// Whether it is a hosted agent (`"kind": "agent"`).
-    pub(crate) fn is_agent(&self) -> bool {
+    #[must_use]
+    pub fn is_agent(&self) -> bool {
         self.entry.kind == Some(halo_protocol::ToolKind::Agent)
+    }
+
+    /// Its schema as served, but for the parts served from shared pieces: its input
+    /// entries have no `$defs` and it has no `output`.
+    #[must_use]
+    pub fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    /// The compiled checks of its input, when the registry was built with validation.
+    #[must_use]
+    pub fn validator(&self) -> Option<&Validator> {
+        self.validator.as_ref()
+    }
+
+    /// Whether its successful answer is the application's own event stream, to pass
+    /// through as it comes rather than run as a tool stream.
+    #[must_use]
+    pub fn streams_itself(&self) -> bool {
+        self.own_stream
+    }
+
+    /// The input entries never written to an audit trail or shown to approvers
+    /// (`writeOnly`, `format: password`).
+    #[must_use]
+    pub fn sensitive(&self) -> &[String] {
+        &self.sensitive
     }
 }
 
@@ -201,11 +242,11 @@ pub(crate) struct PathEntry {
 /// The callers an access class admits, per class: which classes a caller passes decides
 /// what discovery shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Audience(Vec<bool>);
+pub struct Audience(Vec<bool>);
 
 /// Every described operation and every HALO response, ready to be looked up.
 #[derive(Debug)]
-pub(crate) struct Registry {
+pub struct Registry {
     manifest_head: Vec<u8>,
     tools: Vec<Tool>,
     templates: Templates,
@@ -241,6 +282,7 @@ impl Registry {
         validate: Option<Formats>,
         limits: DocumentLimits,
         (default_circuit, approval_rules): (Option<Circuit>, &[ApprovalRule]),
+        exclusions: &Exclusions,
     ) -> Result<Self, BuildError> {
         if let Some(version) = document.get("swagger") {
             return Err(BuildError::document(format!(
@@ -271,6 +313,9 @@ impl Registry {
         // can be written in its place.
         for &(path_key, path_item) in &path_items {
             for (method, operation) in operations(path_item) {
+                if exclusions.excludes((path_key, template_of(path_key)), path_item, operation) {
+                    continue;
+                }
                 let source = Source {
                     key: path_key,
                     template: template_of(path_key),
@@ -294,6 +339,12 @@ impl Registry {
             let template = template_of(path_key);
             let mut methods = Vec::new();
             for (method, operation) in operations(path_item) {
+                if exclusions.excludes((path_key, template), path_item, operation) {
+                    if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
+                        described.remove(id);
+                    }
+                    continue;
+                }
                 let source = Source {
                     key: path_key,
                     template,
@@ -305,7 +356,7 @@ impl Registry {
                 if let Some(extra) = source.operation_id().and_then(|id| described.remove(id)) {
                     meta.merge(extra);
                 }
-                crate::approval::apply_rules(approval_rules, &mut meta, operation);
+                crate::approval_rule::apply(approval_rules, &mut meta, operation);
                 if let Some(circuit) = default_circuit {
                     let resilience = meta.resilience.get_or_insert_with(Resilience::default);
                     resilience.circuit.get_or_insert(circuit);
@@ -359,7 +410,7 @@ impl Registry {
                     ),
                     schema_bytes,
                     parts,
-                    sensitive: crate::audit::sensitive(&built.schema.input),
+                    sensitive: sensitive::sensitive(&built.schema.input),
                     entry: built.entry,
                     schema: built.schema,
                     locales,
@@ -390,6 +441,16 @@ impl Registry {
             .map_err(|e| BuildError::invalid_path("(all templates)", e))?;
         if let Some(operation_id) = described.keys().next() {
             return Err(BuildError::unknown_operation(operation_id));
+        }
+        let document_paths: Vec<_> = path_items
+            .iter()
+            .map(|&(key, item)| {
+                let operations = operations(item).map(|(_, operation)| operation).collect();
+                (key.as_str(), template_of(key), operations)
+            })
+            .collect();
+        if let Some(excluded) = exclusions.unmatched(&document_paths) {
+            return Err(BuildError::unknown_exclusion(excluded));
         }
 
         let mut registry = Self {
@@ -423,50 +484,58 @@ impl Registry {
     }
 
     /// The view for everyone in the base language, rendered at start-up.
-    pub(crate) fn full(&self) -> &View {
+    #[must_use]
+    pub fn full(&self) -> &View {
         &self.full
     }
 
     /// Which access classes `caller` passes.
-    pub(crate) fn audience(&self, caller: Option<&Principal>) -> Audience {
+    #[must_use]
+    pub fn audience(&self, caller: Option<&Principal>) -> Audience {
         Audience(self.classes.iter().map(|c| c.admits(caller)).collect())
     }
 
     /// The scopes `caller` lacks to call `tool` (empty when it may).
-    pub(crate) fn missing_scopes(&self, tool: &Tool, caller: &Principal) -> Vec<&str> {
+    #[must_use]
+    pub fn missing_scopes(&self, tool: &Tool, caller: &Principal) -> Vec<&str> {
         tool.class
             .map(|class| self.classes[class].missing(caller))
             .unwrap_or_default()
     }
 
     /// Whether `caller` may call `tool`.
-    pub(crate) fn admits(&self, tool: &Tool, caller: Option<&Principal>) -> bool {
+    #[must_use]
+    pub fn admits(&self, tool: &Tool, caller: Option<&Principal>) -> bool {
         tool.class
             .is_none_or(|class| self.classes[class].admits(caller))
     }
 
     /// The languages operations have texts in.
-    pub(crate) fn languages(&self) -> &[String] {
+    #[must_use]
+    pub fn languages(&self) -> &[String] {
         &self.languages
     }
 
     /// The tool at `index`.
-    pub(crate) fn tool_at(&self, index: usize) -> &Tool {
+    #[must_use]
+    pub fn tool_at(&self, index: usize) -> &Tool {
         &self.tools[index]
     }
 
     /// Every tool, in index order.
-    pub(crate) fn tools(&self) -> impl Iterator<Item = &Tool> {
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.tools.iter()
     }
 
     /// The API-key headers of the security schemes.
-    pub(crate) fn key_headers(&self) -> &[HeaderName] {
+    #[must_use]
+    pub fn key_headers(&self) -> &[HeaderName] {
         &self.key_headers
     }
 
     /// The index of a request path's entry, `/` without a lookup.
-    pub(crate) fn path_index(&self, path: &str) -> Option<usize> {
+    #[must_use]
+    pub fn path_index(&self, path: &str) -> Option<usize> {
         if path == "/" {
             return self.root;
         }
@@ -474,7 +543,8 @@ impl Registry {
     }
 
     /// The templates of the paths where some tool is kept by `keep` (given the tool's index).
-    pub(crate) fn templates_where(&self, keep: impl Fn(usize) -> bool) -> Vec<&str> {
+    #[must_use]
+    pub fn templates_where(&self, keep: impl Fn(usize) -> bool) -> Vec<&str> {
         self.paths
             .iter()
             .filter(|entry| entry.methods.iter().any(|&(_, tool)| keep(tool)))

@@ -10,7 +10,7 @@ const FALLBACK_REALM: &str = "halo";
 
 /// The challenges a layer answers with.
 #[derive(Debug, Clone)]
-pub(crate) struct Challenges {
+pub struct Challenges {
     /// No credentials where some are needed.
     missing: HeaderValue,
     /// Credentials that are not valid: each `Bearer` challenge says `invalid_token`.
@@ -36,7 +36,7 @@ enum Kind {
 impl Challenges {
     /// The challenges for the security schemes of `document`
     /// (`components.securitySchemes`), in `realm`, or else in the document's `info.title`.
-    pub(crate) fn new(document: &Value, realm: Option<&str>) -> Self {
+    pub fn new(document: &Value, realm: Option<&str>) -> Self {
         let title = document.pointer("/info/title").and_then(Value::as_str);
         let realm = [realm, title]
             .into_iter()
@@ -59,7 +59,8 @@ impl Challenges {
     /// The same challenges, each `Bearer` one pointing at the protected-resource metadata
     /// document at `url` (RFC 9728 §5.1), where a client finds the authorization servers
     /// that issue tokens for this API.
-    pub(crate) fn with_resource_metadata(mut self, url: &str) -> Self {
+    #[must_use]
+    pub fn with_resource_metadata(mut self, url: &str) -> Self {
         self.resource_metadata = format!(", resource_metadata={}", quoted(url));
         self.render();
         self
@@ -92,17 +93,17 @@ impl Challenges {
     }
 
     /// For a request that needs credentials and carries none.
-    pub(crate) fn missing(&self) -> HeaderValue {
+    pub fn missing(&self) -> HeaderValue {
         self.missing.clone()
     }
 
     /// For a request whose credentials are not valid.
-    pub(crate) fn invalid(&self) -> HeaderValue {
+    pub fn invalid(&self) -> HeaderValue {
         self.invalid.clone()
     }
 
     /// For credentials that lack `scopes` (RFC 6750 §3.1).
-    pub(crate) fn insufficient_scope(&self, scopes: &[&str]) -> Option<HeaderValue> {
+    pub fn insufficient_scope(&self, scopes: &[&str]) -> Option<HeaderValue> {
         let challenge = format!(
             "Bearer realm={}, error=\"insufficient_scope\", scope={}{}",
             self.realm,

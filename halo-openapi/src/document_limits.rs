@@ -1,7 +1,7 @@
 //! Bounds on what building the registry may take from a document.
 
 /// Limits on the OpenAPI document a layer is built from, so that a hostile or broken
-/// document fails [`build`](crate::HaloBuilder::build) with a
+/// document fails [`build`](crate::RegistryBuilder::build) with a
 /// [`BuildError`](crate::BuildError) naming the limit ([`is_limit`](crate::BuildError::is_limit))
 /// instead of exhausting the process.
 ///
@@ -10,19 +10,16 @@
 /// a reference cycle through 71 schemas) build within them.
 ///
 /// ```
-/// use halo_axum::{DocumentLimits, HaloLayer};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+/// use halo_openapi::{DocumentLimits, Registry};
+/// use serde_json::json;
 ///
-/// let layer = HaloLayer::builder(api)
-///     .document_limits(DocumentLimits::new().max_depth(64).max_schema_bytes(1 << 20))
+/// let document = json!({"openapi": "3.1.0", "info": {"title": "Ping", "version": "1"},
+///     "paths": {"/ping": {"get": {"responses": {"204": {"description": "Pong"}}}}}});
+/// let registry = Registry::builder(&document)
+///     .limits(DocumentLimits::new().max_depth(64).max_schema_bytes(1 << 20))
 ///     .build()
 ///     .expect("a small document");
-/// let app: axum::Router = router.layer(layer);
-/// # let _ = app;
+/// # let _ = registry;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]

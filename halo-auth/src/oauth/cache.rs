@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::auth::{Principal, Unauthenticated};
+use crate::{Principal, Unauthenticated};
 
 /// A token's SHA-256: the cache never holds a token.
 pub(crate) type Key = [u8; 32];

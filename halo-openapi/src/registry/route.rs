@@ -4,21 +4,31 @@
 
 use http::{Method, Uri};
 
-use super::templates::{Matched, Params};
+use super::templates::Matched;
 use super::{PathEntry, Registry, Tool};
 
 /// A call of a described operation: the tool's index, and where the path template's
 /// parameters are in the request path (kept so that nothing matches the path again).
 #[derive(Debug, Clone)]
-pub(crate) struct Route {
-    pub(crate) tool: usize,
+pub struct Route {
+    tool: usize,
     matched: Matched,
+}
+
+impl Route {
+    /// The index of the tool called ([`Registry::tool_at`]).
+    #[inline]
+    #[must_use]
+    pub fn tool(&self) -> usize {
+        self.tool
+    }
 }
 
 impl Registry {
     /// The described operation a request on `uri` with `method` calls, if any.
     #[inline] // On the pass-through path of `Halo::call`.
-    pub(crate) fn route(&self, uri: &Uri, method: &Method) -> Option<Route> {
+    #[must_use]
+    pub fn route(&self, uri: &Uri, method: &Method) -> Option<Route> {
         let matched = self.templates.at(uri.path())?;
         let tool = self.tool(&self.paths[matched.index], method, uri.query())?;
         Some(Route { tool, matched })
@@ -26,7 +36,8 @@ impl Registry {
 
     /// The raw (percent-encoded) values of a routed request's path parameters, by name;
     /// `path` is the path `route` was matched from.
-    pub(crate) fn path_params<'r, 'p>(&'r self, route: &Route, path: &'p str) -> Params<'r, 'p> {
+    #[must_use]
+    pub fn path_params<'r, 'p>(&'r self, route: &Route, path: &'p str) -> Vec<(&'r str, &'p str)> {
         self.templates.params(&route.matched, path)
     }
 

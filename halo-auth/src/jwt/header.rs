@@ -20,7 +20,7 @@ use jsonwebtoken::Algorithm;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 use super::ALGORITHMS;
-use crate::auth::Unauthenticated;
+use crate::Unauthenticated;
 
 /// What the check reads of a token's header.
 #[derive(Debug, PartialEq, Eq)]
