@@ -81,7 +81,7 @@ pub use agent::{
 };
 pub use brief::{brief_schema, brief_text};
 #[cfg(feature = "mcp")]
-pub use confirm::{Confirmation, HeldCall, confirmed_approval};
+pub use confirm::{Asking, Confirmation, HeldCall, confirmed_approval};
 pub use date::{check_date, parse_timestamp};
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
