@@ -280,8 +280,9 @@ pub(crate) enum Command {
     /// below. Prints the findings grouped by tool and a summary line, or with `--json` one
     /// JSON object (`tools_checked`, `errors`, `warnings`, `findings` with `rule`, `level`,
     /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). What a plain app
-    /// cannot say until HALO's metadata is added (a `why`, a `read` or `write` tag) is a
-    /// warning, what is wrong an error. Levels are set like clippy's: `-D warnings` makes
+    /// cannot say until HALO's metadata is added (a `why`, a `read` or `write` tag, a domain
+    /// tag where utoipa wrote a module's name such as `admin`) is a warning, what is wrong
+    /// an error. Levels are set like clippy's: `-D warnings` makes
     /// warnings fail, `--allow`/`--warn`/`--deny RULE` set one rule. Only the tools the
     /// credentials may discover are checked: lint in CI with credentials that see every
     /// tool. What the descriptions cost a model is checked too: a

@@ -679,3 +679,83 @@ async fn a_plain_app_passes_with_warnings() {
     let why = halo(&["--json", "lint", &base, "--deny", "missing-why"]).expect(1);
     assert_eq!(why.json()["errors"], 4);
 }
+
+// A freshly adopted app whose handlers live in a module named `admin`: utoipa's `OpenApi`
+// derive tags every untagged handler it lists with its module's name, here one of HALO's
+// generic tags. Each has its `why` and described inputs; it cannot have a `read` or `write`
+// tag besides the module's (a handler given `tags` loses the module's name).
+mod admin {
+    use axum::Json;
+    use axum::extract::Path;
+    use halo_axum::halo;
+
+    /// List the back office's staff accounts.
+    #[halo(why = "Use to see who can sign in to the back office")]
+    #[utoipa::path(get, path = "/staff", responses((status = 200, body = Vec<String>)))]
+    pub(super) async fn list_staff() -> Json<Vec<String>> {
+        Json(vec![])
+    }
+
+    /// Show one staff account.
+    #[halo(why = "Use when you know the account's id, to see its name")]
+    #[utoipa::path(get, path = "/staff/{id}",
+        params(("id" = u64, Path, description = "The account's id")),
+        responses((status = 200, body = String)))]
+    pub(super) async fn show_staff(Path(id): Path<u64>) -> Json<String> {
+        Json(id.to_string())
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Back office", version = "1.0.0"),
+    paths(admin::list_staff, admin::show_staff)
+)]
+struct BackOfficeDoc;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_named_like_a_generic_tag_is_a_warning() {
+    let app = axum::Router::new()
+        .route("/staff", axum::routing::get(admin::list_staff))
+        .route("/staff/{id}", axum::routing::get(admin::show_staff))
+        .layer(HaloLayer::from_openapi(BackOfficeDoc::openapi()));
+    let server = spawn(app).await;
+    let base = server.base_url();
+
+    let run = halo(&["--json", "lint", &base]).expect(0);
+    let report = run.json();
+    assert_eq!(
+        (report["tools_checked"].as_u64(), report["errors"].as_u64()),
+        (Some(2), Some(0)),
+        "{report:#}"
+    );
+    let rules: BTreeSet<String> = found(&report).into_iter().map(|(rule, _)| rule).collect();
+    assert_eq!(
+        rules,
+        BTreeSet::from(["generic-domain-tag".to_owned(), "read-write-tag".to_owned()]),
+        "{report:#}"
+    );
+    for tool in ["list_staff", "show_staff"] {
+        let tag = finding(&report, "generic-domain-tag", tool);
+        assert_eq!(tag["level"], "warning", "{tag}");
+        assert_eq!(tag["pointer"], "/tags", "{tag}");
+        let message = tag["message"].as_str().unwrap();
+        assert!(message.contains("only generic ones: `admin`"), "{message}");
+    }
+    let text = halo(&["lint", &base]).expect(0);
+    assert!(
+        text.stdout
+            .contains("  warning[generic-domain-tag]: `list_staff` has no domain tag"),
+        "{text:#?}"
+    );
+    assert!(!text.stdout.contains("error["), "{text:#?}");
+
+    // Denied, as a finished API's CI gate may: it fails.
+    let denied = halo(&["--json", "lint", &base, "--deny", "generic-domain-tag"]).expect(1);
+    let denied = denied.json();
+    assert_eq!(denied["errors"], 2, "{denied:#}");
+    assert_eq!(
+        finding(&denied, "generic-domain-tag", "show_staff")["level"],
+        "error"
+    );
+}
