@@ -2,8 +2,9 @@
 //! here) fails with each rule it breaks reported, as text and as JSON; a plain app (utoipa
 //! only, no HALO metadata yet) passes with warnings, and fails with `-D warnings`;
 //! `--allow`, `--deny` and `-D warnings` change the exit status; what the credentials cannot
-//! see is not checked; the sample bookstore passes, warnings denied; usage and network
-//! failures exit 2.
+//! see is not checked (an anonymous lint says so when discovery depends on the caller, and
+//! only then); a module-name tag such as `admin` is a warning; the sample bookstore passes,
+//! warnings denied; usage and network failures exit 2.
 
 mod common;
 
@@ -276,7 +277,14 @@ async fn a_poor_api_fails_with_every_rule_it_breaks() {
         errors + warnings,
         report["findings"].as_array().unwrap().len() as u64
     );
-    assert!(run.stderr.contains("no credentials were given"), "{run:#?}");
+    // It has an authenticator and discovery says it depends on the caller (`Vary:
+    // authorization`): the anonymous lint saw only the public tools, and says so.
+    assert!(
+        run.stderr.contains(
+            "halo: no credentials were given, so only the tools anyone may discover were checked"
+        ),
+        "{run:#?}"
+    );
 
     // The same, for people: grouped by tool, then one summary line.
     let text = halo(&["lint", &base]).expect(1);
@@ -658,6 +666,10 @@ async fn a_plain_app_passes_with_warnings() {
         out.contains("  warning[missing-why]: `list_gadgets` has no `why`"),
         "{out}"
     );
+    // Without an authenticator, discovery shows every caller everything (`Vary: accept`):
+    // no note that an anonymous lint saw only part of the API.
+    assert!(!run.stderr.contains("credentials"), "{run:#?}");
+    assert_eq!(text.stderr, "", "{text:#?}");
     assert!(!out.contains("error["), "{out}");
     assert!(
         out.ends_with("\n0 errors, 12 warnings, 4 tools checked\n"),
@@ -749,6 +761,8 @@ async fn a_module_named_like_a_generic_tag_is_a_warning() {
         "{text:#?}"
     );
     assert!(!text.stdout.contains("error["), "{text:#?}");
+    // No authenticator: every caller discovers every tool, so there is nothing to note.
+    assert_eq!(text.stderr, "", "{text:#?}");
 
     // Denied, as a finished API's CI gate may: it fails.
     let denied = halo(&["--json", "lint", &base, "--deny", "generic-domain-tag"]).expect(1);
