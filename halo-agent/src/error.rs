@@ -35,6 +35,8 @@ pub struct Error {
 struct Inner {
     kind: Kind,
     message: Option<String>,
+    /// The model's endpoint, as errors name it (no user, password, query or fragment).
+    endpoint: Option<String>,
     source: Option<BoxError>,
     turns: u32,
     usage: Usage,
@@ -60,6 +62,7 @@ impl Error {
             inner: Box::new(Inner {
                 kind,
                 message,
+                endpoint: None,
                 source: None,
                 turns: 0,
                 usage: Usage::default(),
@@ -150,6 +153,14 @@ impl Error {
         self
     }
 
+    /// The same error, naming the model's endpoint it concerns: `endpoint` must be shown
+    /// as it may be (scheme, host, port and path, nothing that can carry a secret).
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    pub(crate) fn at(mut self, endpoint: impl Into<String>) -> Self {
+        self.inner.endpoint = Some(endpoint.into());
+        self
+    }
+
     /// The same error, after `turns` turns that used `usage`.
     pub(crate) fn after(mut self, turns: u32, usage: Usage) -> Self {
         self.inner.turns = turns;
@@ -157,14 +168,19 @@ impl Error {
         self
     }
 
-    /// The same error with `secret` replaced wherever the message shows it.
+    /// The same error with `secret` replaced wherever the message or the endpoint shows it.
     #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn scrubbed(mut self, secret: Option<&str>) -> Self {
-        if let (Some(secret), Some(message)) =
-            (secret.filter(|s| s.len() >= 4), &mut self.inner.message)
-            && message.contains(secret)
-        {
-            *message = message.replace(secret, "[redacted]");
+        let Some(secret) = secret.filter(|s| s.len() >= 4) else {
+            return self;
+        };
+        let Inner {
+            message, endpoint, ..
+        } = &mut *self.inner;
+        for text in [message, endpoint].into_iter().flatten() {
+            if text.contains(secret) {
+                *text = text.replace(secret, "[redacted]");
+            }
         }
         self
     }
@@ -233,6 +249,18 @@ impl Error {
         self.inner.kind == Kind::Input
     }
 
+    /// The model's endpoint, when the error is about reaching it ([`is_connect`] and
+    /// [`is_timeout`] errors of [`OpenAiProvider`]): its scheme, host, port and path, never
+    /// a user, password, query or fragment. The message names it too.
+    ///
+    /// [`is_connect`]: Self::is_connect
+    /// [`is_timeout`]: Self::is_timeout
+    /// [`OpenAiProvider`]: crate::OpenAiProvider
+    #[must_use]
+    pub fn endpoint(&self) -> Option<&str> {
+        self.inner.endpoint.as_deref()
+    }
+
     /// The status the model's endpoint answered with, for [`is_status`](Self::is_status)
     /// errors.
     #[must_use]
@@ -277,6 +305,9 @@ impl fmt::Debug for Error {
         if let Some(message) = &self.inner.message {
             debug.field("message", message);
         }
+        if let Some(endpoint) = &self.inner.endpoint {
+            debug.field("endpoint", endpoint);
+        }
         if self.inner.turns > 0 {
             debug.field("turns", &self.inner.turns);
         }
@@ -301,7 +332,14 @@ impl fmt::Display for Error {
             Kind::Tools => "the tools are unavailable",
             Kind::Input => "invalid input",
         };
-        f.write_str(what)?;
+        match (&self.inner.endpoint, self.inner.kind) {
+            (None, _) => f.write_str(what)?,
+            (Some(endpoint), Kind::Connect) => {
+                write!(f, "could not connect to the model at {endpoint}")?;
+            }
+            (Some(endpoint), Kind::Timeout) => write!(f, "the model at {endpoint} timed out")?,
+            (Some(endpoint), _) => write!(f, "{what} ({endpoint})")?,
+        }
         if let Kind::Status(status) = self.inner.kind {
             write!(f, ": {status}")?;
         }
@@ -336,5 +374,38 @@ mod tests {
         assert_eq!((max.turns(), max.usage().total_tokens), (3, 10));
         assert_eq!(max.code(), FailureCode::MaxTurns);
         assert_eq!(Error::timeout("x").code(), FailureCode::Llm);
+    }
+
+    #[test]
+    fn an_unreachable_model_is_named_without_the_key() {
+        let endpoint = "http://127.0.0.1:9/sk-secret-123/chat/completions";
+        let error = Error::connect("error sending request")
+            .at(endpoint)
+            .scrubbed(Some("sk-secret-123"));
+        assert_eq!(
+            error.to_string(),
+            "could not connect to the model at http://127.0.0.1:9/[redacted]/chat/completions: \
+             error sending request"
+        );
+        assert_eq!(
+            error.endpoint(),
+            Some("http://127.0.0.1:9/[redacted]/chat/completions")
+        );
+        assert!(!format!("{error:?}").contains("sk-secret"), "{error:?}");
+        let late = Error::timeout("no answer in 10 ms").at("http://m/v1/chat/completions");
+        assert_eq!(
+            late.to_string(),
+            "the model at http://m/v1/chat/completions timed out: no answer in 10 ms"
+        );
+        let cut = Error::request("reset").at("http://m/v1/chat/completions");
+        assert_eq!(
+            cut.to_string(),
+            "the model request failed (http://m/v1/chat/completions): reset"
+        );
+        assert_eq!(Error::connect("refused").endpoint(), None);
+        assert_eq!(
+            Error::connect("refused").to_string(),
+            "could not connect to the model: refused"
+        );
     }
 }

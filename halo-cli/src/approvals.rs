@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::{self, Either};
 use halo_client::{Approval, Client, ToolResponse};
-use serde_json::Value;
 
 use crate::failure::Failure;
+use crate::interrupt::interrupted;
 use crate::output::{self, print_err, print_out};
 
 /// Says on standard error that a call waits for approval: the hook of every client `halo`
@@ -65,7 +65,7 @@ pub(crate) async fn interruptible(
     call: impl Future<Output = halo_client::Result<ToolResponse>>,
 ) -> Result<Option<ToolResponse>, Failure> {
     // Ctrl-C first: it is listened for before the call is sent.
-    match future::select(pin!(crate::stream::interrupted()), pin!(call)).await {
+    match future::select(pin!(interrupted()), pin!(call)).await {
         Either::Right((answer, _)) => Ok(Some(answer?)),
         Either::Left(((), _)) => {
             let id = waiting.lock().clone();
@@ -90,49 +90,11 @@ pub(crate) async fn interruptible(
     }
 }
 
-/// The approval as JSON, for `--json` output.
-pub(crate) fn json(approval: &Approval) -> Value {
-    serde_json::to_value(approval).unwrap_or(Value::Null)
-}
-
-/// Why a call held for approval did not run: who decided and why, on one line.
-pub(crate) fn refusal(error: &halo_client::Error) -> Option<String> {
-    let approval = error.approval()?;
-    let what = if error.is_denied() {
-        let mut what = format!("approval {} was denied", output::line(&approval.id));
-        if let Some(by) = &approval.decided_by {
-            let _ = write!(what, " by {}", output::line(by));
-        }
-        if let Some(reason) = &approval.reason {
-            let _ = write!(what, ": {}", output::line(reason));
-        }
-        what
-    } else if error.is_approval_cancelled() {
-        let mut what = format!("approval {} was withdrawn", output::line(&approval.id));
-        if let Some(by) = &approval.decided_by {
-            let _ = write!(what, " by {}", output::line(by));
-        }
-        what
-    } else if error.is_approval_expired() {
-        format!(
-            "approval {} expired at {} without a decision",
-            output::line(&approval.id),
-            output::line(&approval.expires_at)
-        )
-    } else {
-        return None;
-    };
-    Some(format!(
-        "halo: the call of {} did not run: {what}\n",
-        output::line(&approval.tool)
-    ))
-}
-
 /// `halo approvals URL`: the pending approvals, oldest first.
 pub(crate) async fn list(client: &Client, json: bool) -> Result<ExitCode, Failure> {
     let approvals = client.approvals().await?;
     print_out(&if json {
-        output::json(&approvals.iter().map(self::json).collect::<Vec<_>>())
+        output::json(&approvals)
     } else {
         table(&approvals)
     });
@@ -143,7 +105,7 @@ pub(crate) async fn list(client: &Client, json: bool) -> Result<ExitCode, Failur
 pub(crate) async fn approve(client: &Client, id: &str, json: bool) -> Result<ExitCode, Failure> {
     let approval = client.approve(id).await?;
     if json {
-        print_out(&output::json(&self::json(&approval)));
+        print_out(&output::json(&approval));
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = decided(&approval);
@@ -167,7 +129,7 @@ pub(crate) async fn deny(
 ) -> Result<ExitCode, Failure> {
     let approval = client.deny(id, reason).await?;
     print_out(&if json {
-        output::json(&self::json(&approval))
+        output::json(&approval)
     } else {
         let mut text = decided(&approval);
         if let Some(reason) = &approval.reason {

@@ -1,11 +1,14 @@
 //! The command line: global options and subcommands (clap derive).
 
-use std::fmt::Write as _;
+mod lint;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use halo_client::HeaderName;
-use halo_client::protocol::lint::{Level, Rule};
+
+use self::lint::rules_help;
+pub(crate) use self::lint::{LintArgs, LintRule};
 
 /// Discover, search, describe, call, stream, export and pin HALO APIs, serve them over MCP,
 /// and let an LLM agent use them.
@@ -277,8 +280,9 @@ pub(crate) enum Command {
     /// below. Prints the findings grouped by tool and a summary line, or with `--json` one
     /// JSON object (`tools_checked`, `errors`, `warnings`, `findings` with `rule`, `level`,
     /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). What a plain app
-    /// cannot say until HALO's metadata is added (a `why`, a `read` or `write` tag) is a
-    /// warning, what is wrong an error. Levels are set like clippy's: `-D warnings` makes
+    /// cannot say until HALO's metadata is added (a `why`, a `read` or `write` tag, a domain
+    /// tag where utoipa wrote a module's name such as `admin`) is a warning, what is wrong
+    /// an error. Levels are set like clippy's: `-D warnings` makes
     /// warnings fail, `--allow`/`--warn`/`--deny RULE` set one rule. Only the tools the
     /// credentials may discover are checked: lint in CI with credentials that see every
     /// tool. What the descriptions cost a model is checked too: a
@@ -376,50 +380,6 @@ pub(crate) enum DeferWhen {
     Never,
 }
 
-/// The API to lint and the level of each rule (`lint`).
-#[derive(Debug, Args)]
-pub(crate) struct LintArgs {
-    /// The API's base URL.
-    pub(crate) url: String,
-    /// Only tools with any of these tags.
-    #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
-    pub(crate) tags: Vec<String>,
-    /// Do not check these rules (`warnings`: report no warnings).
-    #[arg(long, short = 'A', value_name = "RULE", value_delimiter = ',', value_parser = lint_rule)]
-    pub(crate) allow: Vec<LintRule>,
-    /// Report these rules' findings as warnings.
-    #[arg(long, short = 'W', value_name = "RULE", value_delimiter = ',', value_parser = lint_rule)]
-    pub(crate) warn: Vec<LintRule>,
-    /// Report these rules' findings as errors (`warnings`: every warning fails).
-    #[arg(long, short = 'D', value_name = "RULE", value_delimiter = ',', value_parser = lint_rule)]
-    pub(crate) deny: Vec<LintRule>,
-    /// The most one tool's schema may cost a model, in estimated tokens (`schema-budget`).
-    #[arg(long, value_name = "TOKENS", default_value = "4000")]
-    pub(crate) schema_budget: usize,
-    /// The most the manifest's tool list may cost a model, in estimated tokens
-    /// (`manifest-budget`).
-    #[arg(long, value_name = "TOKENS", default_value = "8000")]
-    pub(crate) manifest_budget: usize,
-}
-
-/// A rule named on the command line of `lint`, or `warnings` (every rule at warn level).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LintRule {
-    /// Every rule whose level is warn.
-    Warnings,
-    /// One rule.
-    Rule(Rule),
-}
-
-impl std::fmt::Display for LintRule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Warnings => f.write_str("warnings"),
-            Self::Rule(rule) => rule.fmt(f),
-        }
-    }
-}
-
 /// The task, and the model that does it (`agent`).
 #[derive(Debug, Args)]
 pub(crate) struct AgentArgs {
@@ -504,31 +464,6 @@ fn seconds(text: &str) -> Result<f64, String> {
 /// A valid HTTP header name.
 fn header_name(text: &str) -> Result<HeaderName, String> {
     HeaderName::try_from(text).map_err(|_| "not a valid header name".to_owned())
-}
-
-/// `--allow`, `--warn` and `--deny` values: a rule id, or `warnings` for every rule at warn
-/// level.
-fn lint_rule(text: &str) -> Result<LintRule, String> {
-    if text == "warnings" {
-        return Ok(LintRule::Warnings);
-    }
-    text.parse::<Rule>()
-        .map(LintRule::Rule)
-        .map_err(|e| e.to_string())
-}
-
-/// The rules, for `halo lint --help`.
-fn rules_help() -> String {
-    let mut out = "Rules (default level, id: what it checks):\n".to_owned();
-    for rule in Rule::ALL {
-        let level = match rule.default_level() {
-            Level::Deny => "error",
-            Level::Warn => "warn",
-            _ => "allow",
-        };
-        let _ = writeln!(out, "  {level:<5}  {}: {}", rule.id(), rule.summary());
-    }
-    out
 }
 
 #[cfg(test)]
@@ -679,24 +614,5 @@ mod tests {
             "http://h",
         ]);
         assert!(both.is_err());
-    }
-
-    #[test]
-    fn rule_values() {
-        assert_eq!(lint_rule("warnings"), Ok(LintRule::Warnings));
-        assert_eq!(
-            lint_rule("missing-why"),
-            Ok(LintRule::Rule(Rule::MissingWhy))
-        );
-        let err = lint_rule("missing-wyh").unwrap_err();
-        assert!(err.contains("missing-why,"), "{err}");
-    }
-
-    #[test]
-    fn every_rule_is_in_the_help() {
-        let help = rules_help();
-        for rule in Rule::ALL {
-            assert!(help.contains(rule.id()), "{help}");
-        }
     }
 }

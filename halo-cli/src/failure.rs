@@ -1,10 +1,8 @@
 //! Why a command failed: what `halo` prints then, and its exit status.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use serde_json::Value;
-
-use crate::approvals;
 use crate::output::{self, print_err, print_out};
 
 /// Why a command failed.
@@ -65,14 +63,13 @@ impl Failure {
         match self {
             Self::Status(error) => {
                 let response = error.response();
-                let refusal = approvals::refusal(error);
+                let refusal = refusal(error);
                 if json {
-                    let body = match (response, error.approval()) {
-                        (Some(response), _) => response.to_value(),
-                        (None, Some(approval)) => approvals::json(approval),
-                        (None, None) => Value::Null,
-                    };
-                    print_out(&output::json(&body));
+                    // The server's error body, else the approval that refused the call.
+                    print_out(&match (response, error.approval()) {
+                        (Some(response), _) => output::json(&response.to_value()),
+                        (None, approval) => output::json(&approval),
+                    });
                     print_err(&refusal.unwrap_or_else(|| format!("halo: {error}\n")));
                 } else {
                     let text = match (response, refusal) {
@@ -96,4 +93,37 @@ impl Failure {
             }
         }
     }
+}
+
+/// Why a call held for approval did not run: who decided and why, on one line.
+fn refusal(error: &halo_client::Error) -> Option<String> {
+    let approval = error.approval()?;
+    let what = if error.is_denied() {
+        let mut what = format!("approval {} was denied", output::line(&approval.id));
+        if let Some(by) = &approval.decided_by {
+            let _ = write!(what, " by {}", output::line(by));
+        }
+        if let Some(reason) = &approval.reason {
+            let _ = write!(what, ": {}", output::line(reason));
+        }
+        what
+    } else if error.is_approval_cancelled() {
+        let mut what = format!("approval {} was withdrawn", output::line(&approval.id));
+        if let Some(by) = &approval.decided_by {
+            let _ = write!(what, " by {}", output::line(by));
+        }
+        what
+    } else if error.is_approval_expired() {
+        format!(
+            "approval {} expired at {} without a decision",
+            output::line(&approval.id),
+            output::line(&approval.expires_at)
+        )
+    } else {
+        return None;
+    };
+    Some(format!(
+        "halo: the call of {} did not run: {what}\n",
+        output::line(&approval.tool)
+    ))
 }

@@ -2,7 +2,9 @@
 //!
 //! Fetches the manifest and every schema through the client (as the given credentials see
 //! the API), runs [`Linter`] over them, and prints a report grouped by tool: exit 1 when any
-//! finding is an error, 2 when the API cannot be linted.
+//! finding is an error, 2 when the API cannot be linted. Without credentials, it notes that
+//! only the public tools were checked when discovery says it depends on the caller
+//! (`Vary: Authorization`, `Cache-Control: private`).
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -10,7 +12,7 @@ use std::time::SystemTime;
 
 use halo_client::Client;
 use halo_client::protocol::lint::{Finding, Level, Linter, Report};
-use halo_client::protocol::{Manifest, TagFilter, ToolEntry};
+use halo_client::protocol::{Manifest, TagFilter, ToolEntry, depends_on_caller};
 use serde_json::json;
 
 use crate::cli::{LintArgs, LintRule};
@@ -34,7 +36,21 @@ pub(crate) async fn run(
         ))
     };
     // One discovery: the tag filter picks the tools checked, and links may name the others.
-    let everything = client.discover(&[]).await.map_err(|e| cannot(e.into()))?;
+    let discovered = client
+        .discover_since(&[], None)
+        .await
+        .map_err(|e| cannot(e.into()))?
+        .ok_or_else(|| {
+            cannot(Failure::other(
+                "the server answered OPTIONS / with 304 to a request that named no entity tag",
+            ))
+        })?;
+    // Whether an anonymous caller sees less than others do, as the answer says.
+    let personal = depends_on_caller(
+        discovered.cache_control.as_deref(),
+        discovered.vary.as_deref(),
+    );
+    let everything = discovered.manifest;
     let filter = TagFilter::parse(&args.tags.join(","));
     let mut manifest = everything.clone();
     manifest
@@ -59,7 +75,7 @@ pub(crate) async fn run(
     } else {
         print_out(&text(&heading, &args.tags, &report));
     }
-    notes(&manifest, anonymous);
+    notes(&manifest, anonymous && personal);
     Ok(if report.has_errors() {
         ExitCode::from(1)
     } else {
@@ -152,12 +168,13 @@ fn count(n: usize, what: &str) -> String {
 }
 
 /// What the report cannot say by itself, on standard error: lint sees only what the
-/// credentials may discover.
-fn notes(manifest: &Manifest, anonymous: bool) {
+/// credentials may discover, and `partial` when no credentials were given and discovery
+/// says its answer depends on them (an API without an authenticator shows everyone all).
+fn notes(manifest: &Manifest, partial: bool) {
     if manifest.tools.is_empty() {
         print_err("halo: the API lists no tools to these credentials: nothing was checked\n");
     }
-    if anonymous {
+    if partial {
         print_err(
             "halo: no credentials were given, so only the tools anyone may discover were \
              checked; lint with credentials that see every tool (--bearer, --api-key or \

@@ -35,6 +35,7 @@ mod approvals;
 mod cli;
 mod connect;
 mod failure;
+mod interrupt;
 mod lint;
 mod mcp;
 mod output;

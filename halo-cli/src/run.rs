@@ -14,7 +14,7 @@ use crate::cli::{CallArgs, Cli, Command, DeferWhen, ExportArgs, Format, Global};
 use crate::connect::{anonymous, client, describe_manifest};
 use crate::failure::Failure;
 use crate::output::{self, print_err, print_out};
-use crate::{approvals, mcp, stream};
+use crate::{approvals, interrupt, mcp, stream};
 
 /// Runs a parsed command line on a small single-threaded runtime.
 pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
@@ -105,7 +105,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             let (client, method, args) = target(&global, &call, &waiting).await?;
             let invoked = client.invoke(&call.path, method, args);
             let Some(response) = approvals::interruptible(&client, &waiting, invoked).await? else {
-                return Ok(ExitCode::from(stream::INTERRUPTED));
+                return Ok(ExitCode::from(interrupt::INTERRUPTED));
             };
             print_out(&if json {
                 output::json(&response.to_value())

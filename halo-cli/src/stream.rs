@@ -16,13 +16,11 @@ use halo_client::{CancelOutcome, Client, Method, StreamEvent};
 use serde_json::Value;
 
 use crate::failure::Failure;
+use crate::interrupt::{INTERRUPTED, interrupted};
 use crate::output::{self, print_err, print_out};
 
 /// How long the stream may take to end once the call is cancelled.
 const GRACE: Duration = Duration::from_secs(5);
-
-/// The exit status of a command interrupted by Ctrl-C (128 + SIGINT).
-pub(crate) const INTERRUPTED: u8 = 130;
 
 /// Prints a call's events as they arrive; exit 1 unless it ends with a 2xx `tool_end`, 130
 /// when interrupted.
@@ -88,13 +86,6 @@ pub(crate) async fn stream(
     } else {
         code
     })
-}
-
-/// The next Ctrl-C (a signal that cannot be listened for never comes).
-pub(crate) async fn interrupted() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        future::pending::<()>().await;
-    }
 }
 
 /// Asks the server to cancel the call, saying on stderr what came of it.

@@ -136,21 +136,34 @@ async fn without_a_model_the_error_is_clear_and_immediate() {
         assert!(run.stderr.contains(named), "{named}: {run:#?}");
     }
 
-    // A model endpoint that cannot be reached: an error after the retries, not a hang.
+    // A model endpoint that cannot be reached: an error after the retries, not a hang. It
+    // names the endpoint asked, without the key or the user and password of its URL.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let started = Instant::now();
     let run = halo_with_env(
         &["agent", &base, "Is Dune in stock?", "--model", "m"],
-        &[("HALO_LLM_BASE_URL", &format!("http://127.0.0.1:{port}/v1"))],
+        &[
+            (
+                "HALO_LLM_BASE_URL",
+                &format!("http://someone:url-password@127.0.0.1:{port}/v1"),
+            ),
+            ("HALO_LLM_API_KEY", "sk-never-shown-4242"),
+        ],
     );
     assert!(started.elapsed() < Duration::from_secs(30), "{run:#?}");
     assert_eq!(run.code, 1, "{run:#?}");
+    let endpoint = format!("http://127.0.0.1:{port}/v1/chat/completions");
     assert!(
-        run.stderr.contains("could not connect to the model"),
+        run.stderr
+            .contains(&format!("could not connect to the model at {endpoint}: ")),
         "{run:#?}"
     );
+    for secret in ["sk-never-shown-4242", "url-password", "someone"] {
+        assert!(!run.stderr.contains(secret), "{secret}: {run:#?}");
+        assert!(!run.stdout.contains(secret), "{secret}: {run:#?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

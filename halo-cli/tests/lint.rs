@@ -2,8 +2,9 @@
 //! here) fails with each rule it breaks reported, as text and as JSON; a plain app (utoipa
 //! only, no HALO metadata yet) passes with warnings, and fails with `-D warnings`;
 //! `--allow`, `--deny` and `-D warnings` change the exit status; what the credentials cannot
-//! see is not checked; the sample bookstore passes, warnings denied; usage and network
-//! failures exit 2.
+//! see is not checked (an anonymous lint says so when discovery depends on the caller, and
+//! only then); a module-name tag such as `admin` is a warning; the sample bookstore passes,
+//! warnings denied; usage and network failures exit 2.
 
 mod common;
 
@@ -276,7 +277,14 @@ async fn a_poor_api_fails_with_every_rule_it_breaks() {
         errors + warnings,
         report["findings"].as_array().unwrap().len() as u64
     );
-    assert!(run.stderr.contains("no credentials were given"), "{run:#?}");
+    // It has an authenticator and discovery says it depends on the caller (`Vary:
+    // authorization`): the anonymous lint saw only the public tools, and says so.
+    assert!(
+        run.stderr.contains(
+            "halo: no credentials were given, so only the tools anyone may discover were checked"
+        ),
+        "{run:#?}"
+    );
 
     // The same, for people: grouped by tool, then one summary line.
     let text = halo(&["lint", &base]).expect(1);
@@ -658,6 +666,10 @@ async fn a_plain_app_passes_with_warnings() {
         out.contains("  warning[missing-why]: `list_gadgets` has no `why`"),
         "{out}"
     );
+    // Without an authenticator, discovery shows every caller everything (`Vary: accept`):
+    // no note that an anonymous lint saw only part of the API.
+    assert!(!run.stderr.contains("credentials"), "{run:#?}");
+    assert_eq!(text.stderr, "", "{text:#?}");
     assert!(!out.contains("error["), "{out}");
     assert!(
         out.ends_with("\n0 errors, 12 warnings, 4 tools checked\n"),
@@ -678,4 +690,86 @@ async fn a_plain_app_passes_with_warnings() {
     // Or only the rules asked for.
     let why = halo(&["--json", "lint", &base, "--deny", "missing-why"]).expect(1);
     assert_eq!(why.json()["errors"], 4);
+}
+
+// A freshly adopted app whose handlers live in a module named `admin`: utoipa's `OpenApi`
+// derive tags every untagged handler it lists with its module's name, here one of HALO's
+// generic tags. Each has its `why` and described inputs; it cannot have a `read` or `write`
+// tag besides the module's (a handler given `tags` loses the module's name).
+mod admin {
+    use axum::Json;
+    use axum::extract::Path;
+    use halo_axum::halo;
+
+    /// List the back office's staff accounts.
+    #[halo(why = "Use to see who can sign in to the back office")]
+    #[utoipa::path(get, path = "/staff", responses((status = 200, body = Vec<String>)))]
+    pub(super) async fn list_staff() -> Json<Vec<String>> {
+        Json(vec![])
+    }
+
+    /// Show one staff account.
+    #[halo(why = "Use when you know the account's id, to see its name")]
+    #[utoipa::path(get, path = "/staff/{id}",
+        params(("id" = u64, Path, description = "The account's id")),
+        responses((status = 200, body = String)))]
+    pub(super) async fn show_staff(Path(id): Path<u64>) -> Json<String> {
+        Json(id.to_string())
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Back office", version = "1.0.0"),
+    paths(admin::list_staff, admin::show_staff)
+)]
+struct BackOfficeDoc;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_named_like_a_generic_tag_is_a_warning() {
+    let app = axum::Router::new()
+        .route("/staff", axum::routing::get(admin::list_staff))
+        .route("/staff/{id}", axum::routing::get(admin::show_staff))
+        .layer(HaloLayer::from_openapi(BackOfficeDoc::openapi()));
+    let server = spawn(app).await;
+    let base = server.base_url();
+
+    let run = halo(&["--json", "lint", &base]).expect(0);
+    let report = run.json();
+    assert_eq!(
+        (report["tools_checked"].as_u64(), report["errors"].as_u64()),
+        (Some(2), Some(0)),
+        "{report:#}"
+    );
+    let rules: BTreeSet<String> = found(&report).into_iter().map(|(rule, _)| rule).collect();
+    assert_eq!(
+        rules,
+        BTreeSet::from(["generic-domain-tag".to_owned(), "read-write-tag".to_owned()]),
+        "{report:#}"
+    );
+    for tool in ["list_staff", "show_staff"] {
+        let tag = finding(&report, "generic-domain-tag", tool);
+        assert_eq!(tag["level"], "warning", "{tag}");
+        assert_eq!(tag["pointer"], "/tags", "{tag}");
+        let message = tag["message"].as_str().unwrap();
+        assert!(message.contains("only generic ones: `admin`"), "{message}");
+    }
+    let text = halo(&["lint", &base]).expect(0);
+    assert!(
+        text.stdout
+            .contains("  warning[generic-domain-tag]: `list_staff` has no domain tag"),
+        "{text:#?}"
+    );
+    assert!(!text.stdout.contains("error["), "{text:#?}");
+    // No authenticator: every caller discovers every tool, so there is nothing to note.
+    assert_eq!(text.stderr, "", "{text:#?}");
+
+    // Denied, as a finished API's CI gate may: it fails.
+    let denied = halo(&["--json", "lint", &base, "--deny", "generic-domain-tag"]).expect(1);
+    let denied = denied.json();
+    assert_eq!(denied["errors"], 2, "{denied:#}");
+    assert_eq!(
+        finding(&denied, "generic-domain-tag", "show_staff")["level"],
+        "error"
+    );
 }

@@ -1,14 +1,16 @@
 //! Asking an MCP client to confirm a call held for approval (HALO §10.3.2, "Over MCP"): the
 //! one question both bridges ask (`elicitation/create`, or an `input_required` result whose
-//! request state names the approval), and what the client's answer decides.
+//! request state names the approval), how a client can be asked, what its answer decides,
+//! and the note a client is sent while the call waits.
 
 use std::fmt::Write as _;
 
 use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-    InputRequest, InputRequests, InputRequiredResult, InputResponses, PrimitiveSchemaDefinition,
-    StringSchema,
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    PrimitiveSchemaDefinition, ProtocolVersion, StringSchema,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What the request state of an `input_required` result starts with; the approval's id
@@ -28,51 +30,110 @@ const DECLINED: &str = "declined in the MCP client";
 /// the call's method and URL, its arguments (as the server shows them: secrets redacted),
 /// and when the approval expires (RFC 3339).
 ///
+/// It is read from the approval's document (`{"id", "tool", "call": {"method", "url"},
+/// "arguments", "expires_at", ...}`, the body of the `202` that holds a call) with
+/// [`from_approval`](Self::from_approval), which both MCP bridges do; or built field by
+/// field with [`new`](Self::new).
+///
 /// ```
 /// use halo_protocol::HeldCall;
 /// use serde_json::json;
 ///
-/// let arguments = json!({"amount": 20});
-/// let held = HeldCall::new("a1", "refund", "2026-12-02T10:15:00Z")
-///     .call("POST", "/refunds/7?token=secret")
-///     .arguments(&arguments);
+/// let document = json!({
+///     "id": "a1", "state": "pending", "tool": "refund",
+///     "call": {"method": "POST", "url": "/refunds/7?token=secret"},
+///     "arguments": {"amount": 20}, "expires_at": "2026-12-02T10:15:00Z"
+/// });
+/// let held = HeldCall::from_approval(&document).unwrap();
+/// assert_eq!(held.id(), "a1");
 /// let asked = held.question();
 /// let text = serde_json::to_value(&asked).unwrap()["message"].as_str().unwrap().to_owned();
 /// assert!(text.starts_with("Approve this call of the tool refund?\nPOST /refunds/7\n"));
 /// assert!(!text.contains("secret"));
+/// assert_eq!(held.waiting(), "waiting for approval a1 of refund (expires 2026-12-02T10:15:00Z)");
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[must_use]
-pub struct HeldCall<'a> {
-    id: &'a str,
-    tool: &'a str,
-    expires_at: &'a str,
-    call: Option<(&'a str, &'a str)>,
-    arguments: Option<&'a Value>,
+pub struct HeldCall {
+    id: String,
+    tool: String,
+    #[serde(default)]
+    expires_at: String,
+    #[serde(default)]
+    call: Option<ShownCall>,
+    #[serde(default)]
+    arguments: Option<Value>,
 }
 
-impl<'a> HeldCall<'a> {
+/// The `call` of an approval document: the method and the URL called.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct ShownCall {
+    method: String,
+    url: String,
+}
+
+impl HeldCall {
     /// The call held by approval `id` of `tool`, which expires at `expires_at`.
-    pub fn new(id: &'a str, tool: &'a str, expires_at: &'a str) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        tool: impl Into<String>,
+        expires_at: impl Into<String>,
+    ) -> Self {
         Self {
-            id,
-            tool,
-            expires_at,
+            id: id.into(),
+            tool: tool.into(),
+            expires_at: expires_at.into(),
             call: None,
             arguments: None,
         }
     }
 
+    /// The held call an approval document describes: `approval` is anything that serializes
+    /// as one (the JSON body of the `202`, or a client's own approval type). `None` when it
+    /// has no string `id` and `tool`.
+    ///
+    /// ```
+    /// use halo_protocol::HeldCall;
+    /// use serde_json::json;
+    ///
+    /// assert!(HeldCall::from_approval(&json!({"id": "a1", "tool": "refund"})).is_some());
+    /// assert!(HeldCall::from_approval(&json!({"id": 1, "tool": "refund"})).is_none());
+    /// ```
+    #[must_use]
+    pub fn from_approval<T: Serialize + ?Sized>(approval: &T) -> Option<Self> {
+        let document = serde_json::to_value(approval).ok()?;
+        Self::deserialize(document).ok()
+    }
+
     /// The call's method and URL (the URL's query is never shown: it may carry secrets).
-    pub fn call(mut self, method: &'a str, url: &'a str) -> Self {
-        self.call = Some((method, url));
+    pub fn call(mut self, method: impl Into<String>, url: impl Into<String>) -> Self {
+        self.call = Some(ShownCall {
+            method: method.into(),
+            url: url.into(),
+        });
         self
     }
 
     /// The call's arguments, as the server shows them.
-    pub fn arguments(mut self, arguments: &'a Value) -> Self {
+    pub fn arguments(mut self, arguments: Value) -> Self {
         self.arguments = Some(arguments);
         self
+    }
+
+    /// The approval's id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// What a client that asked for progress is told while the call waits: `waiting for
+    /// approval ID of TOOL (expires AT)`.
+    #[must_use]
+    pub fn waiting(&self) -> String {
+        format!(
+            "waiting for approval {} of {} (expires {})",
+            self.id, self.tool, self.expires_at
+        )
     }
 
     /// The `elicitation/create` parameters asking to confirm the call: its words, and one
@@ -108,11 +169,11 @@ impl<'a> HeldCall<'a> {
     /// to 2,000 bytes), and when the approval expires.
     fn message(&self) -> String {
         let mut text = format!("Approve this call of the tool {}?", self.tool);
-        if let Some((method, url)) = self.call {
+        if let Some(ShownCall { method, url }) = &self.call {
             let path = url.split('?').next().unwrap_or_default();
             let _ = write!(text, "\n{method} {path}");
         }
-        if let Some(arguments) = self.arguments {
+        if let Some(arguments) = &self.arguments {
             let mut shown = arguments.to_string();
             if shown.len() > MAX_SHOWN {
                 let mut end = MAX_SHOWN;
@@ -183,6 +244,50 @@ impl Confirmation {
     }
 }
 
+/// How an MCP client can be asked to confirm a held call, by what it declared when it
+/// connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Asking {
+    /// With an `elicitation/create` request in the middle of the call (MCP before
+    /// `2026-07-28`; only over a transport that can send the client requests).
+    Request,
+    /// With an `input_required` result ([`HeldCall::input_required`]; MCP `2026-07-28` and
+    /// later, which forbids requests from the server).
+    Result,
+}
+
+impl Asking {
+    /// How a client that negotiated `version` and declared `capabilities` can be asked;
+    /// `None` when it declared no form elicitation (a client that declares elicitation and
+    /// names no mode takes forms).
+    ///
+    /// ```
+    /// use halo_protocol::Asking;
+    /// use rmcp::model::{ClientCapabilities, ElicitationCapability, ProtocolVersion};
+    ///
+    /// let mut capabilities = ClientCapabilities::default();
+    /// assert_eq!(Asking::of(Some(&ProtocolVersion::V_2026_07_28), Some(&capabilities)), None);
+    /// capabilities.elicitation = Some(ElicitationCapability::default());
+    /// assert_eq!(Asking::of(Some(&ProtocolVersion::V_2026_07_28), Some(&capabilities)), Some(Asking::Result));
+    /// assert_eq!(Asking::of(Some(&ProtocolVersion::V_2025_11_25), Some(&capabilities)), Some(Asking::Request));
+    /// ```
+    #[must_use]
+    pub fn of(
+        version: Option<&ProtocolVersion>,
+        capabilities: Option<&ClientCapabilities>,
+    ) -> Option<Self> {
+        let form = capabilities
+            .and_then(|capabilities| capabilities.elicitation.as_ref())
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+        if !form {
+            return None;
+        }
+        let modern = version.is_some_and(|version| *version >= ProtocolVersion::V_2026_07_28);
+        Some(if modern { Self::Result } else { Self::Request })
+    }
+}
+
 /// The approval id a request state of [`HeldCall::input_required`] names; `None` for any
 /// other state.
 ///
@@ -209,10 +314,70 @@ mod tests {
     fn long_arguments_are_cut_on_a_character_boundary() {
         let arguments = json!({"note": "é".repeat(3000)});
         let text = HeldCall::new("a1", "refund", "later")
-            .arguments(&arguments)
+            .arguments(arguments)
             .message();
         assert!(text.len() < MAX_SHOWN + 300, "{}", text.len());
         assert!(text.contains('…'));
+    }
+
+    #[test]
+    fn an_approval_document_is_shown_without_its_query() {
+        let document = json!({"id": "a1", "href": "/.well-known/halo/approvals/a1",
+            "state": "pending", "tool": "refund",
+            "call": {"method": "POST", "url": "/refunds/1?key=secret"},
+            "arguments": {"amount": 20, "card": "[redacted]"},
+            "expires_at": "2026-12-02T10:15:00.000Z"});
+        let held = HeldCall::from_approval(&document).expect("an approval");
+        let built = HeldCall::new("a1", "refund", "2026-12-02T10:15:00.000Z")
+            .call("POST", "/refunds/1?key=secret")
+            .arguments(json!({"amount": 20, "card": "[redacted]"}));
+        assert_eq!(held, built);
+        let text = held.message();
+        assert!(text.starts_with("Approve this call of the tool refund?\nPOST /refunds/1\n"));
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains(r#""card":"[redacted]""#), "{text}");
+        assert!(text.ends_with("Approval a1 expires at 2026-12-02T10:15:00.000Z. Accept to approve it, decline to deny it."));
+        // Without a call or arguments, and not a document at all.
+        let bare = HeldCall::from_approval(&json!({"id": "a2", "tool": "refund"})).expect("bare");
+        assert_eq!(
+            bare.waiting(),
+            "waiting for approval a2 of refund (expires )"
+        );
+        assert!(HeldCall::from_approval(&json!({"id": "a3"})).is_none());
+        assert!(HeldCall::from_approval(&json!("a1")).is_none());
+    }
+
+    #[test]
+    fn a_client_is_asked_as_its_version_and_capabilities_allow() {
+        use rmcp::model::{
+            ElicitationCapability, FormElicitationCapability, UrlElicitationCapability,
+        };
+
+        let modern = ProtocolVersion::V_2026_07_28;
+        let older = ProtocolVersion::V_2025_11_25;
+        assert_eq!(Asking::of(Some(&modern), None), None);
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_url(UrlElicitationCapability::default()));
+        assert_eq!(
+            Asking::of(Some(&modern), Some(&capabilities)),
+            None,
+            "URLs only"
+        );
+        capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_url(UrlElicitationCapability::default())
+                .with_form(FormElicitationCapability::default()),
+        );
+        assert_eq!(
+            Asking::of(Some(&modern), Some(&capabilities)),
+            Some(Asking::Result)
+        );
+        assert_eq!(
+            Asking::of(Some(&older), Some(&capabilities)),
+            Some(Asking::Request)
+        );
+        assert_eq!(Asking::of(None, Some(&capabilities)), Some(Asking::Request));
     }
 
     #[test]

@@ -62,6 +62,7 @@ mod metadata;
 mod methods;
 mod names;
 mod negotiate;
+mod personal;
 mod place;
 mod pointer;
 mod problem;
@@ -81,7 +82,7 @@ pub use agent::{
 };
 pub use brief::{brief_schema, brief_text};
 #[cfg(feature = "mcp")]
-pub use confirm::{Confirmation, HeldCall, confirmed_approval};
+pub use confirm::{Asking, Confirmation, HeldCall, confirmed_approval};
 pub use date::{check_date, parse_timestamp};
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
@@ -105,6 +106,7 @@ pub use metadata::{EXCLUDE_EXTENSION, LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{Form, accepts, accepts_halo, essence, is_json, negotiate_language};
+pub use personal::depends_on_caller;
 pub use place::{Payload, PlaceError, Placement, place_arguments, template_variables};
 pub use pointer::{escape_token, unescape_token};
 pub use problem::{FieldError, Problem};

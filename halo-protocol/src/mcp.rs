@@ -275,7 +275,8 @@ pub fn mcp_page(
 /// MCP's cache hints (`ttlMs`, `cacheScope`, MCP 2026-07-28) for a listing made from a HALO
 /// discovery answer with these `Cache-Control` and `Vary` headers: fresh for its `max-age`
 /// (0 when it has none, or says `no-store`/`no-cache`), private when the answer is
-/// (`Cache-Control: private`, or a `Vary` on `Authorization` or a cookie), else public.
+/// ([`depends_on_caller`](crate::depends_on_caller): `Cache-Control: private`, or a `Vary`
+/// on `Authorization` or a cookie), else public.
 ///
 /// ```
 /// use halo_protocol::mcp_cache_hints;
@@ -291,7 +292,6 @@ pub fn mcp_cache_hints(cache_control: Option<&str>, vary: Option<&str>) -> (u64,
         return (0, CacheScope::Private);
     };
     let mut ttl_ms = 0;
-    let mut private = false;
     for directive in cache_control.split(',').map(str::trim) {
         let (name, value) = directive.split_once('=').unwrap_or((directive, ""));
         match name.to_ascii_lowercase().as_str() {
@@ -302,18 +302,10 @@ pub fn mcp_cache_hints(cache_control: Option<&str>, vary: Option<&str>) -> (u64,
                     .map_or(0, |seconds| seconds.saturating_mul(1000));
             }
             "no-store" | "no-cache" => return (0, CacheScope::Private),
-            "private" => private = true,
             _ => {}
         }
     }
-    let personal = vary.is_some_and(|vary| {
-        vary.split(',').map(str::trim).any(|name| {
-            name == "*"
-                || name.eq_ignore_ascii_case("authorization")
-                || name.eq_ignore_ascii_case("cookie")
-        })
-    });
-    let scope = if private || personal {
+    let scope = if crate::depends_on_caller(Some(cache_control), vary) {
         CacheScope::Private
     } else {
         CacheScope::Public

@@ -26,6 +26,9 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The most of an error body shown in a message, in bytes.
 const MAX_MESSAGE: usize = 500;
 
+/// Where async-openai sends a chat completion, after the base URL.
+const CHAT_PATH: &str = "/chat/completions";
+
 /// A model behind an OpenAI-compatible chat-completions endpoint: OpenAI itself, vLLM,
 /// llama.cpp's server, Ollama (`http://127.0.0.1:11434/v1`), and others.
 ///
@@ -60,6 +63,8 @@ pub struct OpenAiProvider {
 struct Inner {
     client: async_openai::Client<OpenAIConfig>,
     base_url: String,
+    /// The chat-completions URL as errors name it ([`shown_url`]).
+    endpoint: String,
     api_key: Option<String>,
     settings: ModelSettings,
     idle_timeout: Option<Duration>,
@@ -226,9 +231,13 @@ impl OpenAiProviderBuilder {
             self.api_key.is_some(),
         );
         let client = async_openai::Client::build(http, config).with_http_service(transport);
+        // What async-openai asks: the base URL as given, then the path.
+        let endpoint = reqwest::Url::parse(&format!("{base_url}{CHAT_PATH}"))
+            .map_or_else(|_| shown_url(&parsed), |url| shown_url(&url));
         Ok(OpenAiProvider {
             inner: Arc::new(Inner {
                 client,
+                endpoint,
                 base_url,
                 api_key: self.api_key,
                 settings: self.settings,
@@ -274,7 +283,9 @@ impl Inner {
                                 let error = Error::timeout(format!(
                                     "the model sent nothing for {} ms",
                                     limit.as_millis()
-                                ));
+                                ))
+                                .at(&inner.endpoint)
+                                .scrubbed(inner.api_key.as_deref());
                                 return Some((Err(error), None));
                             }
                         },
@@ -355,6 +366,12 @@ impl Inner {
             OpenAIError::InvalidArgument(message) => Error::builder(message),
             other => Error::request(shorten(&other.to_string())),
         };
+        // Not reached, or not in time: which endpoint is what the reader needs to know.
+        let error = if error.is_connect() || error.is_timeout() {
+            error.at(&self.endpoint)
+        } else {
+            error
+        };
         error.scrubbed(self.api_key.as_deref())
     }
 }
@@ -391,6 +408,18 @@ fn transport_error(error: reqwest::Error) -> Error {
         Error::request(message)
     };
     kind.with_source(error)
+}
+
+/// `url` as an error may show it: its scheme, host, port (when not the scheme's default) and
+/// path. Its user and password, query and fragment are left out: they may carry secrets.
+fn shown_url(url: &reqwest::Url) -> String {
+    let mut shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        shown.push(':');
+        shown.push_str(&port.to_string());
+    }
+    shown.push_str(url.path());
+    shown
 }
 
 /// `text` cut to [`MAX_MESSAGE`] bytes on a character boundary.
@@ -473,5 +502,28 @@ mod tests {
             .unwrap();
         assert_eq!(provider.base_url(), "http://h:1/v1");
         assert_eq!(provider.model(), "m");
+    }
+
+    #[test]
+    fn errors_name_the_endpoint_without_what_may_carry_secrets() {
+        let shown = |url: &str| shown_url(&reqwest::Url::parse(url).unwrap());
+        assert_eq!(
+            shown("http://user:hunter2@127.0.0.1:11434/v1/chat/completions?key=k#frag"),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
+        assert_eq!(
+            shown("https://api.example.com:443/v1"),
+            "https://api.example.com/v1"
+        );
+        assert_eq!(shown("http://[::1]:8000/v1"), "http://[::1]:8000/v1");
+        let provider = OpenAiProvider::builder()
+            .model("m")
+            .base_url("http://someone:pw@127.0.0.1:9/v1/")
+            .build()
+            .unwrap();
+        assert_eq!(
+            provider.inner.endpoint,
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
     }
 }

@@ -28,15 +28,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use halo_protocol::{
-    APPROVALS_PATH, Confirmation, HeldCall as ShownCall, Problem, ToolOutput, confirmed_approval,
+    APPROVALS_PATH, Asking, Confirmation, HeldCall, Problem, ToolOutput, confirmed_approval,
 };
 use http::header::LOCATION;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use rmcp::model::{InputResponses, ProgressNotificationParam, ProtocolVersion};
+use rmcp::model::{InputResponses, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
-use serde::Deserialize;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -57,42 +56,9 @@ const RUN_WAIT: Duration = Duration::from_secs(10 * 60);
 /// The longest approval id taken from a request state.
 const MAX_ID: usize = 128;
 
-/// An approval as the `202` of a held call shows it: what the confirmation asks about.
-#[derive(Debug, Deserialize)]
-pub(super) struct Held {
-    id: String,
-    tool: String,
-    #[serde(default)]
-    call: Option<HeldCall>,
-    #[serde(default)]
-    arguments: Option<Value>,
-    #[serde(default)]
-    expires_at: String,
-}
-
-impl Held {
-    /// The call as the confirmation shows it.
-    fn shown(&self) -> ShownCall<'_> {
-        let mut shown = ShownCall::new(&self.id, &self.tool, &self.expires_at);
-        if let Some(call) = &self.call {
-            shown = shown.call(&call.method, &call.url);
-        }
-        if let Some(arguments) = &self.arguments {
-            shown = shown.arguments(arguments);
-        }
-        shown
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct HeldCall {
-    method: String,
-    url: String,
-}
-
-/// The approval a call's answer holds: a `202` whose `Location` is an approval's, with the
-/// approval as its body; `None` for any other answer.
-pub(super) fn held(status: StatusCode, headers: &HeaderMap, body: &Value) -> Option<Held> {
+/// The call a call's answer holds for approval: a `202` whose `Location` is an approval's,
+/// with the approval as its body; `None` for any other answer.
+pub(super) fn held(status: StatusCode, headers: &HeaderMap, body: &Value) -> Option<HeldCall> {
     let location = headers.get(LOCATION)?.to_str().ok()?;
     let named = location
         .strip_prefix(APPROVALS_PATH)
@@ -100,7 +66,7 @@ pub(super) fn held(status: StatusCode, headers: &HeaderMap, body: &Value) -> Opt
     if status != StatusCode::ACCEPTED || !named {
         return None;
     }
-    serde_json::from_value(body.clone()).ok()
+    HeldCall::from_approval(body)
 }
 
 /// The approvals of one MCP request's call: the layer (its approvals, and who may decide),
@@ -114,14 +80,14 @@ pub(super) struct Approvals<'a> {
 impl Approvals<'_> {
     /// The result of a call held for approval: the confirmation, for a client that can be
     /// asked, else the call's end once decided.
-    pub(super) async fn settle(&self, held: Held) -> rmcp::model::CallToolResponse {
-        let output = match self.identify(&held.id).await {
+    pub(super) async fn settle(&self, held: HeldCall) -> rmcp::model::CallToolResponse {
+        let output = match self.identify(held.id()).await {
             Ok(caller) if self.can_ask() && self.decides_own(caller.as_ref()) => {
-                return held.shown().input_required().into();
+                return held.input_required().into();
             }
-            Ok(caller) => match read_as(self.layer, caller.as_ref(), &held.id).await {
+            Ok(caller) => match read_as(self.layer, caller.as_ref(), held.id()).await {
                 Ok(entry) => self.wait(caller.as_ref(), entry).await,
-                Err(refusal) => unread(&held.id, refusal),
+                Err(refusal) => unread(held.id(), refusal),
             },
             Err(refused) => refused,
         };
@@ -175,19 +141,12 @@ impl Approvals<'_> {
         })
     }
 
-    /// Whether the client can be asked to confirm: it negotiated a version whose results
-    /// may ask for input, and declared form elicitation.
+    /// Whether the client can be asked to confirm: with an `input_required` result, since
+    /// the stateless transport cannot send it a request in the middle of a call.
     fn can_ask(&self) -> bool {
-        let modern = self
-            .context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        let form = self
-            .context
-            .client_capabilities()
-            .and_then(|capabilities| capabilities.elicitation)
-            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-        modern && form
+        let version = self.context.protocol_version();
+        let capabilities = self.context.client_capabilities();
+        Asking::of(version.as_ref(), capabilities.as_ref()) == Some(Asking::Result)
     }
 
     /// Whether `caller` may decide its own calls: the approver lets it decide, and lets
@@ -268,13 +227,9 @@ impl Approvals<'_> {
         let Some(token) = self.context.meta.get_progress_token() else {
             return;
         };
-        let message = format!(
-            "waiting for approval {} of {} (expires {})",
-            entry.id,
-            entry.request.tool(),
-            Rfc3339(entry.expires_at)
-        );
-        let note = ProgressNotificationParam::new(token, 0.0).with_message(message);
+        let expires_at = Rfc3339(entry.expires_at).to_string();
+        let held = HeldCall::new(&*entry.id, entry.request.tool(), expires_at);
+        let note = ProgressNotificationParam::new(token, 0.0).with_message(held.waiting());
         // A client that stopped listening still gets the result.
         let _ = self.context.peer.notify_progress(note).await;
     }
@@ -377,13 +332,17 @@ mod tests {
         assert!(held(StatusCode::OK, &headers, &document()).is_none());
         assert!(held(StatusCode::ACCEPTED, &headers, &json!({"id": 1})).is_none());
         let found = held(StatusCode::ACCEPTED, &headers, &document()).expect("held");
-        assert_eq!((found.id.as_str(), found.tool.as_str()), ("a1", "refund"));
+        assert_eq!(
+            found,
+            HeldCall::from_approval(&document()).expect("an approval")
+        );
+        assert_eq!(found.id(), "a1");
     }
 
     #[test]
     fn the_confirmation_shows_the_call_without_its_query() {
-        let found: Held = serde_json::from_value(document()).expect("an approval");
-        let question = serde_json::to_value(found.shown().question()).expect("JSON");
+        let found = HeldCall::from_approval(&document()).expect("an approval");
+        let question = serde_json::to_value(found.question()).expect("JSON");
         let text = question["message"].as_str().expect("a message");
         assert!(text.starts_with("Approve this call of the tool refund?\nPOST /refunds/1\n"));
         assert!(!text.contains("secret"), "{text}");

@@ -20,28 +20,20 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::log;
 use futures_util::future::{self, Either};
-use halo_client::protocol::ToolOutput;
-use halo_client::protocol::{Confirmation, HeldCall, confirmed_approval};
+use halo_client::protocol::{Asking, Confirmation, HeldCall, ToolOutput, confirmed_approval};
 use halo_client::{Approval, ApprovalState, Client};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ClientResult, ElicitRequest, ElicitResult, InputResponses,
-    ProgressNotificationParam, ProtocolVersion, ServerRequest,
+    ProgressNotificationParam, ServerRequest,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
+use super::log;
+
 /// How long a confirmation may take when the approval's expiry cannot be read.
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(15 * 60);
-
-/// How the client can be asked to confirm a call.
-enum Asking {
-    /// With an `elicitation/create` request (MCP before `2026-07-28`).
-    Request,
-    /// With an `input_required` result (MCP `2026-07-28` and later).
-    Result,
-}
 
 /// The approvals of one MCP request's call.
 pub(super) struct Approvals<'a> {
@@ -53,15 +45,14 @@ impl Approvals<'_> {
     /// The result of a call held for `approval`: confirmed by the client when it can be
     /// asked, then waited for.
     pub(super) async fn settle(&self, approval: Approval) -> CallToolResponse {
-        let approval = match self.asking().await {
-            Some(Asking::Result) => {
-                return shown(&approval).input_required().into();
-            }
-            Some(Asking::Request) => match self.ask(&approval).await {
+        let shown = HeldCall::from_approval(&approval);
+        let approval = match (self.asking().await, shown) {
+            (Some(Asking::Result), Some(shown)) => return shown.input_required().into(),
+            (Some(Asking::Request), Some(shown)) => match self.ask(&shown, &approval).await {
                 Some(answer) => self.decide(approval, Confirmation::of(&answer)).await,
                 None => approval,
             },
-            None => approval,
+            _ => approval,
         };
         CallToolResult::from(self.wait(approval).await).into()
     }
@@ -95,33 +86,18 @@ impl Approvals<'_> {
     /// How the client can be asked to confirm, when it declared form elicitation and the
     /// caller may decide approvals.
     async fn asking(&self) -> Option<Asking> {
-        let form = self
-            .context
-            .client_capabilities()
-            .and_then(|capabilities| capabilities.elicitation)
-            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-        if !form {
-            return None;
-        }
+        let version = self.context.protocol_version();
+        let capabilities = self.context.client_capabilities();
+        let asking = Asking::of(version.as_ref(), capabilities.as_ref())?;
         // Only approvers may list approvals: a caller who may not decide is not asked.
-        if self.client.approvals().await.is_err() {
-            return None;
-        }
-        let modern = self
-            .context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        Some(if modern {
-            Asking::Result
-        } else {
-            Asking::Request
-        })
+        self.client.approvals().await.ok().map(|_| asking)
     }
 
-    /// Asks the client to confirm the call with `elicitation/create`: its answer, or `None`
-    /// when the request was cancelled, failed, or got no answer before the approval expires.
-    async fn ask(&self, approval: &Approval) -> Option<ElicitResult> {
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(shown(approval).question()));
+    /// Asks the client to confirm the call `shown` with `elicitation/create`: its answer, or
+    /// `None` when the request was cancelled, failed, or got no answer before `approval`
+    /// expires.
+    async fn ask(&self, shown: &HeldCall, approval: &Approval) -> Option<ElicitResult> {
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(shown.question()));
         let asked = self.context.peer.send_request(request);
         let bounded = tokio::time::timeout(lifetime(approval), asked);
         match future::select(Box::pin(bounded), Box::pin(self.context.ct.cancelled())).await {
@@ -185,21 +161,16 @@ impl Approvals<'_> {
 
     /// Tells a client that sent a progress token that the call waits for approval.
     async fn tell_waiting(&self, approval: &Approval) {
-        let Some(token) = self.context.meta.get_progress_token() else {
+        let (Some(token), Some(held)) = (
+            self.context.meta.get_progress_token(),
+            HeldCall::from_approval(approval),
+        ) else {
             return;
         };
-        let note = ProgressNotificationParam::new(token, 0.0).with_message(waiting(approval));
+        let note = ProgressNotificationParam::new(token, 0.0).with_message(held.waiting());
         // A client that stopped listening still gets the result.
         let _ = self.context.peer.notify_progress(note).await;
     }
-}
-
-/// What a progress notification says of a call waiting for `approval`.
-pub(super) fn waiting(approval: &Approval) -> String {
-    format!(
-        "waiting for approval {} of {} (expires {})",
-        approval.id, approval.tool, approval.expires_at
-    )
 }
 
 /// How long until `approval` expires (on the local clock): 15 minutes when its times cannot
@@ -212,18 +183,6 @@ fn lifetime(approval: &Approval) -> Duration {
                 .unwrap_or(Duration::ZERO)
         })
         .min(Duration::from_secs(24 * 60 * 60))
-}
-
-/// The call held by `approval`, as the confirmation shows it.
-fn shown(approval: &Approval) -> HeldCall<'_> {
-    let mut shown = HeldCall::new(&approval.id, &approval.tool, &approval.expires_at);
-    if let Some(call) = &approval.call {
-        shown = shown.call(&call.method, &call.url);
-    }
-    if let Some(arguments) = &approval.arguments {
-        shown = shown.arguments(arguments);
-    }
-    shown
 }
 
 #[cfg(test)]
@@ -245,7 +204,8 @@ mod tests {
     #[test]
     fn the_confirmation_names_the_call_without_its_query() {
         let held = approval(json!({"reason": "returned", "card": "[redacted]"}));
-        let question = serde_json::to_value(shown(&held).question()).expect("JSON");
+        let shown = HeldCall::from_approval(&held).expect("an approval document");
+        let question = serde_json::to_value(shown.question()).expect("JSON");
         let text = question["message"].as_str().expect("a message");
         assert!(
             text.starts_with("Approve this call of the tool refund_payment?"),

@@ -34,9 +34,9 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use futures_util::future::{self, Either};
 use halo_client::protocol::{
-    CALL_TOOL, CallRequest, Manifest, SEARCH_TOOLS, SearchRequest, ToolCatalog, ToolEntry,
-    ToolEvent, ToolListing, ToolOutput, ToolSchema, mcp_cache_hints, mcp_page, mcp_progress,
-    search_tools_result,
+    CALL_TOOL, CallRequest, HeldCall, Manifest, SEARCH_TOOLS, SearchRequest, ToolCatalog,
+    ToolEntry, ToolEvent, ToolListing, ToolOutput, ToolSchema, mcp_cache_hints, mcp_page,
+    mcp_progress, search_tools_result,
 };
 use halo_client::{Approval, CallId, CancelOutcome, Client, ClientBuilder, StreamEvent};
 use rmcp::model::{
@@ -382,8 +382,8 @@ async fn streamed(
             }
             Ok(ToolEvent::ApprovalPending(value)) => {
                 // The call's own events follow once someone approves it.
-                if let Ok(held) = serde_json::from_value::<Approval>(value) {
-                    let data = serde_json::json!({ "message": approval::waiting(&held) });
+                if let Some(held) = HeldCall::from_approval(&value) {
+                    let data = serde_json::json!({ "message": held.waiting() });
                     let note = mcp_progress(token.clone(), progress, &data);
                     progress = note.progress;
                     let _ = context.peer.notify_progress(note).await;

@@ -284,8 +284,9 @@ impl Linter {
 }
 
 /// Tags that say something about a tool but name no domain (HALO's recommended tags): a
-/// tool's domain is its first other tag (`missing-domain-tag`; the exports group tools by
-/// it).
+/// tool's domain is its first other tag (`missing-domain-tag` when it has none but `read`
+/// and `write`, `generic-domain-tag` when it has others of these; the exports group tools
+/// by it).
 ///
 /// ```
 /// use halo_protocol::lint::GENERIC_TAGS;

@@ -30,8 +30,13 @@ pub enum Rule {
     MissingWhy,
     /// `missing-description`: the tool has no description at all (warning).
     MissingDescription,
-    /// `missing-domain-tag`: no tag names the part of the API the tool belongs to (error).
+    /// `missing-domain-tag`: no tag names the part of the API the tool belongs to, and none
+    /// could: the tool has no tags, or only `read` and `write` (error).
     MissingDomainTag,
+    /// `generic-domain-tag`: the tags that could name the tool's domain are all generic
+    /// ones, such as `admin` (warning: utoipa tags an operation with its handler's module
+    /// name, so a plain app can have it).
+    GenericDomainTag,
     /// `read-write-tag`: the tool is tagged neither `read` nor `write`, or both (warning: a
     /// plain app has neither yet).
     ReadWriteTag,
@@ -77,12 +82,13 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order findings of one tool are reported.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::DuplicateName,
         Self::InvalidName,
         Self::MissingDescription,
         Self::MissingWhy,
         Self::MissingDomainTag,
+        Self::GenericDomainTag,
         Self::ReadWriteTag,
         Self::TagContradictsMethod,
         Self::MissingInputDescription,
@@ -146,6 +152,15 @@ impl Rule {
                 "every tool has a tag naming its domain (`books`), besides `read`/`write` and \
                  the other generic tags",
                 "add a domain tag to the operation's `tags`, e.g. tags = [\"books\", \"read\"]",
+            ),
+            Self::GenericDomainTag => (
+                "generic-domain-tag",
+                Warn,
+                "a tool's domain tag is not a generic word (`admin`, `delete`, `async`, \
+                 `expensive`, `realtime`), as a module's name can be",
+                "tag the operation with the part of the API it belongs to, e.g. tags = \
+                 [\"users\", \"read\"] (utoipa tags an untagged handler with its module's name: \
+                 rename the module, or give the handler `tags`)",
             ),
             Self::ReadWriteTag => (
                 "read-write-tag",

@@ -1,5 +1,6 @@
-//! `missing-domain-tag`, `read-write-tag` and `tag-contradicts-method`: the tags say what
-//! part of the API the tool belongs to and whether it reads or writes, as its method does.
+//! `missing-domain-tag`, `generic-domain-tag`, `read-write-tag` and `tag-contradicts-method`:
+//! the tags say what part of the API the tool belongs to and whether it reads or writes, as
+//! its method does.
 
 use super::helpers::{domain, has_tag};
 use super::{Rule, Tool};
@@ -10,15 +11,22 @@ impl Tool<'_> {
         let tags = &self.entry.tags;
         let (read, write) = (has_tag(tags, "read"), has_tag(tags, "write"));
         if domain(tags).is_none() {
-            let message = if tags.is_empty() {
-                format!("`{name}` has no tags")
+            // A generic word where the domain would be (utoipa's module-name tag, `admin`)
+            // is a warning; nothing there at all is an error.
+            let (rule, message) = if tags.is_empty() {
+                (Rule::MissingDomainTag, format!("`{name}` has no tags"))
+            } else if tags.iter().all(|tag| tag == "read" || tag == "write") {
+                let message = format!("`{name}` has no domain tag, only {}", quoted(tags));
+                (Rule::MissingDomainTag, message)
             } else {
-                format!(
-                    "`{name}` has no domain tag, only generic ones: {}",
+                let message = format!(
+                    "`{name}` has no domain tag, only generic ones: {}; if one of them names \
+                     the part of the API (a module's name), it reads as a kind of operation",
                     quoted(tags)
-                )
+                );
+                (Rule::GenericDomainTag, message)
             };
-            self.push_at(Rule::MissingDomainTag, "/tags", message);
+            self.push_at(rule, "/tags", message);
         }
         if read == write {
             let message = if read {
@@ -65,7 +73,7 @@ fn quoted(tags: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use crate::lint::fixtures::{good, ids, rules, with_first};
-    use crate::lint::{Linter, Rule};
+    use crate::lint::{Level, Linter, Rule, Severity};
 
     #[test]
     fn domain_and_read_write_tags() {
@@ -75,12 +83,54 @@ mod tests {
             }))
         };
         assert_eq!(tagged(&["pets", "write", "admin"]), []);
-        assert_eq!(tagged(&["write", "admin"]), [Rule::MissingDomainTag]);
+        assert_eq!(tagged(&["write"]), [Rule::MissingDomainTag]);
+        assert_eq!(
+            tagged(&["read", "write"]),
+            [Rule::MissingDomainTag, Rule::ReadWriteTag]
+        );
         assert_eq!(tagged(&[]), [Rule::MissingDomainTag, Rule::ReadWriteTag]);
+        // A generic word where the domain would be: utoipa's tag for a handler in `mod admin`.
+        assert_eq!(tagged(&["write", "admin"]), [Rule::GenericDomainTag]);
+        assert_eq!(
+            tagged(&["admin"]),
+            [Rule::GenericDomainTag, Rule::ReadWriteTag]
+        );
         assert_eq!(tagged(&["pets"]), [Rule::ReadWriteTag]);
         assert_eq!(tagged(&["pets", "read", "write"]), [Rule::ReadWriteTag]);
         let found = with_first(|entry, _| entry.tags = vec!["pets".into(), "Write".into()]);
         assert!(found[0].message.contains("neither"), "{found:?}");
+    }
+
+    #[test]
+    fn a_generic_word_for_a_domain_warns_and_nothing_there_is_an_error() {
+        let tagged = |tags: &[&str], linter: Linter| {
+            let mut tools = good();
+            tools[1].0.tags = tags.iter().map(|t| (*t).to_owned()).collect();
+            linter.check(&tools)
+        };
+        let module = tagged(&["admin", "read"], Linter::new());
+        assert_eq!(ids(&module.findings), [Rule::GenericDomainTag]);
+        assert_eq!(module.findings[0].severity, Severity::Warning);
+        assert!(!module.has_errors());
+        let message = &module.findings[0].message;
+        assert!(
+            message.starts_with("`get_pet` has no domain tag, only generic ones: `admin`, `read`"),
+            "{message}"
+        );
+        assert!(module.findings[0].hint.contains("module"), "{module:?}");
+        // Denied, it fails; and a tool with no candidate at all fails by default.
+        let denied = tagged(
+            &["admin", "read"],
+            Linter::new().level(Rule::GenericDomainTag, Level::Deny),
+        );
+        assert!(denied.has_errors());
+        let bare = tagged(&["read"], Linter::new());
+        assert_eq!(ids(&bare.findings), [Rule::MissingDomainTag]);
+        assert_eq!(bare.findings[0].severity, Severity::Error);
+        assert_eq!(
+            bare.findings[0].message,
+            "`get_pet` has no domain tag, only `read`"
+        );
     }
 
     #[test]
