@@ -41,6 +41,49 @@ pub mod sse;
 pub mod tokens;
 pub mod wait;
 
+/// The README and the guide under `docs/`: their Rust code blocks are doctests of this crate
+/// (`cargo test -p halo-tests --doc`), compiled against the dev-dependencies, and run unless
+/// marked `no_run`.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../README.md")]
+    mod readme {}
+    #[doc = include_str!("../../docs/README.md")]
+    mod index {}
+    #[doc = include_str!("../../docs/adding-the-layer.md")]
+    mod adding_the_layer {}
+    #[doc = include_str!("../../docs/discovery.md")]
+    mod discovery {}
+    #[doc = include_str!("../../docs/execution.md")]
+    mod execution {}
+    #[doc = include_str!("../../docs/governance.md")]
+    mod governance {}
+    #[doc = include_str!("../../docs/approvals.md")]
+    mod approvals {}
+    #[doc = include_str!("../../docs/identity.md")]
+    mod identity {}
+    #[doc = include_str!("../../docs/mcp.md")]
+    mod mcp {}
+    #[doc = include_str!("../../docs/large-apis.md")]
+    mod large_apis {}
+    #[doc = include_str!("../../docs/agents.md")]
+    mod agents {}
+    #[doc = include_str!("../../docs/playground.md")]
+    mod playground {}
+    #[doc = include_str!("../../docs/client.md")]
+    mod client {}
+    #[doc = include_str!("../../docs/lint.md")]
+    mod lint {}
+    #[doc = include_str!("../../docs/performance.md")]
+    mod performance {}
+    #[doc = include_str!("../../docs/crates.md")]
+    mod crates {}
+    #[doc = include_str!("../../docs/dependencies.md")]
+    mod dependencies {}
+    #[doc = include_str!("../../docs/development.md")]
+    mod development {}
+}
+
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
