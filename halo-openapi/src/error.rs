@@ -90,18 +90,6 @@ impl BuildError {
         })
     }
 
-    /// A schema of `operation` could not be bundled.
-    pub(crate) fn bundle(operation: &str, problem: crate::registry::Problem) -> Self {
-        use crate::registry::Problem;
-        match problem {
-            Problem::Unresolved(reference) => Self::unresolved(operation, reference),
-            Problem::EmptyCycle(reference) => Self::document(format!(
-                "{operation}: `$ref` {reference:?} leads only to references, back to itself"
-            )),
-            Problem::Limit { at, limit, value } => Self::limit(operation, at, limit, value),
-        }
-    }
-
     /// An operation's parameters disagree with its path template.
     pub(crate) fn parameter(operation: &str, message: String) -> Self {
         Self::new(Kind::Parameter {

@@ -75,6 +75,7 @@ mod search;
 mod style;
 mod tags;
 mod tokens;
+mod truncate;
 
 pub use agent::{
     AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentRequest, AgentStart, FailureCode,

@@ -14,6 +14,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use serde_json::Value;
 
+use crate::truncate::truncate;
 use crate::{ToolDefinition, ToolEntry, ToolSchema};
 
 /// How many tools a search answers when not told (the `limit` of `OPTIONS /?q=`).
@@ -270,18 +271,6 @@ fn weighted(text: &mut String) -> impl FnMut(&str, usize) + '_ {
             text.push('\n');
         }
     }
-}
-
-/// `text` cut to at most `max` bytes, at a character boundary.
-pub(crate) fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// English stop words (NLTK's list), which carry no meaning for ranking.

@@ -279,7 +279,7 @@ async fn execute(shared: &Shared, entry: &Entry, kept: Kept) -> Step<(Response, 
     let request = Request::from_parts(parts, Body::from(body));
     let answer = govern::within(deadline, runner(request)).await;
     if let Some(permit) = permit {
-        permit.record(&answer);
+        permit.record(answer.as_ref().ok().map(Response::status));
     }
     let outcome = govern::outcome(&answer);
     let response = governance

@@ -6,9 +6,7 @@
 mod breaker;
 mod idempotency;
 mod rate;
-#[cfg(feature = "redis")]
-mod redis;
-mod store;
+pub(crate) mod refusal;
 mod timeout;
 
 use std::net::SocketAddr;
@@ -19,20 +17,19 @@ use axum::extract::ConnectInfo;
 use http::request::Parts;
 use http::{HeaderName, Method, Uri};
 
-pub(crate) use self::breaker::{Breaker, CircuitStore, Permit};
-pub use self::idempotency::IdempotencyLimits;
-pub(crate) use self::idempotency::{Idempotency, fingerprint};
-pub(crate) use self::rate::{RateCall, RateHeaders, ToolLimits, ToolRate};
-#[cfg(feature = "redis")]
-pub use self::redis::{Fallback, RedisStore, RedisStoreError};
-#[cfg(feature = "redis")]
-pub(crate) use self::redis::{RedisLink, decode_headers, encode_headers};
-pub(crate) use self::store::{
-    IdempotencyStore, KeptCall, LocalRates, Mirror, MirroredFrame, RateStore, ReplayStore, Ticket,
-};
+pub(crate) use self::rate::{RateCall, RateHeaders};
 pub(crate) use self::timeout::{outcome, within};
 use crate::Principal;
 use crate::registry::{Registry, Route};
+pub use halo_govern::IdempotencyLimits;
+pub(crate) use halo_govern::{
+    Breaker, CircuitStore, Idempotency, IdempotencyStore, KeptCall, LocalRates, Mirror,
+    MirroredFrame, Permit, RateStore, ReplayStore, Ticket, ToolLimits, ToolRate, fingerprint,
+};
+#[cfg(feature = "redis")]
+pub use halo_govern::{Fallback, RedisStore, RedisStoreError};
+#[cfg(feature = "redis")]
+pub(crate) use halo_govern::{RedisLink, decode_headers, encode_headers};
 
 /// The rules of one tool.
 #[derive(Debug, Default)]

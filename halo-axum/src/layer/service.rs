@@ -563,7 +563,7 @@ where
             },
         };
         if let Some(permit) = permit {
-            permit.record(&answer);
+            permit.record(answer.as_ref().ok().map(Response::status));
         }
         let outcome = govern::outcome(&answer);
         let mut response = shared.governance.settle(ticket, answer).await?;
@@ -587,7 +587,7 @@ where
     let running = async move {
         let answer = running.await;
         if let Some(permit) = permit {
-            permit.record(&answer);
+            permit.record(answer.as_ref().ok().map(Response::status));
         }
         answer
     };

@@ -23,11 +23,8 @@ use http::StatusCode;
 use crate::audit::Outcome;
 use crate::registry::Registry;
 
-mod circuit;
 #[cfg(feature = "prometheus")]
 mod prometheus;
-
-pub(crate) use circuit::{CircuitState, circuit};
 
 #[cfg(feature = "prometheus")]
 pub use prometheus::{Prometheus, PrometheusError};
@@ -126,7 +123,7 @@ pub(crate) fn describe() {
         Unit::Count,
         "HALO discovery requests (OPTIONS with application/llm+json), by target and status class."
     );
-    circuit::describe();
+    halo_govern::metrics::describe();
 }
 
 /// `2xx`, `4xx`, ...: the label of a status.

@@ -91,7 +91,9 @@ async fn resume_shared(
     let kept = loop {
         let late = Instant::now() >= deadline;
         match store.read(id, after).await {
-            Err(unavailable) => return unavailable.response("stream events"),
+            Err(unavailable) => {
+                return crate::govern::refusal::unavailable(unavailable, "stream events");
+            }
             Ok(Some(kept)) if kept.tool != name || kept.caller.as_deref() != caller => {
                 return gone(NOT_KEPT);
             }

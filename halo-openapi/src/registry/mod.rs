@@ -305,7 +305,7 @@ impl Registry {
             .map(|(key, item)| {
                 let item = bundler
                     .follow(item)
-                    .map_err(|problem| BuildError::bundle(key, problem))?;
+                    .map_err(|problem| problem.into_error(key))?;
                 Ok((key, item))
             })
             .collect::<Result<_, BuildError>>()?;
@@ -393,7 +393,7 @@ impl Registry {
                     .transpose()
                     .map_err(|message| BuildError::invalid_schema(&label, message))?;
                 let parts = Parts::take(&mut built.schema, &bundler)
-                    .map_err(|problem| BuildError::bundle(&label, problem))?;
+                    .map_err(|problem| problem.into_error(&label))?;
                 let schema_bytes = parts.render(&built.schema);
                 if schema_bytes.len() > limits.max_schema_bytes {
                     return Err(BuildError::limit(

@@ -69,7 +69,7 @@ pub(crate) fn build<'d>(
     security_schemes: Option<&Value>,
     default_security: Option<&Value>,
 ) -> Result<Built, BuildError> {
-    let unresolved = |problem: Problem| BuildError::bundle(&source.label(), problem);
+    let unresolved = |problem: Problem| problem.into_error(&source.label());
     let (summary, description) = texts(source);
     let tags = tags(source);
 
@@ -294,7 +294,7 @@ fn answers_event_stream<'d>(source: &Source<'d>, bundler: &Bundler<'d>) -> Resul
 
 /// Counts the references of every schema [`build`] will bundle for the operation.
 pub(crate) fn survey<'d>(source: &Source<'d>, bundler: &Bundler<'d>) -> Result<(), BuildError> {
-    let unresolved = |problem: Problem| BuildError::bundle(&source.label(), problem);
+    let unresolved = |problem: Problem| problem.into_error(&source.label());
     let mut roots = Vec::new();
     input::roots(bundler, source.path_item, source.operation, &mut roots).map_err(unresolved)?;
     roots.extend(output_root(source, bundler).map_err(unresolved)?);

@@ -99,7 +99,7 @@ fn problem_of(status: u16, body: Value) -> Problem {
         Value::String(text) => text,
         other => other.to_string(),
     };
-    Problem::new(status).with_detail(crate::search::truncate(&detail, MAX_DETAIL))
+    Problem::new(status).with_detail(crate::truncate::truncate(&detail, MAX_DETAIL))
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use self::rewrite::{done, rewrite, rewrite_value};
 use self::share::Shares;
 use self::walk::{pointer_lookup, reference_of};
 use super::rope::Rope;
-use crate::DocumentLimits;
+use crate::{BuildError, DocumentLimits};
 
 /// Nested deeper than this inside its site, a definition used once stays in `$defs`: inlining
 /// must not make a schema much deeper than its document.
@@ -62,6 +62,19 @@ pub(crate) enum Problem {
     },
     /// References that lead only to each other, with no schema among them.
     EmptyCycle(String),
+}
+
+impl Problem {
+    /// The error of the operation labelled `operation` whose schema this stopped.
+    pub(crate) fn into_error(self, operation: &str) -> BuildError {
+        match self {
+            Self::Unresolved(reference) => BuildError::unresolved(operation, reference),
+            Self::EmptyCycle(reference) => BuildError::document(format!(
+                "{operation}: `$ref` {reference:?} leads only to references, back to itself"
+            )),
+            Self::Limit { at, limit, value } => BuildError::limit(operation, at, limit, value),
+        }
+    }
 }
 
 /// What a schema that is a reference to a recursive definition becomes.

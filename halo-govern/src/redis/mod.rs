@@ -28,19 +28,19 @@ use redis::aio::ConnectionManager;
 
 use self::breaker::RedisCircuits;
 use self::idempotency::RedisRecords;
-pub(crate) use self::link::{RedisLink, decode_headers, encode_headers};
+pub use self::link::{RedisLink, decode_headers, encode_headers};
 use self::mirror::RedisCalls;
 use self::rate::RedisRates;
 use self::write::Held;
-use super::breaker::CircuitStore;
-use super::idempotency::{Idempotency, IdempotencyLimits};
-use super::store::{IdempotencyStore, RateStore, ReplayStore};
+use crate::breaker::CircuitStore;
+use crate::idempotency::{Idempotency, IdempotencyLimits};
+use crate::store::{IdempotencyStore, RateStore, ReplayStore};
 
 /// Keeps rate budgets, idempotency records and circuit breakers' state in Redis, so that
 /// several instances of an API behind a load balancer enforce one budget per caller, replay
 /// each other's responses and open and close each tool's circuit together.
 ///
-/// Give it to [`HaloBuilder::redis`](crate::HaloBuilder::redis). It connects on first use (one
+/// Give it to halo-axum's `HaloBuilder::redis`. It connects on first use (one
 /// multiplexed connection, re-established when it drops), so building a layer never waits for
 /// Redis. Needs the `redis` feature.
 ///
@@ -51,7 +51,7 @@ use super::store::{IdempotencyStore, RateStore, ReplayStore};
 ///   runs), and its response (status, headers, body) is written to the same record when it
 ///   ends. A repeat on any instance gets the kept response, `409` while the first runs, `422`
 ///   for another request under the same key. Records expire
-///   [`idempotency_ttl`](crate::HaloBuilder::idempotency_ttl) after their claim. Each caller's
+///   halo-axum's `idempotency_ttl` after their claim. Each caller's
 ///   records are counted in a sorted set beside them, in the same script, so the per-caller
 ///   limit of [`IdempotencyLimits`](crate::IdempotencyLimits) holds across instances; the
 ///   total limits are left to Redis's own `maxmemory` (with `noeviction`: see there).
@@ -67,7 +67,7 @@ use super::store::{IdempotencyStore, RateStore, ReplayStore};
 ///   [`circuit_refresh`](Self::circuit_refresh), so it learns that another instance opened a
 ///   circuit within that interval (sooner when it sends or asks something itself).
 /// - **Approvals** of held calls: each approval's document, state, decision and answer, the
-///   bounds of [`ApprovalLimits`](crate::ApprovalLimits) and the index of idempotency keys, so
+///   bounds of halo-axum's `ApprovalLimits` and the index of idempotency keys, so
 ///   that any instance lists, reads and decides them. The held request and its credentials
 ///   stay with the instance that received the call, which runs it once approved (wherever
 ///   it was approved). Without Redis, approvals are refused with `503`, never kept in memory.
@@ -86,23 +86,15 @@ use super::store::{IdempotencyStore, RateStore, ReplayStore};
 ///
 /// ```
 /// use std::time::Duration;
-/// use halo_axum::{Fallback, HaloLayer, RedisStore};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+/// use halo_govern::{Fallback, RedisStore};
 ///
 /// let store = RedisStore::open("redis://127.0.0.1:6379/")
 ///     .expect("a Redis URL")
 ///     .prefix("bookstore:")
-///     .rate_fallback(Fallback::Refuse);
-/// let layer = HaloLayer::builder(api)
-///     .redis(store)
-///     .idempotency_ttl(Duration::from_secs(3600))
-///     .build()
-///     .expect("valid HALO metadata");
-/// # let _: axum::Router = router.layer(layer);
+///     .rate_fallback(Fallback::Refuse)
+///     .circuit_refresh(Duration::from_millis(500));
+/// // halo-axum: `HaloLayer::builder(api).redis(store).idempotency_ttl(…).build()`.
+/// # let _ = store;
 /// ```
 #[derive(Clone)]
 #[must_use]
@@ -220,7 +212,7 @@ impl RedisStore {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use halo_axum::RedisStore;
+    /// use halo_govern::RedisStore;
     ///
     /// let store = RedisStore::open("redis://127.0.0.1:6379/")
     ///     .expect("a Redis URL")
@@ -236,7 +228,8 @@ impl RedisStore {
     /// `limits` says; all of `limits` for the records kept in memory during an outage), and
     /// the events of streamed calls (at most `max_events` per call) kept for `retention`
     /// after their end.
-    pub(crate) fn into_stores(
+    #[must_use]
+    pub fn into_stores(
         self,
         ttl: Duration,
         limits: IdempotencyLimits,

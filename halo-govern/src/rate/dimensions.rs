@@ -28,11 +28,11 @@ const SWEEP_EVERY: u64 = 4096;
 
 /// The key of one limit for one call: the first 128 bits of a SHA-256 of the limit and of
 /// what it counts.
-pub(crate) type Key = [u8; 16];
+pub type Key = [u8; 16];
 
 /// Where a limit finds what it counts in a call.
 #[derive(Debug, Clone)]
-pub(crate) enum Source {
+pub enum Source {
     /// The caller's key (principal, client address).
     Caller,
     /// The principal's tenant; the caller's key when there is none.
@@ -40,12 +40,17 @@ pub(crate) enum Source {
     /// Nothing: one budget for the tool.
     Tool,
     /// The value of a top-level argument, where the tool's input says it is.
-    Argument { name: String, location: Location },
+    Argument {
+        /// The argument's name in the tool's input.
+        name: String,
+        /// Where a call carries it.
+        location: Location,
+    },
 }
 
 /// One limit of a tool, ready to enforce.
 #[derive(Debug)]
-pub(crate) struct Bounded {
+pub struct Bounded {
     pub(crate) limit: Limit,
     pub(crate) source: Source,
     /// The name of its policy in the `RateLimit` headers: the tool's name for `limits.rate`,
@@ -79,9 +84,21 @@ impl Bounded {
         }
     }
 
+    /// The limit, as a refusal names it.
+    #[must_use]
+    pub fn limit(&self) -> &Limit {
+        &self.limit
+    }
+
+    /// Where it finds what it counts.
+    #[must_use]
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
     /// The key of this limit for `material`, what it counts (a caller key, a tenant, an
     /// argument's value).
-    pub(crate) fn key(&self, material: &[u8]) -> Key {
+    pub fn key(&self, material: &[u8]) -> Key {
         let mut digest = Sha256::new();
         digest.update(self.slug.as_bytes());
         digest.update([0]);
@@ -93,25 +110,25 @@ impl Bounded {
     }
 
     /// `RateLimit-Policy`.
-    pub(crate) fn policy(&self) -> HeaderValue {
+    pub fn policy(&self) -> HeaderValue {
         self.policy.clone()
     }
 
     /// `RateLimit`: what is left, and when the next call is allowed (whole seconds, up).
-    pub(crate) fn state(&self, remaining: u32, reset: Duration) -> HeaderValue {
+    pub fn state(&self, remaining: u32, reset: Duration) -> HeaderValue {
         super::state_header(&self.name, remaining, reset)
     }
 
     /// What its `per` is, for Redis keys (`caller`, `tenant`, `tool`, `argument`).
     #[cfg(feature = "redis")]
-    pub(crate) fn per(&self) -> &str {
+    pub fn per(&self) -> &str {
         self.limit.per().as_str()
     }
 }
 
 /// What a check of all of a tool's limits decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// Let through; with the limit (an index) that has the fewest calls left and how many,
     /// unless no limit applied to the call.
     Allowed(Option<(usize, u32)>),
@@ -121,7 +138,7 @@ pub(crate) enum Verdict {
 }
 
 /// The rate limits of one tool that declares `limits.rates`, its `limits.rate` among them.
-pub(crate) struct ToolLimits {
+pub struct ToolLimits {
     pub(crate) limits: Box<[Bounded]>,
     /// Whether a limit counts a value of the call's body (found once, at start-up).
     pub(crate) reads_body: bool,
@@ -135,6 +152,20 @@ pub(crate) struct ToolLimits {
     state: Mutex<Budgets>,
     epoch: Instant,
     max_keys: usize,
+}
+
+impl ToolLimits {
+    /// Its limits, in the order verdicts index them.
+    #[must_use]
+    pub fn limits(&self) -> &[Bounded] {
+        &self.limits
+    }
+
+    /// Whether a limit counts a value of the call's body (found once, at start-up).
+    #[must_use]
+    pub fn reads_body(&self) -> bool {
+        self.reads_body
+    }
 }
 
 impl std::fmt::Debug for ToolLimits {
@@ -156,7 +187,8 @@ impl ToolLimits {
     /// says where their arguments are; `None` when `rates` is empty (`rate` alone is the
     /// plain per-caller limit) or names no dimension this version knows. Repeated limits
     /// count once.
-    pub(crate) fn new(
+    #[must_use]
+    pub fn new(
         tool: &str,
         rate: Option<Rate>,
         rates: &[Limit],
@@ -230,7 +262,7 @@ impl ToolLimits {
     /// One call, whose key for each limit is in `keys` (`None` where the limit does not
     /// apply): spends one call from every limit's budget if all have room, from none
     /// otherwise.
-    pub(crate) fn check(&self, keys: &[Option<Key>]) -> Verdict {
+    pub fn check(&self, keys: &[Option<Key>]) -> Verdict {
         let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let mut budgets = self
             .state
@@ -302,7 +334,8 @@ impl Budgets {
 }
 
 /// Percent-decodes a path or query value (`+` is a space in a query).
-pub(crate) fn decoded(raw: &str, query: bool) -> Cow<'_, [u8]> {
+#[must_use]
+pub fn decoded(raw: &str, query: bool) -> Cow<'_, [u8]> {
     if query && raw.contains('+') {
         let spaced = raw.replace('+', " ");
         let bytes: Vec<u8> = percent_encoding::percent_decode_str(&spaced).collect();

@@ -2,10 +2,10 @@
 
 /// Bounds on the idempotency records kept in memory: how many each caller may have, how
 /// many in all, and how many bytes of keys and responses in all. Give them to
-/// [`HaloBuilder::idempotency_limits`](crate::HaloBuilder::idempotency_limits).
+/// halo-axum's `HaloBuilder::idempotency_limits`.
 ///
 /// A record is kept from the request that claims its key until the
-/// [TTL](crate::HaloBuilder::idempotency_ttl) after that claim, while the request runs and
+/// TTL (halo-axum's `HaloBuilder::idempotency_ttl`) after that claim, while the request runs and
 /// after. It is never dropped early to make room: the handler must never run twice for one
 /// key. So when a new key does not fit, the request carrying it is refused before its
 /// handler runs, as `application/problem+json` with `Retry-After` (whole seconds, at least
@@ -57,31 +57,22 @@
 ///
 /// ```
 /// use std::time::Duration;
-/// use halo_axum::{HaloLayer, IdempotencyLimits};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+/// use halo_govern::{Idempotency, IdempotencyLimits};
 ///
-/// let layer = HaloLayer::builder(api)
-///     .idempotency_ttl(Duration::from_secs(6 * 60 * 60))
-///     .idempotency_limits(
-///         IdempotencyLimits::new()
-///             .per_caller(5_000)
-///             .records(200_000)
-///             .bytes(512 * 1024 * 1024),
-///     )
-///     .build()
-///     .expect("valid HALO metadata");
-/// # let _: axum::Router = router.layer(layer);
+/// let limits = IdempotencyLimits::new()
+///     .per_caller(5_000)
+///     .records(200_000)
+///     .bytes(512 * 1024 * 1024);
+/// // The records of one process; halo-axum: `HaloBuilder::idempotency_limits(limits)`.
+/// let records = Idempotency::new(Duration::from_secs(6 * 60 * 60), limits);
+/// # let _ = records;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
 pub struct IdempotencyLimits {
-    pub(super) per_caller: usize,
-    pub(super) records: usize,
-    pub(super) bytes: usize,
+    pub(crate) per_caller: usize,
+    pub(crate) records: usize,
+    pub(crate) bytes: usize,
 }
 
 impl Default for IdempotencyLimits {
@@ -124,7 +115,8 @@ impl IdempotencyLimits {
 
     /// The most records one caller may have kept at once.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn per_caller_limit(&self) -> usize {
+    #[must_use]
+    pub fn per_caller_limit(&self) -> usize {
         self.per_caller
     }
 }

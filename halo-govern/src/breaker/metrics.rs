@@ -9,16 +9,19 @@ use ::metrics::{SharedString, Unit, counter, describe_counter, describe_gauge, g
 
 /// The state of each tool's circuit as this instance sees it, by `tool`: 0 closed, 1
 /// half-open, 2 open.
-pub(crate) const CIRCUIT_STATE: &str = "halo_circuit_state";
+pub const CIRCUIT_STATE: &str = "halo_circuit_state";
 /// Changes of state of circuits this instance made, by `tool` and `to` (`closed`,
 /// `half_open`, `open`).
-pub(crate) const CIRCUIT_TRANSITIONS: &str = "halo_circuit_transitions_total";
+pub const CIRCUIT_TRANSITIONS: &str = "halo_circuit_transitions_total";
 
 /// The state of a circuit, as the metrics show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CircuitState {
+pub enum CircuitState {
+    /// Calls go through.
     Closed,
+    /// One probe call at a time goes through.
     HalfOpen,
+    /// Calls are refused until its wait is over.
     Open,
 }
 
@@ -44,7 +47,7 @@ impl CircuitState {
 
 /// The circuit of the tool named `tool` is in `state` as this instance sees it; `moved`: this
 /// instance moved it there (else it learnt of it, or the layer was built).
-pub(crate) fn circuit(tool: &Arc<str>, state: CircuitState, moved: bool) {
+pub fn circuit(tool: &Arc<str>, state: CircuitState, moved: bool) {
     let name = SharedString::from(Arc::clone(tool));
     gauge!(CIRCUIT_STATE, "tool" => name.clone()).set(state.value());
     if moved {
@@ -53,7 +56,7 @@ pub(crate) fn circuit(tool: &Arc<str>, state: CircuitState, moved: bool) {
 }
 
 /// Hands the circuit metrics' units and descriptions to the installed recorder.
-pub(super) fn describe() {
+pub fn describe() {
     describe_gauge!(
         CIRCUIT_STATE,
         "State of each tool's circuit breaker as this instance sees it: 0 closed, 1 half-open, 2 open."

@@ -10,7 +10,7 @@ use redis::Script;
 use super::Inner;
 use super::codec::encode_headers;
 use super::connection::{RETRY_EVERY, lock, script};
-use crate::govern::store::{Claim, Fingerprint, Stored};
+use crate::store::{Claim, Fingerprint, Stored};
 
 /// The most records held while Redis cannot take them.
 const MAX_HELD: usize = 10_000;
@@ -39,7 +39,7 @@ static ABANDON_SCRIPT: OnceLock<Script> = OnceLock::new();
 
 /// A write Redis has not taken yet.
 #[derive(Debug, Clone)]
-pub(super) enum Held {
+pub(crate) enum Held {
     Finish {
         token: u64,
         fingerprint: Fingerprint,
@@ -92,7 +92,7 @@ impl Inner {
     }
 
     /// Writes `held` now, or holds it and writes it when Redis is back.
-    pub(super) async fn write_or_hold(self: &Arc<Self>, key: String, held: Held) {
+    pub(crate) async fn write_or_hold(self: &Arc<Self>, key: String, held: Held) {
         if self.write(&key, &held).await {
             return;
         }
@@ -145,7 +145,7 @@ impl Inner {
     }
 
     /// A response held for `key`, for a repeat of its request on this instance.
-    pub(super) fn held_claim(&self, key: &str, fingerprint: &Fingerprint) -> Option<Claim> {
+    pub(crate) fn held_claim(&self, key: &str, fingerprint: &Fingerprint) -> Option<Claim> {
         match lock(&self.held).get(key)? {
             Held::Finish {
                 fingerprint: known,

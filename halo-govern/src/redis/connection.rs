@@ -12,20 +12,20 @@ use super::Inner;
 /// After a failure, Redis is not tried again for this long.
 const PAUSE: Duration = Duration::from_secs(1);
 /// How often a write Redis did not take (a held record, a mirrored event) is tried again.
-pub(super) const RETRY_EVERY: Duration = Duration::from_millis(250);
+pub(crate) const RETRY_EVERY: Duration = Duration::from_millis(250);
 
-pub(super) fn script(cell: &'static OnceLock<Script>, code: &str) -> &'static Script {
+pub(crate) fn script(cell: &'static OnceLock<Script>, code: &str) -> &'static Script {
     cell.get_or_init(|| Script::new(code))
 }
 
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Inner {
     /// Runs `script` with `keys` and `args`, or `None` when Redis fails or is paused after a
     /// failure.
-    pub(super) async fn run<T: FromRedisValue>(
+    pub(crate) async fn run<T: FromRedisValue>(
         &self,
         script: &Script,
         keys: &[&str],

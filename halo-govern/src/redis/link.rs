@@ -7,11 +7,11 @@ use std::sync::Arc;
 use redis::{FromRedisValue, Script};
 
 use super::Inner;
-pub(crate) use super::codec::{decode_headers, encode_headers};
+pub use super::codec::{decode_headers, encode_headers};
 
 /// A handle on a [`RedisStore`](super::RedisStore)'s connection and key prefix.
 #[derive(Clone)]
-pub(crate) struct RedisLink(pub(super) Arc<Inner>);
+pub struct RedisLink(pub(super) Arc<Inner>);
 
 impl fmt::Debug for RedisLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -22,7 +22,7 @@ impl fmt::Debug for RedisLink {
 impl RedisLink {
     /// Runs `script` with `keys` and `args`; `None` when Redis fails or is paused after a
     /// failure.
-    pub(crate) async fn run<T: FromRedisValue>(
+    pub async fn run<T: FromRedisValue>(
         &self,
         script: &Script,
         keys: &[&str],
@@ -32,12 +32,14 @@ impl RedisLink {
     }
 
     /// `<prefix><kind><text>`: a key of the store's own, under its prefix.
-    pub(crate) fn key(&self, kind: &str, text: &str) -> String {
+    #[must_use]
+    pub fn key(&self, kind: &str, text: &str) -> String {
         format!("{}{kind}{text}", self.0.config.prefix)
     }
 
     /// `<prefix><kind><SHA-256 of text, in hex>`: a key that does not store `text` itself.
-    pub(crate) fn digest_key(&self, kind: &str, text: &str) -> String {
+    #[must_use]
+    pub fn digest_key(&self, kind: &str, text: &str) -> String {
         self.0.digest_key(kind, text)
     }
 }

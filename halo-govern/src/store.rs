@@ -7,70 +7,21 @@ use std::pin::Pin;
 
 use std::time::Duration;
 
-use axum::response::Response;
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, RETRY_AFTER};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::header::CONTENT_LENGTH;
+use http::{HeaderMap, StatusCode};
 
-use super::rate::{Decision, Key, ToolLimits, ToolRate, Verdict, seconds_up};
+use crate::rate::{Decision, Key, ToolLimits, ToolRate, Verdict};
 
 /// The future a store answers with.
-pub(crate) type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The shared store could not be reached, and its fallback is to refuse the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Unavailable;
-
-impl Unavailable {
-    /// `503` with `Retry-After` for a call refused because the store of `what` could not be
-    /// reached. It names no host, URL or credential.
-    pub(crate) fn response(self, what: &str) -> Response {
-        let mut response = crate::problem::response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the shared store of {what} cannot be reached, so the request was not run; \
-                 send it again shortly"
-            ),
-        );
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        response
-    }
-}
-
-impl Full {
-    /// `429` (the caller's quota of records is used up) or `503` (the store is full), with
-    /// `Retry-After` in whole seconds, at least 1. It names no other caller.
-    pub(crate) fn response(self) -> Response {
-        let (status, wait, detail) = match self {
-            Self::Caller(wait) => (
-                StatusCode::TOO_MANY_REQUESTS,
-                wait,
-                "this caller already has as many idempotency keys kept as it may, so the \
-                 request was not run; its oldest key expires in",
-            ),
-            Self::Store(wait) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                wait,
-                "the server keeps as many idempotency records as it can, so the request was \
-                 not run; the oldest expires in",
-            ),
-        };
-        let seconds = seconds_up(wait).max(1);
-        let mut response = crate::problem::response(
-            status,
-            format!("{detail} {seconds} s (a repeat of a key already kept is answered as usual)"),
-        );
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from(seconds));
-        response
-    }
-}
+pub struct Unavailable;
 
 /// Keeps the rate budgets of callers.
-pub(crate) trait RateStore: Send + Sync + fmt::Debug {
+pub trait RateStore: Send + Sync + fmt::Debug {
     /// Spends one call of `caller`'s budget for the tool that `rate` limits.
     #[allow(
         clippy::ptr_arg,
@@ -92,7 +43,7 @@ pub(crate) trait RateStore: Send + Sync + fmt::Debug {
 }
 
 /// Keeps the records of requests sent with an idempotency key.
-pub(crate) trait IdempotencyStore: Send + Sync + fmt::Debug {
+pub trait IdempotencyStore: Send + Sync + fmt::Debug {
     /// Claims `key` for a request with `fingerprint`, counted against the quota of `caller`
     /// (see `caller_bucket`): `Claim::Full` when a new key does not fit.
     fn claim<'a>(
@@ -114,7 +65,7 @@ pub(crate) trait IdempotencyStore: Send + Sync + fmt::Debug {
 /// Keeps the events of streamed calls where the other instances can read them, so that a
 /// client can resume a call through any instance. An instance's own calls stay in its memory
 /// (`stream::Calls`), which serves resumes it can; only a shared store implements this.
-pub(crate) trait ReplayStore: Send + Sync + fmt::Debug {
+pub trait ReplayStore: Send + Sync + fmt::Debug {
     /// Starts copying the events of call `id` (of the tool named `tool`, by `caller`), in the
     /// order they are sent to the returned mirror.
     fn mirror(&self, id: &str, tool: &str, caller: Option<&str>) -> Mirror;
@@ -131,19 +82,22 @@ pub(crate) trait ReplayStore: Send + Sync + fmt::Debug {
 /// One event of a call, framed, on its way to a shared store.
 #[derive(Debug)]
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) struct MirroredFrame {
-    pub(crate) id: u64,
-    pub(crate) bytes: Bytes,
-    pub(crate) terminal: bool,
+pub struct MirroredFrame {
+    /// The event's id in its call's stream.
+    pub id: u64,
+    /// The event as sent, framed.
+    pub bytes: Bytes,
+    /// Whether it ends the stream.
+    pub terminal: bool,
 }
 
 /// Where the events of a call go to be copied to a shared store, in order.
 #[derive(Debug, Clone)]
-pub(crate) struct Mirror(pub(crate) tokio::sync::mpsc::UnboundedSender<MirroredFrame>);
+pub struct Mirror(pub(crate) tokio::sync::mpsc::UnboundedSender<MirroredFrame>);
 
 impl Mirror {
     /// Queues an event; it never waits.
-    pub(crate) fn send(&self, frame: MirroredFrame) {
+    pub fn send(&self, frame: MirroredFrame) {
         let _ = self.0.send(frame);
     }
 }
@@ -151,24 +105,25 @@ impl Mirror {
 /// What a shared store keeps of a call: who made it, which events it still has, and some of
 /// them.
 #[derive(Debug)]
-pub(crate) struct KeptCall {
+pub struct KeptCall {
     /// The manifest name of the tool called.
-    pub(crate) tool: String,
+    pub tool: String,
     /// Who called it (`None`: anonymous).
-    pub(crate) caller: Option<String>,
-    /// The ids of the oldest and newest events kept (0 for none).
-    pub(crate) oldest: u64,
-    pub(crate) newest: u64,
+    pub caller: Option<String>,
+    /// The id of the oldest event kept (0 for none).
+    pub oldest: u64,
+    /// The id of the newest event kept (0 for none).
+    pub newest: u64,
     /// Whether the terminal event is kept.
-    pub(crate) finished: bool,
+    pub finished: bool,
     /// Events after the id asked for, in order: id and framed bytes.
-    pub(crate) frames: Vec<(u64, Bytes)>,
+    pub frames: Vec<(u64, Bytes)>,
 }
 
 /// The claim of a key, held by the request that runs: only its holder can finish or abandon
 /// it, so a claim that expired and was taken again is never overwritten.
 #[derive(Debug)]
-pub(crate) struct Ticket {
+pub struct Ticket {
     pub(crate) key: String,
     pub(crate) token: u64,
     /// Claimed in this process's memory (the default store, or a shared store's fallback).
@@ -184,7 +139,7 @@ pub(crate) struct Ticket {
 
 /// Rate budgets in this process's memory: each tool's own GCRA limiter.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct LocalRates;
+pub struct LocalRates;
 
 impl RateStore for LocalRates {
     fn check<'a>(
@@ -206,19 +161,22 @@ impl RateStore for LocalRates {
 
 /// What a request is: a digest of its method, path and query, caller and body. A key reused
 /// for a different request is refused.
-pub(crate) type Fingerprint = [u8; 32];
+pub type Fingerprint = [u8; 32];
 
 /// A response kept for replay.
 #[derive(Debug, Clone)]
-pub(crate) struct Stored {
-    pub(crate) status: StatusCode,
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
+pub struct Stored {
+    /// The status it answered with.
+    pub status: StatusCode,
+    /// Its headers.
+    pub headers: HeaderMap,
+    /// Its body (empty when it did not fit in the records' byte limit).
+    pub body: Bytes,
 }
 
 impl Stored {
     /// What it counts against [`IdempotencyLimits::bytes`](super::IdempotencyLimits::bytes): header names and values, and body.
-    pub(crate) fn size(&self) -> usize {
+    pub fn size(&self) -> usize {
         let headers: usize = self
             .headers
             .iter()
@@ -229,7 +187,8 @@ impl Stored {
 
     /// The response, or as much of it as fits in `room` bytes: without its body, else
     /// without its headers either. The status is always kept.
-    pub(crate) fn fitted(mut self, room: usize) -> Self {
+    #[must_use]
+    pub fn fitted(mut self, room: usize) -> Self {
         let size = self.size();
         if size <= room {
             return self;
@@ -250,7 +209,7 @@ impl Stored {
 
 /// What the store says about a request with a key.
 #[derive(Debug)]
-pub(crate) enum Claim {
+pub enum Claim {
     /// The first with this key: run it, then finish (or abandon) the ticket.
     First(Ticket),
     /// The same request ran already: here is its response.
@@ -265,7 +224,7 @@ pub(crate) enum Claim {
 
 /// Why a new key cannot be kept, and how long until the oldest record in the way expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Full {
+pub enum Full {
     /// The caller keeps as many records as it may (`429`).
     Caller(Duration),
     /// The store keeps as many records, or bytes, as it may (`503`).

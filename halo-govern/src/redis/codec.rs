@@ -6,11 +6,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
-use crate::govern::store::Stored;
+use crate::store::Stored;
 
 /// A duration as a script argument: whole milliseconds, at least 1 (Redis refuses an expiry
 /// of 0).
-pub(super) fn millis(duration: Duration) -> String {
+pub(crate) fn millis(duration: Duration) -> String {
     u64::try_from(duration.as_millis())
         .unwrap_or(u64::MAX)
         .max(1)
@@ -18,7 +18,8 @@ pub(super) fn millis(duration: Duration) -> String {
 }
 
 /// Headers as `name:value` lines (a header value never holds a line break).
-pub(crate) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
+#[must_use]
+pub fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, value) in headers {
         out.extend_from_slice(name.as_str().as_bytes());
@@ -30,7 +31,8 @@ pub(crate) fn encode_headers(headers: &HeaderMap) -> Vec<u8> {
 }
 
 /// Headers read back from `name:value` lines; a line that is not a header is left out.
-pub(crate) fn decode_headers(bytes: &[u8]) -> HeaderMap {
+#[must_use]
+pub fn decode_headers(bytes: &[u8]) -> HeaderMap {
     let mut headers = HeaderMap::new();
     for line in bytes.split(|b| *b == b'\n') {
         let Some(colon) = line.iter().position(|b| *b == b':') else {
@@ -47,7 +49,7 @@ pub(crate) fn decode_headers(bytes: &[u8]) -> HeaderMap {
 }
 
 /// A kept response read back, or `None` when the record is damaged.
-pub(super) fn decode_stored(status: &[u8], headers: &[u8], body: Vec<u8>) -> Option<Stored> {
+pub(crate) fn decode_stored(status: &[u8], headers: &[u8], body: Vec<u8>) -> Option<Stored> {
     let status = std::str::from_utf8(status).ok()?.parse::<u16>().ok()?;
     Some(Stored {
         status: StatusCode::from_u16(status).ok()?,

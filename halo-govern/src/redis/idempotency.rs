@@ -11,7 +11,7 @@ use super::codec::decode_stored;
 use super::connection::script;
 use super::write::Held;
 use super::{Fallback, Inner};
-use crate::govern::store::{
+use crate::store::{
     Claim, Fingerprint, Full, IdempotencyStore, StoreFuture, Stored, Ticket, Unavailable,
 };
 
@@ -43,17 +43,17 @@ static CLAIM_SCRIPT: OnceLock<Script> = OnceLock::new();
 
 impl Inner {
     /// The Redis key of a record: a digest, so that keys and callers are not stored as such.
-    pub(super) fn record_key(&self, key: &str) -> String {
+    pub(crate) fn record_key(&self, key: &str) -> String {
         self.digest_key("idem:", key)
     }
 
     /// The Redis key of a caller's records (a sorted set of record keys by expiry).
-    pub(super) fn caller_key(&self, caller: &str) -> String {
+    pub(crate) fn caller_key(&self, caller: &str) -> String {
         self.digest_key("idem-caller:", caller)
     }
 
     /// `<prefix><kind><SHA-256 of text, in hex>`.
-    pub(super) fn digest_key(&self, kind: &str, text: &str) -> String {
+    pub(crate) fn digest_key(&self, kind: &str, text: &str) -> String {
         let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
         let mut name = String::with_capacity(self.config.prefix.len() + kind.len() + 64);
         name.push_str(&self.config.prefix);
@@ -67,7 +67,7 @@ impl Inner {
 
 /// The idempotency half of a [`RedisStore`](super::RedisStore).
 #[derive(Debug)]
-pub(super) struct RedisRecords(pub(super) Arc<Inner>);
+pub(crate) struct RedisRecords(pub(crate) Arc<Inner>);
 
 impl IdempotencyStore for RedisRecords {
     fn claim<'a>(

@@ -1,26 +1,13 @@
-//! `Idempotency-Key`: the first request with a key runs, and its response is kept; a repeat
-//! gets that response again and never runs the handler a second time. What is kept is
-//! bounded ([`IdempotencyLimits`]): per caller and in all, in records and in bytes; a new key
-//! that does not fit is refused, and a live record is never dropped to make room.
-//!
-//! The step of a call's path is in two parts: [`Governance::idempotency_key`] before the
-//! body is read, then [`Governance::claim`]; after the handler, [`Governance::settle`] keeps
-//! its answer (or frees the key).
-
-mod limits;
-mod local;
+//! The idempotency step of a call: a key claimed, a kept answer replayed, or a refusal.
 
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
+use halo_govern::{Claim, Full, IdempotencyStore, Stored, Ticket, check_key, fingerprint};
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, StatusCode};
-use sha2::{Digest, Sha256};
 
-pub use self::limits::IdempotencyLimits;
-pub(crate) use self::local::Idempotency;
-use super::store::{Claim, Fingerprint, Full, IdempotencyStore, Stored, Ticket};
-use super::{Governance, caller_bucket};
+use super::{Governance, caller_bucket, refusal};
 use crate::Principal;
 use crate::audit::Outcome;
 use crate::problem;
@@ -95,11 +82,11 @@ impl Governance {
                     Full::Caller(_) => Outcome::RateLimited,
                     Full::Store(_) => Outcome::Unavailable,
                 };
-                (outcome, full.response())
+                (outcome, refusal::full(full))
             }
             Err(unavailable) => (
                 Outcome::Unavailable,
-                unavailable.response("idempotency records"),
+                refusal::unavailable(unavailable, "idempotency records"),
             ),
             Ok(Claim::Replay(stored)) => (Outcome::Replayed, replay(stored)),
             Ok(Claim::InFlight) => (
@@ -189,61 +176,4 @@ fn replay(stored: Stored) -> Response {
         HeaderValue::from_static("true"),
     );
     response
-}
-
-/// The fingerprint of a request.
-pub(crate) fn fingerprint(method: &str, target: &str, caller: &str, body: &[u8]) -> Fingerprint {
-    let mut digest = Sha256::new();
-    for part in [
-        method.as_bytes(),
-        target.as_bytes(),
-        caller.as_bytes(),
-        body,
-    ] {
-        digest.update((part.len() as u64).to_be_bytes());
-        digest.update(part);
-    }
-    digest.finalize().into()
-}
-
-/// The longest key kept: a key is a token the client makes up (a UUID is 36 characters),
-/// and every one kept takes memory for a day.
-pub(crate) const MAX_KEY: usize = 255;
-
-/// A key as the header gave it, if it is one: 1 to [`MAX_KEY`] visible ASCII characters.
-/// Anything else is refused before it is kept or looked up.
-pub(crate) fn check_key(
-    header: &str,
-    value: &http::HeaderValue,
-) -> Result<(), Box<halo_protocol::Problem>> {
-    let bytes = value.as_bytes();
-    if (1..=MAX_KEY).contains(&bytes.len()) && bytes.iter().all(|b| b.is_ascii_graphic()) {
-        return Ok(());
-    }
-    Err(Box::new(halo_protocol::Problem::new(400).with_detail(
-        format!("`{header}` must be 1 to {MAX_KEY} visible ASCII characters (a UUID will do)"),
-    )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_are_short_visible_tokens() {
-        let check = |text: &str| {
-            check_key(
-                "Idempotency-Key",
-                &http::HeaderValue::from_str(text).unwrap(),
-            )
-        };
-        assert!(check("8e0f0c1c-4d1a-4c8e-9b1e-2f1d1c0a9b7e").is_ok());
-        assert!(check(&"k".repeat(MAX_KEY)).is_ok());
-        for bad in ["", " ", "two words", "tab\there"] {
-            assert_eq!(check(bad).unwrap_err().status, 400, "{bad:?}");
-        }
-        assert!(check(&"k".repeat(MAX_KEY + 1)).is_err());
-        let refused = check("").unwrap_err();
-        assert!(refused.detail.unwrap().contains("`Idempotency-Key`"));
-    }
 }

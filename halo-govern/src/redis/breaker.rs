@@ -40,9 +40,8 @@ use redis::Script;
 use super::Inner;
 use super::codec::millis;
 use super::connection::{lock, script};
-use crate::govern::breaker::{Batch, Breaker, CircuitStore, SharedAnswer, View};
-use crate::govern::store::StoreFuture;
-use crate::metrics::CircuitState;
+use crate::breaker::{Batch, Breaker, CircuitState, CircuitStore, SharedAnswer, View};
+use crate::store::StoreFuture;
 
 /// Reads the time (ms, Redis clock) and defines how a circuit is loaded, saved and answered
 /// (`{s, g, f, k, wait ms, probing, granted, moved}`).
@@ -181,7 +180,7 @@ fn answer(values: &[i64]) -> Option<SharedAnswer> {
 
 /// The circuit half of a [`RedisStore`](super::RedisStore).
 #[derive(Debug)]
-pub(super) struct RedisCircuits {
+pub(crate) struct RedisCircuits {
     inner: Arc<Inner>,
     /// Every breaker of the layer and its circuit's key, for the refresh.
     breakers: Mutex<Vec<(Weak<Breaker>, String)>>,
@@ -190,7 +189,7 @@ pub(super) struct RedisCircuits {
 }
 
 impl RedisCircuits {
-    pub(super) fn new(inner: Arc<Inner>) -> Self {
+    pub(crate) fn new(inner: Arc<Inner>) -> Self {
         Self {
             inner,
             breakers: Mutex::new(Vec::new()),

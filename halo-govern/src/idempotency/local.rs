@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::IdempotencyLimits;
-use crate::govern::store::{
+use crate::store::{
     Claim, Fingerprint, Full, IdempotencyStore, StoreFuture, Stored, Ticket, Unavailable,
 };
 
@@ -78,7 +78,7 @@ impl Records {
 
 /// The kept records, in memory, each for `ttl` after it was claimed, within `limits`.
 #[derive(Debug)]
-pub(crate) struct Idempotency {
+pub struct Idempotency {
     records: Mutex<Records>,
     ttl: Duration,
     limits: IdempotencyLimits,
@@ -87,7 +87,9 @@ pub(crate) struct Idempotency {
 }
 
 impl Idempotency {
-    pub(crate) fn new(ttl: Duration, limits: IdempotencyLimits) -> Self {
+    /// Records kept for `ttl` after their claim, within `limits`.
+    #[must_use]
+    pub fn new(ttl: Duration, limits: IdempotencyLimits) -> Self {
         Self {
             records: Mutex::new(Records::default()),
             ttl,
@@ -102,7 +104,7 @@ impl Idempotency {
 
     /// Claims `key` for a request of `caller` (whose quota it counts against) with
     /// `fingerprint`. Expired records are forgotten first.
-    pub(crate) fn claim(&self, key: String, caller: &str, fingerprint: Fingerprint) -> Claim {
+    pub fn claim(&self, key: String, caller: &str, fingerprint: Fingerprint) -> Claim {
         self.claim_at(key, caller, fingerprint, Instant::now())
     }
 
@@ -168,7 +170,7 @@ impl Idempotency {
 
     /// Keeps the response of the request that holds `ticket`: all of it when it fits in the
     /// byte limit, else its status and headers, else its status.
-    pub(crate) fn finish(&self, ticket: &Ticket, stored: Stored) {
+    pub fn finish(&self, ticket: &Ticket, stored: Stored) {
         let mut records = self.records();
         let Records { by_key, bytes, .. } = &mut *records;
         let Some(record) = by_key.get_mut(ticket.key.as_str()) else {
@@ -192,7 +194,7 @@ impl Idempotency {
     }
 
     /// Forgets the claim of `ticket`, so the key can be used again.
-    pub(crate) fn abandon(&self, ticket: &Ticket) {
+    pub fn abandon(&self, ticket: &Ticket) {
         let mut records = self.records();
         if records
             .by_key

@@ -10,9 +10,7 @@ use redis::Script;
 use super::Inner;
 use super::codec::millis;
 use super::connection::{RETRY_EVERY, script};
-use crate::govern::store::{
-    KeptCall, Mirror, MirroredFrame, ReplayStore, StoreFuture, Unavailable,
-};
+use crate::store::{KeptCall, Mirror, MirroredFrame, ReplayStore, StoreFuture, Unavailable};
 
 /// Appends event `ARGV[1]` (framed: `ARGV[2]`; terminal: `ARGV[3]`) to the stream `KEYS[1]`
 /// unless it is there already, keeping at most `ARGV[6]` events, and describes the call in
@@ -67,7 +65,7 @@ fn event_id(entry: &[u8]) -> Option<u64> {
 
 /// The streamed-call half of a [`RedisStore`](super::RedisStore).
 #[derive(Debug)]
-pub(super) struct RedisCalls(pub(super) Arc<Inner>);
+pub(crate) struct RedisCalls(pub(crate) Arc<Inner>);
 
 impl RedisCalls {
     fn keys(&self, id: &str) -> (String, String) {

@@ -10,12 +10,12 @@ use std::time::Duration;
 use halo_protocol::Circuit;
 use tokio::time::Instant;
 
+use super::metrics::{self, CircuitState};
 use super::{Breaker, Phase, Source, State, Verdict};
-use crate::govern::store::StoreFuture;
-use crate::metrics::{self, CircuitState};
+use crate::store::StoreFuture;
 
 /// Where the state of circuits is shared by every instance (Redis).
-pub(crate) trait CircuitStore: Send + Sync + fmt::Debug {
+pub trait CircuitStore: Send + Sync + fmt::Debug {
     /// Where the circuit of the tool named `tool` is kept (asked once per tool).
     fn key(&self, tool: &str) -> String;
 
@@ -41,7 +41,7 @@ pub(crate) trait CircuitStore: Send + Sync + fmt::Debug {
 /// What a [`CircuitStore`] answers.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) struct SharedAnswer {
+pub struct SharedAnswer {
     pub(crate) view: View,
     /// The call that asked may run.
     pub(crate) granted: bool,
@@ -69,7 +69,7 @@ pub(crate) struct View {
 /// Answers of calls of one shared generation, in order, as a shared count needs them: the
 /// failures before the first success, whether there was one, and the failures after the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Batch {
+pub struct Batch {
     pub(crate) generation: u64,
     pub(crate) lead: u32,
     pub(crate) successes: u32,
@@ -128,7 +128,7 @@ impl Batch {
 impl Breaker {
     /// Takes the store's state in `answer`: the local generation that mirrors it, or `None`
     /// when the breaker mirrors a newer one already.
-    pub(crate) fn adopt(&self, answer: &SharedAnswer) -> Option<u64> {
+    pub fn adopt(&self, answer: &SharedAnswer) -> Option<u64> {
         let view = &answer.view;
         let mut state = self.state();
         let mirrored = match state.source {

@@ -44,31 +44,25 @@
 //! answers again: its state then replaces the local one. What touches the store is in
 //! [`shared`]; this file is the state machine and its fast path.
 
+pub mod metrics;
 mod shared;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use axum::response::Response;
 use halo_protocol::Circuit;
-use http::header::RETRY_AFTER;
-use http::{HeaderValue, StatusCode};
 use tokio::time::Instant;
 
+pub use self::metrics::CircuitState;
+pub use self::shared::CircuitStore;
 #[cfg(feature = "redis")]
 pub(crate) use self::shared::SharedAnswer;
-pub(crate) use self::shared::{Batch, CircuitStore, View};
-use super::Governance;
-use super::rate::seconds_up;
-use crate::audit::Outcome;
-use crate::metrics::{self, CircuitState};
-use crate::problem;
-use crate::step::{Step, Stop};
+pub(crate) use self::shared::{Batch, View};
 
 /// The circuit breaker of one tool.
 #[derive(Debug)]
-pub(crate) struct Breaker {
+pub struct Breaker {
     circuit: Circuit,
     /// The tool's manifest name: the metrics' label.
     name: Arc<str>,
@@ -175,9 +169,9 @@ pub(crate) enum Verdict {
 
 /// Why a call was refused: when to try again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Refused {
+pub struct Refused {
     /// Until the circuit is half-open (zero while a probe is running).
-    pub(crate) retry_after: Duration,
+    pub retry_after: Duration,
 }
 
 /// What the breaker's own state says of a call.
@@ -189,12 +183,21 @@ enum Entry {
 }
 
 impl Breaker {
+    /// The circuit it enforces.
+    #[must_use]
+    pub fn circuit(&self) -> &Circuit {
+        &self.circuit
+    }
+}
+
+impl Breaker {
     /// The breaker of the tool named `name`: in this process's memory, or mirroring the
     /// state `store` shares when there is one; its changes of state in the metrics when
     /// `metered`. A probe holds the shared half-open slot for the tool's deadline (`timeout`)
     /// and a second more (its answer is in by then), or for the cool-down when the tool has
     /// no deadline.
-    pub(crate) fn build(
+    #[must_use]
+    pub fn build(
         circuit: Circuit,
         name: &str,
         timeout: Option<Duration>,
@@ -246,7 +249,7 @@ impl Breaker {
     }
 
     /// Lets one call through (the permit to hold until it answers), or refuses it.
-    pub(crate) async fn enter(self: &Arc<Self>) -> Result<Permit, Refused> {
+    pub async fn enter(self: &Arc<Self>) -> Result<Permit, Refused> {
         match self.try_enter() {
             Entry::Pass(permit) => Ok(permit),
             Entry::Refused(refused) => Err(refused),
@@ -428,18 +431,18 @@ impl Breaker {
 /// A call the breaker let through: settled when its answer is [`record`](Self::record)ed,
 /// or, dropped without one, as neither a success nor a failure.
 #[derive(Debug)]
-pub(crate) struct Permit {
+pub struct Permit {
     breaker: Arc<Breaker>,
     generation: u64,
     verdict: Verdict,
 }
 
 impl Permit {
-    /// The handler's answer: a failure when it is a `5xx` (the layer's `504` included) or an
-    /// error of the inner service, a success otherwise.
-    pub(crate) fn record<E>(mut self, answer: &Result<Response, E>) {
-        self.verdict = match answer {
-            Ok(response) if !response.status().is_server_error() => Verdict::Success,
+    /// The call's answer: its status, `None` when the service failed without one. A `5xx`
+    /// (a deadline's `504` included) or no answer is a failure, anything else a success.
+    pub fn record(mut self, status: Option<http::StatusCode>) {
+        self.verdict = match status {
+            Some(status) if !status.is_server_error() => Verdict::Success,
             _ => Verdict::Failure,
         };
     }
@@ -449,43 +452,6 @@ impl Drop for Permit {
     fn drop(&mut self) {
         self.breaker.settle(self.generation, self.verdict);
     }
-}
-
-impl Governance {
-    /// The circuit step: the permit a call of the tool at `tool` holds until it answers (none
-    /// when the tool declares no circuit), or `503` with `Retry-After` while its circuit is
-    /// open or its one probe is running.
-    pub(crate) async fn enter(&self, tool: usize) -> Step<Option<Permit>> {
-        let Some(breaker) = &self.rules(tool).breaker else {
-            return Ok(None);
-        };
-        match breaker.enter().await {
-            Ok(permit) => Ok(Some(permit)),
-            Err(refused) => Err(circuit_open(&breaker.circuit, refused)),
-        }
-    }
-}
-
-/// `503` for a call refused by an open circuit, with `Retry-After` in whole seconds (at
-/// least 1).
-#[cold]
-fn circuit_open(circuit: &Circuit, refused: Refused) -> Stop {
-    let seconds = seconds_up(refused.retry_after).max(1);
-    let detail = if refused.retry_after.is_zero() {
-        format!(
-            "this operation's circuit is half-open and its probe call is running; try again in {seconds} s"
-        )
-    } else {
-        format!(
-            "this operation failed {} times in a row and its circuit is open; try again in {seconds} s",
-            circuit.failures()
-        )
-    };
-    let mut response = problem::response(StatusCode::SERVICE_UNAVAILABLE, detail);
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from(seconds));
-    Stop::new(Outcome::CircuitOpen, response)
 }
 
 #[cfg(test)]
@@ -501,14 +467,12 @@ mod tests {
         Breaker::build(circuit, "tool", None, false, &None)
     }
 
-    fn answer(status: u16) -> Result<Response, ()> {
-        let mut response = Response::default();
-        *response.status_mut() = StatusCode::from_u16(status).unwrap();
-        Ok(response)
+    fn answer(status: u16) -> Option<http::StatusCode> {
+        Some(http::StatusCode::from_u16(status).unwrap())
     }
 
     async fn call(breaker: &Arc<Breaker>, status: u16) -> Result<(), Refused> {
-        breaker.enter().await?.record(&answer(status));
+        breaker.enter().await?.record(answer(status));
         Ok(())
     }
 
@@ -544,7 +508,7 @@ mod tests {
         let slow = breaker.enter().await.unwrap();
         call(&breaker, 500).await.unwrap();
         // The slow call of the closed generation answers once the circuit is open: ignored.
-        slow.record(&answer(200));
+        slow.record(answer(200));
         assert!(call(&breaker, 200).await.is_err());
         tokio::time::advance(Duration::from_secs(10)).await;
         call(&breaker, 500).await.unwrap();
@@ -553,8 +517,7 @@ mod tests {
         tokio::time::advance(Duration::from_secs(10)).await;
         call(&breaker, 200).await.unwrap();
         call(&breaker, 200).await.unwrap();
-        let error: Result<Response, ()> = Err(());
-        breaker.enter().await.unwrap().record(&error);
+        breaker.enter().await.unwrap().record(None);
         assert!(
             call(&breaker, 200).await.is_err(),
             "an inner error is a failure"

@@ -9,8 +9,8 @@ use redis::Script;
 
 use super::connection::script;
 use super::{Fallback, Inner};
-use crate::govern::rate::{Decision, Key, ToolLimits, ToolRate, Verdict};
-use crate::govern::store::{RateStore, StoreFuture, Unavailable};
+use crate::rate::{Decision, Key, ToolLimits, ToolRate, Verdict};
+use crate::store::{RateStore, StoreFuture, Unavailable};
 
 /// GCRA: `KEYS[1]` holds the theoretical arrival time (µs, Redis clock); `ARGV[1]` is the
 /// interval between calls (µs), `ARGV[2]` the burst. Answers `{1, remaining}` or `{0, wait µs}`.
@@ -102,7 +102,7 @@ impl Inner {
 
 /// The rate half of a [`RedisStore`](super::RedisStore).
 #[derive(Debug)]
-pub(super) struct RedisRates(pub(super) Arc<Inner>);
+pub(crate) struct RedisRates(pub(crate) Arc<Inner>);
 
 impl RateStore for RedisRates {
     fn check<'a>(

@@ -1,162 +1,24 @@
-//! `limits.rate`, enforced per caller and tool with GCRA (governor); and, for a tool that
-//! also declares `limits.rates`, all its limits together ([`dimensions`]).
-
-mod dimensions;
+//! The rate step of a call: its tool's budgets spent, or `429`.
 
 use std::borrow::Cow;
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
 use bytes::Bytes;
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
-use halo_protocol::{Limit, Location, Rate};
+use halo_govern::{Decision, Key, Source, ToolLimits, Unavailable, Verdict, decoded, seconds_up};
+use halo_protocol::{Limit, Location};
 use http::header::RETRY_AFTER;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue};
 use serde_json::Value;
 
-pub(crate) use self::dimensions::{Key, ToolLimits, Verdict};
-use self::dimensions::{Source, decoded};
-use super::{Governance, caller_key};
+use super::{Governance, caller_key, refusal};
 use crate::Principal;
 use crate::audit::Outcome;
 use crate::registry::{Registry, Route};
 use crate::step::{Step, Stop};
 use crate::valid_json::ParsedBody;
 use crate::{body, problem};
-
-type Limiter =
-    RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
-
-/// Checks between two sweeps of idle keys.
-const SWEEP_EVERY: u64 = 4096;
-
-/// The rate limit of one tool.
-pub(crate) struct ToolRate {
-    limiter: Limiter,
-    count: NonZeroU32,
-    window: Duration,
-    /// `"<tool>";q=<count>;w=<seconds>` (IETF RateLimit-Policy).
-    policy: HeaderValue,
-    /// The tool's name, as the policy names it.
-    name: String,
-    /// The limit, as a `429` names it.
-    limit: Limit,
-    checks: AtomicU64,
-}
-
-impl std::fmt::Debug for ToolRate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolRate")
-            .field("count", &self.count)
-            .field("window", &self.window)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What a check decided.
-#[derive(Debug)]
-pub(crate) enum Decision {
-    /// Let through, with this many calls left in the burst.
-    Allowed { remaining: u32 },
-    /// Refused until this much time has passed.
-    Limited { retry_after: Duration },
-}
-
-impl ToolRate {
-    /// The limit `rate` (`N` per period: a burst of `N`, one more every period / `N`).
-    pub(crate) fn new(tool: &str, rate: Rate) -> Self {
-        let count = rate.count();
-        let window = rate.period().duration();
-        let quota = Quota::with_period(window / count.get())
-            .expect("a period divided by a count of at most u32::MAX is not zero")
-            .allow_burst(count);
-        let name = tool.replace(['"', '\\'], "_");
-        let policy = policy_header(&name, count.get(), window);
-        Self {
-            limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
-            count,
-            window,
-            policy,
-            name,
-            limit: Limit::per_caller(rate),
-            checks: AtomicU64::new(0),
-        }
-    }
-
-    /// One call by `caller` (a principal or client key).
-    pub(crate) fn check(&self, caller: &String) -> Decision {
-        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
-            self.limiter.retain_recent();
-        }
-        match self.limiter.check_key(caller) {
-            Ok(snapshot) => Decision::Allowed {
-                remaining: snapshot.remaining_burst_capacity(),
-            },
-            Err(not_until) => Decision::Limited {
-                retry_after: not_until.wait_time_from(self.limiter.clock().now()),
-            },
-        }
-    }
-
-    /// The tool's name, as the policy names it.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The time one call takes from the budget: the window divided by the count.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn interval(&self) -> Duration {
-        self.window / self.count.get()
-    }
-
-    /// The most calls let through at once: the count.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn burst(&self) -> u32 {
-        self.count.get()
-    }
-
-    /// `RateLimit-Policy`.
-    pub(crate) fn policy(&self) -> HeaderValue {
-        self.policy.clone()
-    }
-
-    /// `RateLimit` for a decision: what is left and when the window resets (whole seconds,
-    /// rounded up).
-    pub(crate) fn state(&self, decision: &Decision) -> HeaderValue {
-        match decision {
-            Decision::Allowed { remaining } => state_header(&self.name, *remaining, Duration::ZERO),
-            Decision::Limited { retry_after } => state_header(&self.name, 0, *retry_after),
-        }
-    }
-}
-
-/// `RateLimit-Policy` of the limit `name`: `count` calls per `window`.
-fn policy_header(name: &str, count: u32, window: Duration) -> HeaderValue {
-    HeaderValue::try_from(format!("\"{name}\";q={count};w={}", window.as_secs()))
-        .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
-}
-
-/// `RateLimit` of the limit `name`: `remaining` calls left, the next one allowed after
-/// `reset` (whole seconds, rounded up). Written on every call with a rate, so without
-/// `format!`, whose machinery costs several times what the rest of the rate step does.
-fn state_header(name: &str, remaining: u32, reset: Duration) -> HeaderValue {
-    let mut numbers = (itoa::Buffer::new(), itoa::Buffer::new());
-    let remaining = numbers.0.format(remaining);
-    let reset = numbers.1.format(seconds_up(reset));
-    let mut text = Vec::with_capacity(name.len() + remaining.len() + reset.len() + 8);
-    for part in ["\"", name, "\";r=", remaining, ";t=", reset] {
-        text.extend_from_slice(part.as_bytes());
-    }
-    HeaderValue::from_maybe_shared(Bytes::from(text))
-        .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
-}
 
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -209,7 +71,7 @@ impl Governance {
         ];
         match decision {
             Decision::Allowed { .. } => Ok((body, read, Some(headers))),
-            Decision::Limited { retry_after } => Err(refused(&rate.limit, retry_after, headers)),
+            Decision::Limited { retry_after } => Err(refused(rate.limit(), retry_after, headers)),
         }
     }
 
@@ -223,7 +85,7 @@ impl Governance {
     ) -> Step<(Body, Option<Bytes>, Option<RateHeaders>)> {
         let parts = call.parts;
         // A value of the body: parsed by validation, or read here.
-        let (body, read, parsed) = if limits.reads_body
+        let (body, read, parsed) = if limits.reads_body()
             && parts.extensions.get::<ParsedBody>().is_none()
         {
             let (body, bytes) = body::buffered(parts, body, read, call.body_limit)
@@ -242,10 +104,10 @@ impl Governance {
         let path = call.registry.path_params(call.route, parts.uri.path());
         let caller = caller_key(call.caller, parts);
         let keys: Vec<Option<Key>> = limits
-            .limits
+            .limits()
             .iter()
             .map(|limit| {
-                let material: Option<Cow<'_, [u8]>> = match &limit.source {
+                let material: Option<Cow<'_, [u8]>> = match limit.source() {
                     Source::Caller => Some(caller.as_bytes().into()),
                     Source::Tenant => Some(match call.caller.and_then(Principal::tenant) {
                         Some(tenant) => format!("t:{tenant}").into_bytes().into(),
@@ -268,7 +130,7 @@ impl Governance {
         match verdict {
             Verdict::Allowed(None) => Ok((body, read, None)),
             Verdict::Allowed(Some((index, remaining))) => {
-                let limit = &limits.limits[index];
+                let limit = &limits.limits()[index];
                 let headers = [
                     (RATELIMIT_POLICY, limit.policy()),
                     (RATELIMIT, limit.state(remaining, Duration::ZERO)),
@@ -276,12 +138,12 @@ impl Governance {
                 Ok((body, read, Some(headers)))
             }
             Verdict::Limited(index, retry_after) => {
-                let limit = &limits.limits[index];
+                let limit = &limits.limits()[index];
                 let headers = [
                     (RATELIMIT_POLICY, limit.policy()),
                     (RATELIMIT, limit.state(0, retry_after)),
                 ];
-                Err(refused(&limit.limit, retry_after, headers))
+                Err(refused(limit.limit(), retry_after, headers))
             }
         }
     }
@@ -317,8 +179,11 @@ fn argument<'a>(
     }
 }
 
-fn unavailable(unavailable: super::store::Unavailable) -> Stop {
-    Stop::new(Outcome::Unavailable, unavailable.response("rate budgets"))
+fn unavailable(unavailable: Unavailable) -> Stop {
+    Stop::new(
+        Outcome::Unavailable,
+        refusal::unavailable(unavailable, "rate budgets"),
+    )
 }
 
 /// `429` for a call `limit` refused, with `Retry-After` and `headers`; its problem document
@@ -342,38 +207,4 @@ fn refused(limit: &Limit, retry_after: Duration, headers: RateHeaders) -> Stop {
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(seconds));
     Stop::new(Outcome::RateLimited, response)
-}
-
-/// Whole seconds, rounded up (a `Retry-After` of 0 would invite an immediate retry).
-pub(crate) fn seconds_up(duration: Duration) -> u64 {
-    duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_burst_of_the_count_then_refusals_per_caller() {
-        let rate = ToolRate::new("charge", "3/minute".parse().unwrap());
-        let (a, b) = ("a".to_owned(), "b".to_owned());
-        for left in [2, 1, 0] {
-            assert!(matches!(rate.check(&a), Decision::Allowed { remaining } if remaining == left));
-        }
-        let Decision::Limited { retry_after } = rate.check(&a) else {
-            panic!("the fourth call in a minute is refused");
-        };
-        assert!(retry_after > Duration::from_secs(15) && retry_after <= Duration::from_secs(20));
-        assert!(
-            matches!(rate.check(&b), Decision::Allowed { .. }),
-            "another caller has its own budget"
-        );
-        assert_eq!(rate.policy(), "\"charge\";q=3;w=60");
-        assert_eq!(
-            rate.state(&Decision::Limited {
-                retry_after: Duration::from_millis(19_500)
-            }),
-            "\"charge\";r=0;t=20"
-        );
-    }
 }

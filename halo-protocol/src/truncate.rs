@@ -1,0 +1,13 @@
+//! Text cut to a size, never inside a character.
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+pub(crate) fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
