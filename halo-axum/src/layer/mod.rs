@@ -2,6 +2,7 @@
 //! [`ResponseFuture`].
 
 mod builder;
+mod cancel;
 mod describe;
 mod future;
 #[allow(clippy::module_inception)]

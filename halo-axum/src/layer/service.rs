@@ -134,7 +134,7 @@ where
         let shared = Arc::clone(&self.shared);
         let (parts, _) = request.into_parts();
         ResponseFuture::boxed(Box::pin(async move {
-            Ok(stream::cancel(&shared, &parts).await)
+            Ok(super::cancel::answer(&shared, &parts).await)
         }))
     }
 

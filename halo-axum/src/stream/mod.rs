@@ -27,8 +27,11 @@ use http::request::Parts;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+pub(crate) use self::calls::Cancel;
 pub(crate) use self::calls::{Call, Calls};
-pub(crate) use self::cancel::{CALL_ID, Named, answer as cancel, cancelled, is_cancel, is_named};
+pub(crate) use self::cancel::{
+    CALL_ID, Found, Named, PREFIX, cancelled, is_cancel, is_named, problem,
+};
 pub(crate) use self::envelope::{open, spawn};
 pub(crate) use self::resume::resume;
 
