@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::memory::Memory;
-use super::run::Runner;
+use super::runner::Runner;
 use super::{ApprovalLimits, ApprovalRequest, DynApprover, Verdict};
 
 /// A reason is cut to this many characters.
@@ -35,7 +35,7 @@ pub(crate) struct Book {
     streams: Mutex<HashMap<String, Arc<Entry>>>,
     /// The app that runs approved calls whose holder stopped, when the layer was given one.
     #[cfg(feature = "redis")]
-    pub(crate) takeover: super::takeover::Slot,
+    pub(crate) takeover: super::slot::Slot,
 }
 
 /// Where the approvals are kept.
@@ -267,7 +267,7 @@ impl Book {
             store: Store::Memory(Memory::default()),
             streams: Mutex::default(),
             #[cfg(feature = "redis")]
-            takeover: super::takeover::Slot::default(),
+            takeover: super::slot::Slot::default(),
         }
     }
 

@@ -13,45 +13,46 @@
 //! scope list and decide pending approvals over HTTP (`/.well-known/halo/approvals`).
 //! Without an approver, a call that needs approval is refused with `403` and never runs.
 //!
-//! The parts: `ApprovalRule` (halo-openapi: which operations need approval besides those that declare
-//! it), [`ApprovalLimits`] (what is kept, for how long), the book of approvals (`book`), kept
-//! in memory (`memory`) or, with the `redis` feature and `HaloBuilder::redis`, in Redis for
-//! every replica (`redis`), the step of a call's path that holds it (`hold`), the run of an
-//! approved call (`run`), reading and deciding as a caller (`decision`), withdrawing by the
-//! caller (`withdraw`), running elsewhere an approved call whose replica stopped
-//! (`takeover`), the JSON documents (`document`) and the HTTP endpoints (`endpoint`).
+//! The parts here are the book of approvals and what it is made of: [`ApprovalLimits`]
+//! (what is kept, for how long), the book (`book`), kept in memory (`memory`) or, with the
+//! `redis` feature and `HaloBuilder::redis`, in Redis for every replica (`redis`), who
+//! decides ([`Approver`], `webhook`), the JSON documents (`document`), how a held request
+//! runs (`runner`) and where the app that runs another replica's calls is kept (`slot`).
+//! `ApprovalRule` (which operations need approval besides those that declare it) is
+//! halo-openapi's, applied when the schemas are compiled. The steps of a call's path that
+//! hold, run, decide, withdraw and take over a call are the layer's (`layer::held`): they
+//! use the book, which knows nothing of the layer.
 
 mod approver;
 mod book;
-pub(crate) mod decision;
 mod document;
-mod endpoint;
-mod hold;
 mod limits;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
-mod run;
+mod runner;
 mod settings;
 #[cfg(feature = "redis")]
-mod takeover;
+mod slot;
 #[cfg(feature = "webhook")]
 mod webhook;
-mod withdraw;
 
 pub(crate) use self::approver::DynApprover;
 pub use self::approver::{ApprovalQueue, ApprovalRequest, Approver, Verdict};
-pub(crate) use self::book::Book;
-pub(crate) use self::endpoint::{is_endpoint, serve};
-pub(crate) use self::hold::{Held, hold};
+pub(crate) use self::book::{
+    Answer, Asked, Book, Booked, Decided, Entry, Kept, Phase, Reached, State, Unreachable,
+};
+#[cfg(feature = "mcp")]
+pub(crate) use self::document::response;
+pub(crate) use self::document::{accepted, document, href, respond, state_name};
 pub use self::limits::ApprovalLimits;
-pub(crate) use self::settings::Settings;
 #[cfg(feature = "redis")]
-pub(crate) use self::takeover::is_takeover;
+pub(crate) use self::redis::{Follower, POLL, RedisBook};
+pub(crate) use self::runner::{Failed, runner};
+pub(crate) use self::settings::Settings;
 #[cfg(feature = "webhook")]
 pub use self::webhook::{
     SignatureError, WebhookApprover, WebhookApproverBuilder, WebhookError, WebhookSecret,
 };
-pub(crate) use self::withdraw::withdraw_stream;
 
 pub(crate) use halo_protocol::APPROVALS_PATH;

@@ -1,12 +1,10 @@
-//! The builder's approval settings: who decides ([`HaloBuilder::approver`]), what is kept
-//! ([`HaloBuilder::approval_limits`]) and which operations need approval besides those that
-//! declare it ([`HaloBuilder::require_approval`]). Kept here, beside the idea, rather than in
-//! the builder's own file.
+//! The builder's approval settings: who decides (`HaloBuilder::approver`), what is kept
+//! (`HaloBuilder::approval_limits`) and which operations need approval besides those that
+//! declare it (`HaloBuilder::require_approval`), and the book they make.
 
 use halo_openapi::ApprovalRule;
 
-use super::{ApprovalLimits, Approver, Book, DynApprover};
-use crate::HaloBuilder;
+use super::{ApprovalLimits, Book, DynApprover};
 use crate::registry::Registry;
 
 /// What the builder collects for approvals.
@@ -18,6 +16,21 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
+    /// Who decides.
+    pub(crate) fn set_approver(&mut self, approver: Box<dyn DynApprover>) {
+        self.approver = Some(approver);
+    }
+
+    /// What is kept, for how long.
+    pub(crate) fn set_limits(&mut self, limits: ApprovalLimits) {
+        self.limits = limits;
+    }
+
+    /// One more rule.
+    pub(crate) fn add_rule(&mut self, rule: ApprovalRule) {
+        self.rules.push(rule);
+    }
+
     /// The rules, for the registry to write into the schemas they match.
     pub(crate) fn rules(&self) -> &[ApprovalRule] {
         &self.rules
@@ -46,54 +59,5 @@ impl Settings {
             }
         }
         Book::new(self.approver, self.limits)
-    }
-}
-
-impl HaloBuilder {
-    /// Who decides the calls held for approval: operations whose schema says
-    /// `"effects": {"approval": "required"}` (`#[halo(approval = "required")]`,
-    /// [`Describe::approval`](crate::Describe::approval), or a rule of
-    /// [`require_approval`](Self::require_approval)). Such a call is answered `202 Accepted`
-    /// with `Location: /.well-known/halo/approvals/{id}` and runs once approved. Without an
-    /// approver it is refused with `403` and never runs. See [`ApprovalQueue`](crate::ApprovalQueue)
-    /// for the built-in one, decided over HTTP.
-    ///
-    /// ```
-    /// use halo_axum::{ApprovalQueue, HaloLayer, Principal, StaticAuthenticator};
-    /// # use utoipa_axum::{router::OpenApiRouter, routes};
-    /// # /// Ping.
-    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-    /// # async fn ping() {}
-    /// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
-    ///
-    /// let layer = HaloLayer::builder(api)
-    ///     .authenticator(
-    ///         StaticAuthenticator::new()
-    ///             .bearer("demo-admin", Principal::new("admin").with_scopes(["approvals"])),
-    ///     )
-    ///     .approver(ApprovalQueue::new("approvals"))
-    ///     .build()
-    ///     .expect("valid HALO metadata");
-    /// # let _: axum::Router = router.layer(layer);
-    /// ```
-    pub fn approver(mut self, approver: impl Approver) -> Self {
-        self.approvals.approver = Some(Box::new(approver));
-        self
-    }
-
-    /// Bounds the approvals kept, and sets how long they wait for a decision (15 minutes by
-    /// default) and stay readable after it: see [`ApprovalLimits`].
-    pub fn approval_limits(mut self, limits: ApprovalLimits) -> Self {
-        self.approvals.limits = limits;
-        self
-    }
-
-    /// Every operation `rule` matches needs approval, whatever its own metadata says. The
-    /// rule is applied when the layer is built and written into the schemas it matches
-    /// (`effects.approval`), so agents see it before they call. Rules add up.
-    /// See [`ApprovalRule`].
-    pub fn require_approval(mut self, rule: ApprovalRule) -> Self {
-        self.approvals.rules.push(rule);
-        self
     }
 }

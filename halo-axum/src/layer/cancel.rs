@@ -49,7 +49,7 @@ pub(crate) async fn answer(shared: &Shared, parts: &Parts) -> Response {
     let (tool, now) = match streamed {
         Some(call) => {
             // Held for approval: withdrawn, it never runs (its audit record says so).
-            match crate::approval::withdraw_stream(shared, &call.id, caller_id, admin).await {
+            match super::held::withdraw_stream(shared, &call.id, caller_id, admin).await {
                 Ok(true) => {
                     call.cancel(stream::problem());
                     return StatusCode::NO_CONTENT.into_response();

@@ -5,6 +5,7 @@ mod builder;
 mod cancel;
 mod describe;
 mod future;
+pub(crate) mod held;
 #[allow(clippy::module_inception)]
 mod layer;
 mod service;

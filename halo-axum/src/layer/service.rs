@@ -20,8 +20,8 @@ use http::{Method, Request, StatusCode};
 use tower_service::Service;
 
 use super::ResponseFuture;
+use super::held;
 use super::shared::Shared;
-use crate::approval;
 use crate::audit::{AuditRecord, Outcome};
 use crate::catalog::{Document, Documents};
 use crate::discovery::{Discovery, Viewer};
@@ -149,9 +149,9 @@ where
         streaming: bool,
     ) -> ResponseFuture<S::Future, S::Error> {
         // An approved call run here for a replica that stopped: its steps ran already
-        // (`approval::takeover`); only in-process requests carry the mark.
+        // (`held::takeover`); only in-process requests carry the mark.
         #[cfg(feature = "redis")]
-        if self.shared.governance.rules(route.tool()).approval && approval::is_takeover(&request) {
+        if self.shared.governance.rules(route.tool()).approval && held::is_takeover(&request) {
             return ResponseFuture::inner(self.inner.call(request));
         }
         // The ready service serves this call; a clone takes its place for the next one.
@@ -171,9 +171,9 @@ where
     #[inline(never)]
     fn approvals(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
         let shared = Arc::clone(&self.shared);
-        ResponseFuture::boxed(Box::pin(async move {
-            Ok(approval::serve(shared, request).await)
-        }))
+        ResponseFuture::boxed(Box::pin(
+            async move { Ok(held::serve(shared, request).await) },
+        ))
     }
 
     /// `OPTIONS`: discovery with the HALO media type, scoped to the caller when an
@@ -237,7 +237,7 @@ where
             return self.cancel(request);
         }
         // Approvals of held calls (`/.well-known/halo/approvals`), when there is an approver.
-        if shared.approvals.approver().is_some() && approval::is_endpoint(request.uri().path()) {
+        if shared.approvals.approver().is_some() && held::is_endpoint(request.uri().path()) {
             return self.approvals(request);
         }
         // The discovery documents beside HALO, when the app opted in (`HaloBuilder::catalogs`).
@@ -307,7 +307,7 @@ where
         Ok(Admission::Run(call)) => run(&shared, inner, &route, call, streaming).await?,
         Ok(Admission::Hold(held, rate)) => {
             // Boxed, as the admission: a call that runs does not carry this future's size.
-            let stop = Box::pin(approval::hold(&shared, inner, &route, *held)).await;
+            let stop = Box::pin(held::hold(&shared, inner, &route, *held)).await;
             let rate = rate.as_ref().map_or(&[][..], |h| &h[..]);
             (stop.with_headers(rate).into_parts(), None)
         }
@@ -373,7 +373,7 @@ fn finish(
 enum Admission {
     Run(Admitted),
     /// Boxed: the rare branch does not make every call's admission larger.
-    Hold(Box<approval::Held>, Option<RateHeaders>),
+    Hold(Box<held::Held>, Option<RateHeaders>),
 }
 
 /// A call every check let through, on its way to the handler.
@@ -473,7 +473,7 @@ async fn admit(
         .map_err(with_rate)?;
     // Approval: a call that needs one is held (its key claimed when it runs).
     if shared.governance.rules(route.tool()).approval {
-        let held = approval::Held {
+        let held = held::Held {
             parts,
             body,
             read,

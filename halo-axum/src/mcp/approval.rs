@@ -40,11 +40,11 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::Principal;
-use crate::approval::decision::{
-    Entry, Phase, Refusal, State, decide_as, kept_answer, read_as, wait_end,
-};
 use crate::audit::Rfc3339;
 use crate::layer::Shared;
+use crate::layer::held::decision::{
+    Entry, Phase, Refusal, State, decide_as, kept_answer, read_as, wait_end,
+};
 
 /// How long past its expiry an approval is waited for before the wait looks at it once more:
 /// it expires on its own at its deadline, so this is only a bound.

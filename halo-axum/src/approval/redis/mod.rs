@@ -35,13 +35,11 @@ use std::time::{Duration, UNIX_EPOCH};
 use self::codec::{Record, records};
 use self::scripts::Lua;
 use super::book::{
-    Answer, Asked, Booked, Decided, Entry, Found, Made, Phase, Reached, State, Unreachable,
+    Answer, Asked, Booked, Decided, Entry, Found, Kept, Made, Phase, Reached, State, Unreachable,
     Withdrawn, head_size,
 };
 use super::{ApprovalLimits, Verdict};
-use crate::audit::Outcome;
 use crate::govern::{RedisLink, encode_headers};
-use crate::layer::Shared;
 
 /// How often a replica reads the state of the approvals it holds.
 pub(crate) const POLL: Duration = Duration::from_millis(200);
@@ -112,9 +110,9 @@ impl RedisBook {
     }
 
     /// Follows `entry`, claimed by this replica to run here, as one of its own.
-    pub(crate) fn adopt(&self, entry: &Arc<Entry>, shared: &Arc<Shared>) {
+    pub(crate) fn adopt<F: Follower>(&self, entry: &Arc<Entry>, follower: &Arc<F>) {
         self.own().insert(Arc::clone(&entry.id), Arc::clone(entry));
-        self.follow(shared);
+        self.follow(follower);
     }
 
     fn entry_key(&self, id: &str) -> String {
@@ -461,21 +459,36 @@ impl RedisBook {
     }
 
     /// Follows this replica's own approvals (one task, while there are some).
-    pub(crate) fn follow(&self, shared: &Arc<Shared>) {
+    pub(crate) fn follow<F: Follower>(&self, follower: &Arc<F>) {
         if !self.following.swap(true, Ordering::AcqRel) {
-            tokio::spawn(follow(Arc::downgrade(shared)));
+            tokio::spawn(follow(Arc::downgrade(follower)));
         }
     }
+}
+
+/// What follows a replica's own approvals kept in Redis: the layer, which runs an approved
+/// call and records an expiry (the book knows neither the app nor the audit trail).
+pub(crate) trait Follower: Send + Sync + 'static {
+    /// The Redis book, while the approvals are kept there.
+    fn book(&self) -> Option<&RedisBook>;
+
+    /// Runs `entry`'s approved request `kept`, approved by `by`, here.
+    fn run(self: &Arc<Self>, entry: &Arc<Entry>, kept: Kept, by: &str);
+
+    /// Records that `entry` expired (Redis found it due).
+    fn expired(&self, entry: &Entry);
 }
 
 /// Reads the state of the replica's own approvals every [`POLL`], until none is left: moves
 /// each to where Redis has it (so a stream waiting on it ends), records the expiries it
 /// made, and forgets those that are over.
-async fn follow(weak: Weak<Shared>) {
+async fn follow<F: Follower>(weak: Weak<F>) {
     loop {
         tokio::time::sleep(POLL).await;
-        let Some(shared) = weak.upgrade() else { return };
-        let Some(book) = shared.approvals.redis() else {
+        let Some(follower) = weak.upgrade() else {
+            return;
+        };
+        let Some(book) = follower.book() else {
             return;
         };
         let entries: Vec<Arc<Entry>> = book.own().values().cloned().collect();
@@ -508,13 +521,13 @@ async fn follow(weak: Weak<Shared>) {
                     _ => String::new(),
                 };
                 if let Some(kept) = entry.advance(state) {
-                    super::run::start(&shared, entry, *kept, &by);
+                    follower.run(entry, *kept, &by);
                 }
                 continue;
             }
             book.update(entry, &record);
             if record.expired {
-                super::run::note(&shared, entry, Outcome::ApprovalExpired, None);
+                follower.expired(entry);
             }
             if entry.phase().is_over() || record.phase().is_none() {
                 book.forget(&entry.id);

@@ -5,8 +5,6 @@
 //! never runs). Every decision, expiry, withdrawal and run is written to the audit trail and
 //! counted.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -18,11 +16,11 @@ use http::header::{
 };
 use http::{HeaderName, Method, Request, StatusCode};
 use http_body_util::BodyExt;
-use tower_service::Service;
 
-use super::Verdict;
-use super::book::{Answer, Decided, Entry, Kept, Phase, Reached};
 use super::decision::wait_end;
+use crate::approval::Failed;
+use crate::approval::Verdict;
+use crate::approval::{Answer, Decided, Entry, Kept, Phase, Reached};
 use crate::audit::{AuditRecord, Outcome};
 use crate::layer::Shared;
 use crate::step::Step;
@@ -39,32 +37,6 @@ const KEPT_HEADERS: [HeaderName; 8] = [
     LINK,
     RETRY_AFTER,
 ];
-
-/// The service failed (its error type is the application's): answered as `500`.
-pub(crate) struct Failed;
-
-/// Runs a held request through the application's service.
-pub(crate) type Runner = Box<
-    dyn FnOnce(Request<Body>) -> Pin<Box<dyn Future<Output = Result<Response, Failed>> + Send>>
-        + Send,
->;
-
-/// A runner of `inner` (ready, and polled ready again before it runs).
-pub(crate) fn runner<S>(mut inner: S) -> Runner
-where
-    S: Service<Request<Body>, Response = Response> + Send + 'static,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    Box::new(move |request| {
-        Box::pin(async move {
-            std::future::poll_fn(|cx| inner.poll_ready(cx))
-                .await
-                .map_err(|_| Failed)?;
-            inner.call(request).await.map_err(|_| Failed)
-        })
-    })
-}
 
 /// Watches a new approval: tells the approver, expires it when nobody decides in time, and
 /// forgets it its while after the decision (or expiry) and run. In Redis, the replica

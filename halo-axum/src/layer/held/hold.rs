@@ -17,11 +17,13 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
 use tower_service::Service;
 
-use super::book::{Asked, Booked, Entry, Kept, Phase, State};
 use super::decision::wait_end;
-use super::document::{accepted, document, href};
-use super::run::{runner, watch};
-use super::{ApprovalRequest, run};
+use super::run;
+use super::run::watch;
+use crate::approval::ApprovalRequest;
+use crate::approval::runner;
+use crate::approval::{Asked, Booked, Entry, Kept, Phase, State};
+use crate::approval::{accepted, document, href};
 use crate::audit::{Outcome, redact};
 use crate::govern::{caller_bucket, fingerprint};
 use crate::layer::Shared;

@@ -9,16 +9,16 @@ use std::sync::Arc;
 use axum::response::Response;
 use http::StatusCode;
 
-#[cfg(feature = "redis")]
-use super::ApprovalLimits;
-use super::Verdict;
-#[cfg(feature = "mcp")]
-pub(crate) use super::book::State;
-use super::book::Unreachable;
-/// An approval, where it is, and what it holds, for those who read it as a caller.
-pub(crate) use super::book::{Entry, Phase};
-use super::document::state_name;
 use super::run;
+#[cfg(feature = "redis")]
+use crate::approval::ApprovalLimits;
+#[cfg(feature = "mcp")]
+pub(crate) use crate::approval::State;
+use crate::approval::Unreachable;
+use crate::approval::Verdict;
+use crate::approval::state_name;
+/// An approval, where it is, and what it holds, for those who read it as a caller.
+pub(crate) use crate::approval::{Entry, Phase};
 use crate::layer::Shared;
 use crate::{Principal, problem};
 
@@ -145,7 +145,7 @@ pub(crate) async fn decide_as(
 #[cfg(feature = "mcp")]
 pub(crate) fn kept_answer(entry: &Entry) -> Option<(StatusCode, serde_json::Value)> {
     let answer = entry.answer()?;
-    let body = match super::document::response(&answer) {
+    let body = match crate::approval::response(&answer) {
         serde_json::Value::Object(mut shown) => shown.remove("body"),
         _ => None,
     };
@@ -187,7 +187,7 @@ async fn poll_end(
 ) -> Arc<Entry> {
     let give_up = entry.deadline + limits.keep_decided;
     while tokio::time::Instant::now() < give_up {
-        tokio::time::sleep(super::redis::POLL).await;
+        tokio::time::sleep(crate::approval::POLL).await;
         match run::find(shared, &entry.id).await {
             Ok(Some(read)) => {
                 entry = read;

@@ -14,7 +14,7 @@
 //! client cannot forge the mark (extensions never come from the wire).
 
 use std::convert::Infallible;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::Router;
@@ -26,30 +26,11 @@ use http::request::Parts;
 use http::{HeaderMap, Method, Request, StatusCode};
 use tower_service::Service;
 
-use super::book::{Answer, Entry, Kept, Phase, State};
 use super::run;
+use crate::approval::{Answer, Entry, Kept, Phase, State};
 use crate::govern::{decode_headers, encode_headers};
 use crate::layer::Shared;
 use crate::{HaloLayer, Principal};
-
-/// The app that runs approved calls whose holder stopped. Held weakly: the app holds the
-/// layer, whose book holds this slot, and a strong hold would keep both alive for ever. The
-/// router [`HaloLayer::take_over_with`] gives back holds it instead, for as long as it is
-/// served.
-#[derive(Debug, Default)]
-pub(crate) struct Slot(OnceLock<Weak<Router>>);
-
-impl Slot {
-    /// Whether the layer was given an app to run such calls.
-    pub(crate) fn is_set(&self) -> bool {
-        self.0.get().is_some()
-    }
-
-    /// The app, while it is served.
-    fn app(&self) -> Option<Router> {
-        self.0.get()?.upgrade().map(|app| (*app).clone())
-    }
-}
 
 /// Marks a request that runs an approved call taken over from a replica that stopped: the
 /// steps before the handler ran in [`run`] already, so the layer passes it to the app's
@@ -93,7 +74,7 @@ impl HaloLayer {
     #[must_use = "serve the router it gives back: taking over lasts while it is served"]
     pub fn take_over_with(&self, app: Router) -> Router {
         let app = Arc::new(app);
-        let _ = self.shared.approvals.takeover.0.set(Arc::downgrade(&app));
+        self.shared.approvals.takeover.set(Arc::downgrade(&app));
         Router::new().fallback_service(Holds {
             app: (*app).clone(),
             _held: app,
@@ -236,7 +217,7 @@ pub(crate) async fn take_over(shared: &Arc<Shared>, entry: &Arc<Entry>) {
     let kept = Kept {
         parts,
         body,
-        runner: run::runner(app),
+        runner: crate::approval::runner(app),
     };
     run::start(shared, entry, kept, &by);
 }

@@ -27,11 +27,11 @@ use http::header::ALLOW;
 use http::{HeaderValue, Method, Request, StatusCode};
 use serde_json::{Value, json};
 
-use super::APPROVALS_PATH;
 use super::decision::{approver, decide_as, read_as};
-use super::document::{document, respond};
 use super::run;
 use super::withdraw::withdraw_as;
+use crate::approval::APPROVALS_PATH;
+use crate::approval::{document, respond};
 use crate::layer::Shared;
 use crate::{Principal, body, problem};
 

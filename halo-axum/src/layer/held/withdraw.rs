@@ -12,10 +12,10 @@
 
 use std::sync::Arc;
 
-use super::book::{Entry, Phase, Reached};
 use super::decision::{Refusal, approver, is_callers, made_by};
 use super::run;
 use crate::Principal;
+use crate::approval::{Entry, Phase, Reached};
 use crate::layer::Shared;
 
 /// The reason a withdrawn approval shows.
