@@ -213,13 +213,14 @@ impl Agent {
         let agent = self.clone();
         let input = input.into();
         let driver = async move {
-            // The outcome is in the events.
-            let _ = agent.execute(&tools, input, &emitter).await;
+            // The outcome is in the events; the error is kept for `AgentStream::error`.
+            agent.execute(&tools, input, &emitter).await.err()
         }
         .boxed();
         AgentStream {
             queue,
             driver: Some(driver),
+            error: None,
         }
     }
 
@@ -614,10 +615,36 @@ impl Emitter {
 #[must_use = "a run only advances while its stream is polled"]
 pub struct AgentStream {
     queue: Arc<Mutex<VecDeque<AgentEvent>>>,
-    driver: Option<BoxFuture<'static, ()>>,
+    /// The run; its output is the error it failed with.
+    driver: Option<BoxFuture<'static, Option<Error>>>,
+    error: Option<Error>,
 }
 
 impl AgentStream {
+    /// The error the run failed with, once the stream has yielded its `agent_error` (`None`
+    /// before, and for a run that answered): what the event's `detail` describes in words,
+    /// with its predicates and accessors ([`Error::is_connect`], [`Error::endpoint`], ...).
+    ///
+    /// ```no_run
+    /// use futures_util::StreamExt as _;
+    /// use halo_agent::protocol::AgentEvent;
+    /// # async fn run(agent: halo_agent::Agent, tools: impl halo_agent::ToolSet + 'static) {
+    ///
+    /// let mut events = agent.run_stream(tools, "Is Dune in stock?");
+    /// while let Some(event) = events.next().await {
+    ///     if let AgentEvent::AgentError(failure) = event
+    ///         && events.error().is_some_and(|error| error.is_connect())
+    ///     {
+    ///         eprintln!("the model is down: {}", failure.detail);
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+
     fn pop(&self) -> Option<AgentEvent> {
         self.queue
             .lock()
@@ -635,10 +662,13 @@ impl Stream for AgentStream {
         }
         // The run only produces events while it is polled here, so an empty queue means
         // it needs polling (or is over).
+        // The run emits its last event and ends in the same poll: its error is kept before
+        // the `agent_error` that describes it is yielded.
         if let Some(driver) = self.driver.as_mut()
-            && driver.poll_unpin(cx).is_ready()
+            && let Poll::Ready(error) = driver.poll_unpin(cx)
         {
             self.driver = None;
+            self.error = error;
         }
         match self.pop() {
             Some(event) => Poll::Ready(Some(event)),

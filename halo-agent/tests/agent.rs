@@ -314,12 +314,22 @@ async fn a_deadline_and_a_failing_model_end_the_run_clearly() {
         403,
         json!({"error": {"message": "model not allowed", "type": "permission", "param": null, "code": null}}),
     )]);
-    let events: Vec<AgentEvent> = agent.run_stream(Shelf::new(false), "hi").collect().await;
+    let mut stream = agent.run_stream(Shelf::new(false), "hi");
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        // The error an `agent_error` describes is kept by the time the event is yielded.
+        let failed = matches!(event, AgentEvent::AgentError(_));
+        assert_eq!(stream.error().is_some(), failed, "{event:?}");
+        events.push(event);
+    }
     let Some(AgentEvent::AgentError(failure)) = events.last() else {
         panic!("{events:#?}")
     };
     assert_eq!(failure.code, FailureCode::Llm);
     assert!(failure.detail.contains("403") && failure.detail.contains("model not allowed"));
+    let error = stream.error().expect("the run's error");
+    assert_eq!(error.status().map(|s| s.as_u16()), Some(403));
+    assert_eq!(error.to_string(), failure.detail);
 
     let empty = agent
         .run(&Shelf::new(false), Vec::<Message>::new())

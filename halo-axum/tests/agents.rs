@@ -3,10 +3,12 @@
 //! with `"kind": "agent"` and described like any tool; runs streamed with the documented
 //! events (resumable, cancelled when the client leaves) or answered as JSON; the agent's tools
 //! called in process as the caller, so a reader's agent never reaches a write tool; the
-//! system prompt never shown to a caller.
+//! system prompt never shown to a caller, nor the address of a model that cannot be reached
+//! (the server's log has it).
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Json;
@@ -73,8 +75,13 @@ fn audited(audit: &Records) -> Vec<(String, String, u16)> {
 /// The notes app hosting two agents on the scripted model: `note_taker` (every tool the
 /// caller may see) and `searcher` (only `search_notes`, for callers with `notes:read`).
 fn serve(llm: &ScriptedLlm, on_disconnect: OnDisconnect) -> (App, Records) {
+    serve_model(&llm.base_url(), on_disconnect)
+}
+
+/// The notes app hosting its two agents on the model at `base_url`.
+fn serve_model(base_url: &str, on_disconnect: OnDisconnect) -> (App, Records) {
     let provider = OpenAiProvider::builder()
-        .base_url(llm.base_url())
+        .base_url(base_url)
         .model("scripted")
         .min_retry_delay(Duration::from_millis(10))
         .build()
@@ -484,4 +491,74 @@ async fn configured_to_continue_a_run_outlives_its_client() {
     let last = events.last().unwrap();
     assert_eq!(last.name, "agent_end", "{rest}");
     assert_eq!(last.data["data"]["content"], slow);
+}
+
+/// What the app logs (`tracing`), as text.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl Log {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_cannot_be_reached_is_not_named_to_the_caller() {
+    // The app runs on this thread (a current-thread runtime), where its log is kept.
+    let log = Log::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let log = log.clone();
+            move || log.clone()
+        })
+        .with_ansi(false)
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let model = format!("http://127.0.0.1:{port}/v1");
+    let (app, _) = serve_model(&model, OnDisconnect::Cancel);
+    let hidden = |text: &str| !text.contains("127.0.0.1") && !text.contains(&format!(":{port}"));
+
+    // Answered as JSON: 502, saying what happened, not where.
+    let answer = app
+        .post("/agents/note_taker/run")
+        .json(&json!({"input": "hi"}))
+        .send()
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_GATEWAY, "{}", answer.body);
+    assert_eq!(answer.detail(), "could not connect to the model");
+    assert!(hidden(&answer.body), "{}", answer.body);
+
+    // Streamed: the same in the `agent_error` event.
+    let (_, body) = stream(&app, "reader-token", "note_taker", json!({"input": "hi"})).await;
+    let events = client::events(&body);
+    let last = events.last().unwrap();
+    assert_eq!(last.name, "agent_error", "{body}");
+    assert_eq!(last.data["data"]["code"], "llm");
+    assert_eq!(
+        last.data["data"]["detail"],
+        "could not connect to the model"
+    );
+    assert!(hidden(&body), "{body}");
+
+    // The server's log names the model's endpoint, for its operators.
+    let logged = log.text();
+    let full = format!("could not connect to the model at {model}/chat/completions");
+    assert_eq!(logged.matches(&full).count(), 2, "{logged}");
+    assert!(logged.contains("note_taker"), "{logged}");
 }

@@ -277,21 +277,24 @@ pub(crate) enum Command {
     /// examples, `undo`, `sunset`, ...), for CI.
     ///
     /// Fetches the manifest and every tool's schema and checks each tool against the rules
-    /// below. Prints the findings grouped by tool and a summary line, or with `--json` one
+    /// below; with `--openapi FILE` instead of the URL, reads an OpenAPI 3.0 or 3.1 document
+    /// (JSON) and checks every tool a halo-rs server built from it would serve, with no server
+    /// running (`halo lint --openapi openapi.json -D warnings`). Prints the findings grouped
+    /// by tool and a summary line, or with `--json` one
     /// JSON object (`tools_checked`, `errors`, `warnings`, `findings` with `rule`, `level`,
     /// `tool`, `method`, `url`, `param`, `pointer`, `message`, `hint`). What a plain app
     /// cannot say until HALO's metadata is added (a `why`, a `read` or `write` tag, a domain
     /// tag where utoipa wrote a module's name such as `admin`) is a warning, what is wrong
     /// an error. Levels are set like clippy's: `-D warnings` makes
-    /// warnings fail, `--allow`/`--warn`/`--deny RULE` set one rule. Only the tools the
-    /// credentials may discover are checked: lint in CI with credentials that see every
-    /// tool. What the descriptions cost a model is checked too: a
+    /// warnings fail, `--allow`/`--warn`/`--deny RULE` set one rule. Against a URL, only the
+    /// tools the credentials may discover are checked: lint in CI with credentials that see
+    /// every tool. What the descriptions cost a model is checked too: a
     /// schema over `--schema-budget` or a manifest over `--manifest-budget` (estimated
     /// tokens) is a warning naming its largest parts.
     ///
     /// Exit status: 0 when no finding is an error (warnings alone pass), 1 when one is, 2 for
     /// usage errors and when the API cannot be linted (network, an error answer to
-    /// discovery).
+    /// discovery; a document that cannot be read or compiled).
     #[command(after_long_help = rules_help())]
     Lint(LintArgs),
     /// List the calls waiting for approval, oldest first (`GET /.well-known/halo/approvals`).

@@ -4,15 +4,20 @@
 //! the API), runs [`Linter`] over them, and prints a report grouped by tool: exit 1 when any
 //! finding is an error, 2 when the API cannot be linted. Without credentials, it notes that
 //! only the public tools were checked when discovery says it depends on the caller
-//! (`Vary: Authorization`, `Cache-Control: private`).
+//! (`Vary: Authorization`, `Cache-Control: private`). With `--openapi FILE`, the tools are
+//! those a server built from the document would serve to a caller that sees every tool
+//! ([`document`]), and no server is asked.
+
+mod document;
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
 use halo_client::Client;
 use halo_client::protocol::lint::{Finding, Level, Linter, Report};
-use halo_client::protocol::{Manifest, TagFilter, ToolEntry, depends_on_caller};
+use halo_client::protocol::{Manifest, TagFilter, ToolEntry, ToolSchema, depends_on_caller};
 use serde_json::json;
 
 use crate::cli::{LintArgs, LintRule};
@@ -51,36 +56,77 @@ pub(crate) async fn run(
         discovered.vary.as_deref(),
     );
     let everything = discovered.manifest;
-    let filter = TagFilter::parse(&args.tags.join(","));
+    let manifest = tagged(&everything, &args.tags);
+    let tools = describe_manifest(client, manifest.clone())
+        .await
+        .map_err(cannot)?;
+    let status = report(&linter, &args.tags, (&everything, &manifest), &tools, json);
+    notes(&manifest, anonymous && personal);
+    Ok(status)
+}
+
+/// Lints the OpenAPI document at `path` (`--openapi`): the tools a server built from it
+/// would serve to a caller that sees every tool, with no server asked. Prints the report
+/// as [`run`] does.
+pub(crate) fn run_document(path: &Path, args: &LintArgs, json: bool) -> Result<ExitCode, Failure> {
+    let linter = linter(args)?.at(SystemTime::now());
+    let cannot =
+        |message: String| Failure::Other(format!("cannot lint {}: {message}", path.display()));
+    let served = document::Served::compile(path).map_err(cannot)?;
+    let everything = served.manifest().map_err(cannot)?;
+    let manifest = tagged(&everything, &args.tags);
+    let tools = served.describe(manifest.tools.clone()).map_err(cannot)?;
+    let status = report(&linter, &args.tags, (&everything, &manifest), &tools, json);
+    if manifest.tools.is_empty() {
+        print_err(if everything.tools.is_empty() {
+            "halo: the document describes no operation: nothing was checked\n"
+        } else {
+            "halo: no operation of the document has these tags: nothing was checked\n"
+        });
+    }
+    Ok(status)
+}
+
+/// The manifest with only the tools tagged with any of `tags` (all of them without tags).
+fn tagged(everything: &Manifest, tags: &[String]) -> Manifest {
+    let filter = TagFilter::parse(&tags.join(","));
     let mut manifest = everything.clone();
     manifest
         .tools
         .retain(|entry| filter.matches(entry.tags.iter().map(String::as_str)));
-    let heading = output::heading(&manifest.api, &manifest.version);
-    let tools = describe_manifest(client, manifest.clone())
-        .await
-        .map_err(cannot)?;
+    manifest
+}
+
+/// Checks `tools` (those of `manifest`, the tools `everything` lists that the tags chose)
+/// and prints the report: the exit status, 1 when a finding is an error.
+fn report(
+    linter: &Linter,
+    tags: &[String],
+    (everything, manifest): (&Manifest, &Manifest),
+    tools: &[(ToolEntry, ToolSchema)],
+    json: bool,
+) -> ExitCode {
     let listed: Vec<&ToolEntry> = everything.tools.iter().collect();
-    let report = linter.check_among(&tools, &listed);
+    let report = linter.check_among(tools, &listed);
     if json {
         print_out(&output::json(&json!({
             "api": manifest.api,
             "version": manifest.version,
-            "tags": args.tags,
+            "tags": tags,
             "tools_checked": report.tools_checked,
             "errors": report.errors,
             "warnings": report.warnings,
             "findings": report.findings,
         })));
     } else {
-        print_out(&text(&heading, &args.tags, &report));
+        let heading = output::heading(&manifest.api, &manifest.version);
+        print_out(&text(&heading, tags, &report));
     }
-    notes(&manifest, anonymous && personal);
-    Ok(if report.has_errors() {
+    if report.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// The linter the flags configure; a rule given two levels is a usage error.

@@ -20,6 +20,7 @@
 //! halo --bearer demo-admin approvals http://127.0.0.1:3000
 //! halo --bearer demo-admin deny http://127.0.0.1:3000 3f0c --reason "the charge is disputed"
 //! halo --bearer demo-admin lint http://127.0.0.1:3000 -D warnings
+//! halo lint --openapi openapi.json -D warnings
 //! halo --bearer demo-reader mcp http://127.0.0.1:3000 --tags books
 //! halo --bearer demo-reader agent http://127.0.0.1:3000 "Is Dune in stock?" \
 //!     --llm-base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b

@@ -156,8 +156,16 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             return crate::agent::run(&client, options, json).await;
         }
         Command::Lint(args) => {
-            let client = client(&global, &args.url)?;
-            return crate::lint::run(&client, args, json, anonymous(&global)).await;
+            return match (&args.openapi, &args.url) {
+                (Some(document), _) => crate::lint::run_document(document, &args, json),
+                (None, Some(url)) => {
+                    let client = client(&global, url)?;
+                    crate::lint::run(&client, args, json, anonymous(&global)).await
+                }
+                (None, None) => Err(Failure::other(
+                    "lint needs the API's URL, or an OpenAPI document with --openapi FILE",
+                )),
+            };
         }
         Command::Mcp {
             url,

@@ -4,7 +4,10 @@
 //! `--allow`, `--deny` and `-D warnings` change the exit status; what the credentials cannot
 //! see is not checked (an anonymous lint says so when discovery depends on the caller, and
 //! only then); a module-name tag such as `admin` is a warning; the sample bookstore passes,
-//! warnings denied; usage and network failures exit 2.
+//! warnings denied; usage and network failures exit 2. With `--openapi FILE`, a document is
+//! linted with no server, as the server built from it would be (the same report, GitHub's
+//! document included); Stripe's is linted whole, offline; a file that cannot be read, is not
+//! JSON (YAML says so), is Swagger 2.0 or does not compile exits 2.
 
 mod common;
 
@@ -771,5 +774,243 @@ async fn a_module_named_like_a_generic_tag_is_a_warning() {
     assert_eq!(
         finding(&denied, "generic-domain-tag", "show_staff")["level"],
         "error"
+    );
+}
+
+// `--openapi FILE`: a document linted as a server built from it would serve it, no server.
+
+/// A document of one clean operation (`list_pets`), and with `poor` one that breaks an
+/// error-level rule too (`release_pet`: `read` on a `DELETE`).
+fn pets_document(poor: bool) -> Value {
+    let mut paths = json!({"/pets": {"get": {
+        "operationId": "list_pets",
+        "summary": "List the pets in the shop",
+        "tags": ["pets", "read"],
+        "x-halo-why": "Use to see which pets are for sale",
+        "parameters": [{"name": "species", "in": "query", "description": "Only pets of this species",
+                        "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "The pets",
+            "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}}
+    }}});
+    if poor {
+        paths["/pets/{id}"] = json!({"delete": {
+            "operationId": "release_pet",
+            "summary": "Release a pet",
+            "tags": ["pets", "read"],
+            "x-halo-why": "Use when a pet leaves the shop",
+            "x-halo-effects": {"reversible": false},
+            "parameters": [{"name": "id", "in": "path", "required": true,
+                            "description": "The pet's id", "schema": {"type": "integer"}}],
+            "responses": {"204": {"description": "Released"}}
+        }});
+    }
+    json!({"openapi": "3.0.3", "info": {"title": "Pets", "version": "1.0.0"}, "paths": paths})
+}
+
+/// `text` written to `name` in `dir`; its path, as an argument.
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write the document");
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+#[test]
+fn an_openapi_document_is_linted_without_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = write(&dir, "clean.json", &pets_document(false).to_string());
+    let poor = write(&dir, "poor.json", &pets_document(true).to_string());
+
+    // A clean operation passes, warnings denied.
+    let run = halo(&["lint", "--openapi", &clean, "-D", "warnings"]).expect(0);
+    assert_eq!(
+        run.stdout, "Pets 1.0.0\n0 errors, 0 warnings, 1 tool checked\n",
+        "{run:#?}"
+    );
+    // Every tool is checked: no note about credentials.
+    assert_eq!(run.stderr, "", "{run:#?}");
+
+    // One that breaks a rule fails with the finding, as text and as JSON.
+    let text = halo(&["lint", "--openapi", &poor]).expect(1);
+    let out = &text.stdout;
+    assert!(out.starts_with("Pets 1.0.0\n"), "{out}");
+    assert!(
+        out.contains("\nrelease_pet (DELETE /pets/{id})\n  error[tag-contradicts-method]: "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("\n1 error, 0 warnings, 2 tools checked\n"),
+        "{out}"
+    );
+    assert!(!out.contains("list_pets ("), "{out}");
+    assert_eq!(text.stderr, "", "{text:#?}");
+    let report = halo(&["--json", "lint", "--openapi", &poor])
+        .expect(1)
+        .json();
+    assert_eq!(
+        (report["api"].as_str(), report["tools_checked"].as_u64()),
+        (Some("Pets"), Some(2))
+    );
+    assert_eq!(
+        found(&report),
+        BTreeSet::from([("tag-contradicts-method".into(), "release_pet".into())]),
+        "{report:#}"
+    );
+    let finding = finding(&report, "tag-contradicts-method", "release_pet");
+    assert_eq!(
+        (finding["method"].as_str(), finding["url"].as_str()),
+        (Some("DELETE"), Some("/pets/{id}"))
+    );
+
+    // The flags work as against a server: levels, budgets, tags.
+    halo(&["lint", "--openapi", &poor, "-A", "tag-contradicts-method"]).expect(0);
+    let budget = halo(&[
+        "--json",
+        "lint",
+        "--openapi",
+        &poor,
+        "--schema-budget",
+        "10",
+    ])
+    .expect(1);
+    assert!(
+        found(&budget.json()).contains(&("schema-budget".into(), "list_pets".into())),
+        "{budget:#?}"
+    );
+    let tagged = halo(&["lint", "--openapi", &poor, "--tags", "nothing"]).expect(0);
+    assert!(tagged.stdout.ends_with("0 tools checked\n"), "{tagged:#?}");
+    assert!(
+        tagged
+            .stderr
+            .contains("no operation of the document has these tags"),
+        "{tagged:#?}"
+    );
+
+    // The URL and --openapi exclude each other, and one of them is needed.
+    let both = halo(&["lint", "http://127.0.0.1:9", "--openapi", &clean]).expect(2);
+    assert!(both.stderr.contains("cannot be used with"), "{both:#?}");
+    let neither = halo(&["lint"]).expect(2);
+    assert!(neither.stderr.contains("--openapi <FILE>"), "{neither:#?}");
+    let help = halo(&["lint", "--help"]).expect(0);
+    assert!(help.stdout.contains("--openapi <FILE>"), "{help:#?}");
+    assert!(
+        help.stdout.contains("halo lint --openapi openapi.json"),
+        "{help:#?}"
+    );
+}
+
+/// The report of `halo --json lint` over `args`, and its exit status.
+fn report_of(args: &[&str]) -> (i32, Value) {
+    let run = halo(args);
+    assert!(matches!(run.code, 0 | 1), "{run:#?}");
+    (run.code, run.json())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_lints_as_the_server_built_from_it_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // GitHub's document has a tool at `/`, where `OPTIONS` is the manifest.
+    for (name, document) in [
+        ("pets", pets_document(true)),
+        ("github", halo_tests::corpus::Document::GitHub.json()),
+    ] {
+        let file = write(&dir, &format!("{name}.json"), &document.to_string());
+        let layer = halo_axum::HaloBuilder::from_openapi_json(document)
+            .build()
+            .expect("the document compiles");
+        let server = spawn(axum::Router::new().layer(layer)).await;
+        let served = report_of(&["--json", "lint", &server.base_url()]);
+        let read = report_of(&["--json", "lint", "--openapi", &file]);
+        assert_eq!(read, served, "{name}");
+    }
+}
+
+#[test]
+fn a_document_that_cannot_be_linted_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let lint = |path: &str| {
+        let run = halo(&["lint", "--openapi", path]).expect(2);
+        assert!(run.stdout.is_empty(), "{run:#?}");
+        assert!(
+            run.stderr
+                .starts_with(&format!("halo: cannot lint {path}: ")),
+            "{run:#?}"
+        );
+        run.stderr
+    };
+
+    let missing = dir.path().join("missing.json");
+    let stderr = lint(missing.to_str().unwrap());
+    assert!(stderr.contains("cannot read it"), "{stderr}");
+
+    let broken = write(&dir, "broken.json", "{\"openapi\": \"3.0.3\", \"paths\": {");
+    let stderr = lint(&broken);
+    assert!(stderr.contains("it is not JSON: "), "{stderr}");
+    assert!(stderr.contains("line 1"), "{stderr}");
+
+    let yaml = write(
+        &dir,
+        "pets.yaml",
+        "# The pets API\nopenapi: 3.0.3\ninfo:\n  title: Pets\n  version: 1.0.0\npaths: {}\n",
+    );
+    let stderr = lint(&yaml);
+    assert!(
+        stderr.contains("it is YAML, which halo does not read yet"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("yq -o=json {yaml}")), "{stderr}");
+
+    let swagger = json!({"swagger": "2.0", "info": {"title": "Pets", "version": "1"}, "paths": {}});
+    let stderr = lint(&write(&dir, "swagger.json", &swagger.to_string()));
+    assert!(stderr.contains("Swagger \"2.0\" document"), "{stderr}");
+    assert!(stderr.contains("OpenAPI 3.0 and 3.1"), "{stderr}");
+
+    let other = lint(&write(&dir, "package.json", r#"{"name": "pets"}"#));
+    assert!(other.contains("not an OpenAPI document"), "{other}");
+
+    // A document that does not compile: the compiler's message, naming the operation.
+    let mut dangling = pets_document(false);
+    dangling["paths"]["/pets"]["get"]["parameters"][0]["schema"] =
+        json!({"$ref": "#/components/schemas/Species"});
+    let stderr = lint(&write(&dir, "dangling.json", &dangling.to_string()));
+    assert!(stderr.contains("GET /pets"), "{stderr}");
+    assert!(stderr.contains("#/components/schemas/Species"), "{stderr}");
+}
+
+#[test]
+fn stripes_document_is_linted_whole_offline() {
+    use halo_tests::corpus::Document;
+
+    let text = Document::Stripe.text();
+    let compiled = halo_openapi::Registry::builder(&serde_json::from_str(&text).unwrap())
+        .build()
+        .expect("Stripe's document compiles")
+        .tools()
+        .count();
+    let dir = tempfile::tempdir().unwrap();
+    let stripe = write(&dir, "stripe.json", &text);
+    // No server is asked: proxies that lead nowhere would fail any request that were made.
+    let closed = "http://127.0.0.1:9";
+    let env = [
+        ("HTTP_PROXY", closed),
+        ("HTTPS_PROXY", closed),
+        ("ALL_PROXY", closed),
+    ];
+    let started = std::time::Instant::now();
+    let run = common::halo_with_env(&["--json", "lint", "--openapi", &stripe], &env);
+    assert!(matches!(run.code, 0 | 1), "{}: {}", run.code, run.stderr);
+    let report = run.json();
+    assert_eq!(report["api"], "Stripe API", "{}", report["api"]);
+    assert_eq!(report["tools_checked"].as_u64(), Some(compiled as u64));
+    assert!(compiled > 400, "{compiled} tools");
+    let findings = report["findings"].as_array().unwrap().len() as u64;
+    assert_eq!(
+        report["errors"].as_u64().unwrap() + report["warnings"].as_u64().unwrap(),
+        findings
+    );
+    eprintln!(
+        "stripe: {compiled} tools, {} errors, {} warnings in {:?}",
+        report["errors"],
+        report["warnings"],
+        started.elapsed()
     );
 }

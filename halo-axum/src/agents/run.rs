@@ -80,15 +80,16 @@ impl Run {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let agent = self.agent.agent_for(language.as_deref());
+        let name = self.agent.name.as_str();
         let Some(call) = call else {
             let outcome = if progress.is_streaming() {
-                relayed(&agent, tools, messages, &progress).await
+                relayed(name, &agent, tools, messages, &progress).await
             } else {
                 agent
                     .run(&tools, messages)
                     .await
                     .map(|answer| AgentEnd::new(answer.content(), answer.turns(), answer.usage()))
-                    .map_err(|error| AgentFailure::new(error.code(), error.to_string()))
+                    .map_err(|error| AgentFailure::new(error.code(), shown(name, &error)))
             };
             return match outcome {
                 Ok(end) => Json(json!({
@@ -102,19 +103,52 @@ impl Run {
         };
         let mut events = agent.run_stream(tools, messages);
         while let Some(event) = events.next().await {
-            // The call began with the layer's own `agent_start`, which names the run as
-            // clients resume it.
-            if !matches!(event, AgentEvent::AgentStart(_)) {
-                call.push(&event);
-            }
+            let event = match event {
+                // The call began with the layer's own `agent_start`, which names the run as
+                // clients resume it.
+                AgentEvent::AgentStart(_) => continue,
+                AgentEvent::AgentError(failure) => {
+                    AgentEvent::AgentError(told(name, failure, events.error()))
+                }
+                event => event,
+            };
+            call.push(&event);
         }
         StatusCode::NO_CONTENT.into_response()
+    }
+}
+
+/// `failure` as the caller is told it: its detail from `error`, the error it describes
+/// (which [`shown`] logs), when there is one.
+fn told(agent: &str, mut failure: AgentFailure, error: Option<&halo_agent::Error>) -> AgentFailure {
+    if let Some(error) = error {
+        failure.detail = shown(agent, error);
+    }
+    failure
+}
+
+/// What the caller of `agent` is told of `error`, which is logged in full: what went wrong,
+/// but not where the model is. A model that cannot be reached, or not in time, is named by
+/// its address (`could not connect to the model at http://10.0.0.7:8000/v1/...`), which is
+/// the server's to know: the caller is told only that it could not be reached, and the log
+/// keeps the address.
+fn shown(agent: &str, error: &halo_agent::Error) -> String {
+    tracing::warn!(target: "halo_axum::agents", agent, "the run failed: {error}");
+    if error.endpoint().is_none() {
+        error.to_string()
+    } else if error.is_connect() {
+        "could not connect to the model".to_owned()
+    } else if error.is_timeout() {
+        "the model timed out".to_owned()
+    } else {
+        "the model request failed".to_owned()
     }
 }
 
 /// Runs the agent for a caller in the same process that follows its progress (an MCP
 /// request with a progress token): each tool call and each turn of the model is a step.
 async fn relayed(
+    name: &str,
     agent: &halo_agent::Agent,
     tools: LocalTools,
     messages: Vec<halo_protocol::Message>,
@@ -125,7 +159,7 @@ async fn relayed(
     while let Some(event) = events.next().await {
         let message = match event {
             AgentEvent::AgentEnd(end) => return Ok(end),
-            AgentEvent::AgentError(failure) => return Err(failure),
+            AgentEvent::AgentError(failure) => return Err(told(name, failure, events.error())),
             AgentEvent::ToolStart(start) => format!("calling {}", start.tool),
             AgentEvent::ToolEnd(end) if end.is_error => format!("{} failed", end.tool),
             AgentEvent::ToolEnd(end) => format!("{} answered", end.tool),

@@ -1,17 +1,23 @@
-//! `halo lint`'s command line: the API to lint, the level given to each rule (`--allow`,
-//! `--warn`, `--deny`, with `warnings` for every rule at warn level), and the list of rules
-//! its `--help` ends with.
+//! `halo lint`'s command line: the API to lint (its URL, or an OpenAPI document with
+//! `--openapi`), the level given to each rule (`--allow`, `--warn`, `--deny`, with `warnings`
+//! for every rule at warn level), and the list of rules its `--help` ends with.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
-use clap::Args;
+use clap::{ArgGroup, Args};
 use halo_client::protocol::lint::{Level, Rule};
 
 /// The API to lint and the level of each rule (`lint`).
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("api").required(true).args(["url", "openapi"])))]
 pub(crate) struct LintArgs {
-    /// The API's base URL.
-    pub(crate) url: String,
+    /// The API's base URL (or `--openapi FILE`).
+    pub(crate) url: Option<String>,
+    /// Lint an OpenAPI 3.0 or 3.1 document (JSON) instead of a running API: the tools a
+    /// halo-rs server built from it would serve to a caller that sees every tool.
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
+    pub(crate) openapi: Option<PathBuf>,
     /// Only tools with any of these tags.
     #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
     pub(crate) tags: Vec<String>,
