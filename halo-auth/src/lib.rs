@@ -120,6 +120,7 @@ impl Principal {
     }
 
     /// The tenant the caller acts for, when the authenticator named one.
+    #[inline]
     #[must_use]
     pub fn tenant(&self) -> Option<&str> {
         self.tenant.as_deref()
@@ -133,6 +134,7 @@ impl Principal {
     }
 
     /// How the caller authenticated, when the authenticator said.
+    #[inline]
     #[must_use]
     pub fn scheme(&self) -> Option<&Scheme> {
         self.scheme.as_ref()
@@ -150,6 +152,7 @@ impl Principal {
     }
 
     /// The caller's id, as the authenticator named it.
+    #[inline]
     #[must_use]
     pub fn id(&self) -> &str {
         &self.id
@@ -161,6 +164,7 @@ impl Principal {
     }
 
     /// Whether the caller was granted `scope`.
+    #[inline]
     #[must_use]
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.contains(scope)

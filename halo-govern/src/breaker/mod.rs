@@ -184,6 +184,7 @@ enum Entry {
 
 impl Breaker {
     /// The circuit it enforces.
+    #[inline]
     #[must_use]
     pub fn circuit(&self) -> &Circuit {
         &self.circuit
@@ -440,6 +441,7 @@ pub struct Permit {
 impl Permit {
     /// The call's answer: its status, `None` when the service failed without one. A `5xx`
     /// (a deadline's `504` included) or no answer is a failure, anything else a success.
+    #[inline]
     pub fn record(mut self, status: Option<http::StatusCode>) {
         self.verdict = match status {
             Some(status) if !status.is_server_error() => Verdict::Success,

@@ -85,12 +85,14 @@ impl Bounded {
     }
 
     /// The limit, as a refusal names it.
+    #[inline]
     #[must_use]
     pub fn limit(&self) -> &Limit {
         &self.limit
     }
 
     /// Where it finds what it counts.
+    #[inline]
     #[must_use]
     pub fn source(&self) -> &Source {
         &self.source
@@ -156,12 +158,14 @@ pub struct ToolLimits {
 
 impl ToolLimits {
     /// Its limits, in the order verdicts index them.
+    #[inline]
     #[must_use]
     pub fn limits(&self) -> &[Bounded] {
         &self.limits
     }
 
     /// Whether a limit counts a value of the call's body (found once, at start-up).
+    #[inline]
     #[must_use]
     pub fn reads_body(&self) -> bool {
         self.reads_body

@@ -99,6 +99,7 @@ impl ToolRate {
     }
 
     /// The limit, as a refusal names it.
+    #[inline]
     #[must_use]
     pub fn limit(&self) -> &Limit {
         &self.limit
@@ -123,12 +124,14 @@ impl ToolRate {
     }
 
     /// `RateLimit-Policy`.
+    #[inline]
     pub fn policy(&self) -> HeaderValue {
         self.policy.clone()
     }
 
     /// `RateLimit` for a decision: what is left and when the window resets (whole seconds,
     /// rounded up).
+    #[inline]
     pub fn state(&self, decision: &Decision) -> HeaderValue {
         match decision {
             Decision::Allowed { remaining } => state_header(&self.name, *remaining, Duration::ZERO),
@@ -159,6 +162,7 @@ fn state_header(name: &str, remaining: u32, reset: Duration) -> HeaderValue {
 }
 
 /// Whole seconds, rounded up (a `Retry-After` of 0 would invite an immediate retry).
+#[inline]
 #[must_use]
 pub fn seconds_up(duration: Duration) -> u64 {
     duration.as_secs() + u64::from(duration.subsec_nanos() > 0)

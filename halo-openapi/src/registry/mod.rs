@@ -115,18 +115,21 @@ pub struct Tool {
 
 impl Tool {
     /// The manifest entry, as listed for everyone in the base language.
+    #[inline]
     #[must_use]
     pub fn entry(&self) -> &ToolEntry {
         &self.entry
     }
 
     /// The manifest name.
+    #[inline]
     #[must_use]
     pub fn name(&self) -> &str {
         &self.entry.name
     }
 
     /// Whether it is a hosted agent (`"kind": "agent"`).
+    #[inline]
     #[must_use]
     pub fn is_agent(&self) -> bool {
         self.entry.kind == Some(halo_protocol::ToolKind::Agent)
@@ -134,12 +137,14 @@ impl Tool {
 
     /// Its schema as served, but for the parts served from shared pieces: its input
     /// entries have no `$defs` and it has no `output`.
+    #[inline]
     #[must_use]
     pub fn schema(&self) -> &ToolSchema {
         &self.schema
     }
 
     /// The compiled checks of its input, when the registry was built with validation.
+    #[inline]
     #[must_use]
     pub fn validator(&self) -> Option<&Validator> {
         self.validator.as_ref()
@@ -147,6 +152,7 @@ impl Tool {
 
     /// Whether its successful answer is the application's own event stream, to pass
     /// through as it comes rather than run as a tool stream.
+    #[inline]
     #[must_use]
     pub fn streams_itself(&self) -> bool {
         self.own_stream
@@ -154,6 +160,7 @@ impl Tool {
 
     /// The input entries never written to an audit trail or shown to approvers
     /// (`writeOnly`, `format: password`).
+    #[inline]
     #[must_use]
     pub fn sensitive(&self) -> &[String] {
         &self.sensitive
@@ -517,6 +524,7 @@ impl Registry {
     }
 
     /// The tool at `index`.
+    #[inline]
     #[must_use]
     pub fn tool_at(&self, index: usize) -> &Tool {
         &self.tools[index]
@@ -528,6 +536,7 @@ impl Registry {
     }
 
     /// The API-key headers of the security schemes.
+    #[inline]
     #[must_use]
     pub fn key_headers(&self) -> &[HeaderName] {
         &self.key_headers
