@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Path;
-use halo_axum::{HaloLayer, Principal, StaticAuthenticator, ValidJson};
+use halo_axum::{HaloLayer, Principal, StaticAuthenticator, ValidJson, Validation};
 use http::{Method, Request};
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
@@ -84,7 +84,7 @@ fn app() -> &'static (tokio::runtime::Runtime, Router) {
         let layer = HaloLayer::builder(api)
             .authenticator(StaticAuthenticator::new().bearer("t", Principal::new("p")))
             .body_limit(4096)
-            .validate(true)
+            .validate(Validation::On)
             .build()
             .expect("a layer");
         let runtime = tokio::runtime::Builder::new_current_thread()
