@@ -16,12 +16,11 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use halo_tests::mcp::{assert_chapter_progress, call, next_notes, paid_charge};
+use halo_tests::mcp::{assert_chapter_progress, call, next_notes, paid_charge, search, text};
 use halo_tests::{FastApiServer, TestServer, interop_script, python, run_to_end, spawn};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorData, Implementation, ProgressNotificationParam,
-    ProtocolVersion, Tool,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorData, Implementation, ProgressNotificationParam, ProtocolVersion, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
@@ -88,14 +87,6 @@ fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
 
 fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|tool| tool.name.as_ref()).collect()
-}
-
-fn text(result: &CallToolResult) -> String {
-    let wire = serde_json::to_value(result).expect("a result serialises");
-    wire["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -466,12 +457,7 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     // The bookstore's discovery is private (it has an authenticator), with a max-age.
     assert_eq!(listed.cache_scope, Some(rmcp::model::CacheScope::Private));
     assert!(listed.ttl_ms.is_some_and(|ttl| ttl > 0), "{listed:?}");
-    let found = call(
-        &client,
-        "search_tools",
-        json!({"query": "look up one book by its id"}),
-    )
-    .await;
+    let found = search(&client, "look up one book by its id").await;
     let answer = found.structured_content.clone().expect("structured");
     assert_eq!(answer["tools"][0]["name"], "get_book", "{answer}");
     let through = call(
@@ -484,12 +470,7 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
         through.structured_content.as_ref().unwrap()["title"],
         "Dune"
     );
-    let writes = call(
-        &client,
-        "search_tools",
-        json!({"query": "create a new book"}),
-    )
-    .await;
+    let writes = search(&client, "create a new book").await;
     assert!(
         !text(&writes).contains("\"create_book\""),
         "a reader never finds writes: {}",
@@ -518,7 +499,7 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     let (client, _) = connect(&["mcp", "--tool-budget", "50", &fastapi.base_url()]).await;
     let listed = client.list_all_tools().await.expect("tools/list");
     assert_eq!(names(&listed), ["search_tools", "call_tool"]);
-    let found = call(&client, "search_tools", json!({"query": "read one note"})).await;
+    let found = search(&client, "read one note").await;
     let answer = found.structured_content.clone().expect("structured");
     let name = answer["tools"][0]["name"]
         .as_str()

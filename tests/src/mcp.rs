@@ -1,4 +1,5 @@
-//! What MCP clients should see of the bookstore, and calling a tool through an MCP client.
+//! What MCP clients should see of the bookstore, and calling a tool through an MCP client
+//! (`search_tools` too) and reading its result.
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
 use rmcp::service::RunningService;
@@ -65,6 +66,30 @@ pub async fn call<H: ClientHandler>(
         .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
         .await
         .unwrap_or_else(|e| panic!("calling {name}: {e}"))
+}
+
+/// Calls `search_tools` through `client` with `query`: the tools it found, as its result.
+///
+/// # Panics
+/// When the call fails.
+pub async fn search<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    query: &str,
+) -> CallToolResult {
+    call(client, "search_tools", serde_json::json!({"query": query})).await
+}
+
+/// The text of a result's first content (empty when it has none): what a model reads.
+///
+/// # Panics
+/// When the result does not serialise.
+#[must_use]
+pub fn text(result: &CallToolResult) -> String {
+    let wire = serde_json::to_value(result).expect("a result serialises");
+    wire["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// A paid order of one Dune at the bookstore served at `base`, made and charged by its
