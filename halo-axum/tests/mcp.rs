@@ -23,16 +23,14 @@ use halo_axum::{
     ApprovalLimits, ApprovalQueue, Authenticator, HaloLayer, Principal, StaticAuthenticator,
     Unauthenticated, Validation, halo,
 };
-use halo_tests::mcp::{call, search, text};
+use halo_tests::mcp::{Confirming, call, call_through, search, text};
 use halo_tests::{ApiKeyScheme, BearerScheme, TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ProgressNotificationParam, ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ElicitationAction,
+    ProgressNotificationParam, Tool,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
@@ -453,12 +451,7 @@ async fn above_the_budget_tools_are_found_by_search_and_called_by_name() {
     assert_eq!(limited["more"], 1, "{limited}");
 
     // Found tools are called through call_tool, or by their name though never listed.
-    let through = call(
-        &reader,
-        "call_tool",
-        json!({"name": "get_note", "arguments": {"id": 1}}),
-    )
-    .await;
+    let through = call_through(&reader, "get_note", json!({"id": 1})).await;
     assert_eq!(
         through.structured_content,
         Some(json!({"id": 1, "text": "hello world"}))
@@ -614,37 +607,6 @@ async fn payments_counted() -> (TestServer, Runs, Arc<AtomicUsize>) {
     )
 }
 
-/// A client that declares form elicitation and answers every confirmation with `action`
-/// (and `reason`), telling the test what it was asked.
-#[derive(Clone)]
-struct Confirming {
-    action: ElicitationAction,
-    reason: Option<&'static str>,
-    asked: mpsc::UnboundedSender<String>,
-}
-
-impl ClientHandler for Confirming {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
-            let _ = self.asked.send(message);
-        }
-        let mut answer = ElicitResult::new(self.action.clone());
-        if let Some(reason) = self.reason {
-            answer = answer.with_content(json!({ "reason": reason }));
-        }
-        Ok(answer)
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
-        ClientConfig::new(capabilities, Implementation::new("confirming", "1.0.0"))
-    }
-}
-
 /// A client without elicitation that tells the test of each progress notification's words.
 #[derive(Clone)]
 struct Waiting(mpsc::UnboundedSender<String>);
@@ -673,21 +635,8 @@ async fn confirming(
     RunningService<RoleClient, Confirming>,
     mpsc::UnboundedReceiver<String>,
 ) {
-    let (asked, questions) = mpsc::unbounded_channel();
-    let handler = Confirming {
-        action,
-        reason,
-        asked,
-    };
-    // MCP 2026-07-28, whose results may ask for input: the only way a stateless server asks.
-    let modern = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = handler
-        .serve_with_lifecycle(transport(url, &[("authorization", token)]), modern)
-        .await
-        .expect("an MCP 2026-07-28 session over HTTP");
-    (client, questions)
+    let transport = transport(url, &[("authorization", token)]);
+    Confirming::connect(transport, action, reason).await
 }
 
 /// Bob's MCP client of the payments app at `server`, and the messages of the progress
