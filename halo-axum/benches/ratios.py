@@ -11,10 +11,11 @@ CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else `target/criterion`
 workspace this file lives in. Exits 1 when a figure misses its target.
 """
 
-import json
-import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from criterion_estimates import criterion_dir, estimates  # noqa: E402
 
 # (label, baseline, candidate, highest acceptable ratio or None for information only).
 # Measured one after the other, so load from other processes skews them: the targets of (a)
@@ -108,22 +109,13 @@ TIMES = [
 ]
 
 
-def criterion_dir():
-    if len(sys.argv) > 1:
-        return Path(sys.argv[1])
-    target = os.environ.get("CARGO_TARGET_DIR")
-    if target:
-        return Path(target) / "criterion"
-    return Path(__file__).resolve().parents[2] / "target" / "criterion"
-
-
-def estimates(root, bench):
-    path = root / bench / "new" / "estimates.json"
-    if not path.is_file():
-        return None
-    with path.open() as f:
-        data = json.load(f)
-    return {key: data[key]["point_estimate"] for key in ("mean", "median")}
+def judged(median, limit):
+    """The verdict on a median ratio against its highest acceptable `limit` (None: information
+    only), and whether it missed."""
+    if limit is None:
+        return "", False
+    ok = median <= limit
+    return f"<= {limit:.2f} {'ok' if ok else 'MISSED'}", not ok
 
 
 def main():
@@ -140,12 +132,9 @@ def main():
             print(f"{label:58} (not measured)")
             continue
         mean, median = c["mean"] / b["mean"], c["median"] / b["median"]
-        verdict = ""
-        if limit is not None:
-            ok = median <= limit
-            verdict = f"<= {limit:.2f} {'ok' if ok else 'MISSED'}"
-            if not ok:
-                missed.append(label.strip())
+        verdict, miss = judged(median, limit)
+        if miss:
+            missed.append(label.strip())
         print(f"{label:58} {b['mean']:>14,.0f} {c['mean']:>14,.0f} {mean:>13.3f}  {verdict}")
         print(f"{'':58} {b['median']:>14,.0f} {c['median']:>14,.0f} {median:>13.3f}")
     print()
@@ -157,12 +146,9 @@ def main():
             print(f"{label:58} (not measured)")
             continue
         mean, median = e["mean"] / 1000, e["median"] / 1000
-        verdict = ""
-        if limit is not None:
-            ok = median <= limit
-            verdict = f"<= {limit:.2f} {'ok' if ok else 'MISSED'}"
-            if not ok:
-                missed.append("paired " + label.strip())
+        verdict, miss = judged(median, limit)
+        if miss:
+            missed.append("paired " + label.strip())
         print(f"{label:58} {mean:>14.3f} {median:>14.3f}  {verdict}")
     print()
     for label, bench, limit in TIMES:
