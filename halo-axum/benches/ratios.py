@@ -118,6 +118,17 @@ def judged(median, limit):
     return f"<= {limit:.2f} {'ok' if ok else 'MISSED'}", not ok
 
 
+def measured(root, rows, columns):
+    """The rows whose benchmarks (the row's items at `columns`) were all measured, each with
+    their estimates; each of the others is printed as not measured."""
+    for row in rows:
+        found = [estimates(root, row[column]) for column in columns]
+        if None in found:
+            print(f"{row[0]:58} (not measured)")
+            continue
+        yield row, found
+
+
 def main():
     root = criterion_dir()
     if not root.is_dir():
@@ -126,11 +137,7 @@ def main():
     print("sequential (one benchmark after the other; information only, load skews these)")
     print(f"{'':58} {'baseline ns':>14} {'measured ns':>14} {'ratio':>13}  target")
     print(f"{'':58} {'mean/median':>14} {'mean/median':>14} {'mean/median':>13}")
-    for label, base, cand, limit in RATIOS:
-        b, c = estimates(root, base), estimates(root, cand)
-        if b is None or c is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, _, limit), (b, c) in measured(root, RATIOS, (1, 2)):
         mean, median = c["mean"] / b["mean"], c["median"] / b["median"]
         verdict, miss = judged(median, limit)
         if miss:
@@ -140,33 +147,21 @@ def main():
     print()
     print("paired (baseline and candidate alternating within each sample; less sensitive to load)")
     print(f"{'':58} {'ratio mean':>14} {'ratio median':>14}  target")
-    for label, bench, limit in PAIRED:
-        e = estimates(root, bench)
-        if e is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, limit), (e,) in measured(root, PAIRED, (1,)):
         mean, median = e["mean"] / 1000, e["median"] / 1000
         verdict, miss = judged(median, limit)
         if miss:
             missed.append("paired " + label.strip())
         print(f"{label:58} {mean:>14.3f} {median:>14.3f}  {verdict}")
     print()
-    for label, bench, limit in TIMES:
-        e = estimates(root, bench)
-        if e is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, limit), (e,) in measured(root, TIMES, (1,)):
         mean, median = e["mean"] / 1e6, e["median"] / 1e6
         ok = median < limit
         if not ok:
             missed.append(label.strip())
         print(f"{label:58} mean {mean:8.2f} ms, median {median:8.2f} ms  "
               f"< {limit:.0f} ms {'ok' if ok else 'MISSED'}")
-    for label, bench, events in RATES:
-        e = estimates(root, bench)
-        if e is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, events), (e,) in measured(root, RATES, (1,)):
         print(f"{label:58} {events / (e['mean'] / 1e9):>14,.0f} events/s")
     print("(targets are judged on the median)")
     if missed:
