@@ -8,8 +8,9 @@
 # target/compare/old and built into target/compare/old-target, a target directory of its own:
 # two trees built into one target directory can leave cargo using the wrong build of a
 # workspace crate. Both builds run halo-axum/benches/governed.rs (the old one without its
-# `circuit = …` key, which that layer did not know), alternately, N times each (3 by default),
-# on a machine that should be quiet. The script prints each run's figures and the medians'
+# `circuit = …` key, which that layer did not know) and the timing it shares with the other
+# benches (benches/support/mod.rs), alternately, N times each (3 by default), on a machine
+# that should be quiet. The script prints each run's figures and the medians'
 # ratios, new / old, and first the instructions one in-process call takes in each build
 # (valgrind's cachegrind, when valgrind is installed), a count the machine's noise barely
 # moves.
@@ -40,6 +41,7 @@ rm -rf "$old"
 mkdir -p "$old"
 git archive "$commit" | tar -x -C "$old"
 sed 's/, circuit = "5\/30s\/2"//' halo-axum/benches/governed.rs > "$old/halo-axum/benches/governed.rs"
+cp halo-axum/benches/support/mod.rs "$old/halo-axum/benches/support/mod.rs"
 if [ -n "$patch_file" ]; then
   (cd "$old" && patch -s -p1 < "$patch_file")
 fi

@@ -11,10 +11,12 @@ use http::HeaderValue;
 use http::header::{AUTHORIZATION, CONTENT_TYPE};
 use http::request::Parts;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::redirect::Policy;
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
 
 use super::oauth::cache::{self, Cache};
+use super::oauth::settings::{Settings, settings_setters};
 use super::oauth::{self, MAX_DOCUMENT_BYTES, fetch};
 use super::{Authenticator, Principal, Unauthenticated};
 
@@ -81,16 +83,12 @@ struct Inner {
 /// Builds an [`IntrospectionAuthenticator`]: [`IntrospectionAuthenticator::builder`].
 #[must_use]
 pub struct IntrospectionAuthenticatorBuilder {
-    issuer: String,
+    /// The issuer, the audiences, the tenant claim, the cache, the deadline and the
+    /// endpoint.
+    settings: Settings,
     client_id: String,
     client_secret: String,
-    endpoint: Option<String>,
-    audiences: Vec<String>,
-    tenant_claim: Option<String>,
-    cache_ttl: Duration,
-    max_cached: usize,
     max_concurrent: usize,
-    timeout: Duration,
 }
 
 /// Why an [`IntrospectionAuthenticator`] could not be built: settings that cannot work, or
@@ -126,16 +124,10 @@ impl IntrospectionAuthenticator {
         client_secret: impl Into<String>,
     ) -> IntrospectionAuthenticatorBuilder {
         IntrospectionAuthenticatorBuilder {
-            issuer: issuer.into(),
+            settings: Settings::new(issuer.into()),
             client_id: client_id.into(),
             client_secret: client_secret.into(),
-            endpoint: None,
-            audiences: Vec::new(),
-            tenant_claim: None,
-            cache_ttl: Duration::from_secs(60),
-            max_cached: 10_000,
             max_concurrent: 8,
-            timeout: Duration::from_secs(10),
         }
     }
 
@@ -158,47 +150,34 @@ impl fmt::Debug for IntrospectionAuthenticator {
 impl fmt::Debug for IntrospectionAuthenticatorBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("IntrospectionAuthenticatorBuilder")
-            .field("issuer", &self.issuer)
+            .field("issuer", &self.settings.issuer)
             .field("client_id", &self.client_id)
-            .field("endpoint", &self.endpoint)
-            .field("audiences", &self.audiences)
+            .field("endpoint", &self.settings.url)
+            .field("audiences", &self.settings.audiences)
             .finish_non_exhaustive()
     }
 }
 
 impl IntrospectionAuthenticatorBuilder {
-    /// An audience the tokens may be for (the answer's `aud` must name one): the API's
-    /// resource identifier. Call it once per audience; at least one is required.
-    pub fn audience(mut self, audience: impl Into<String>) -> Self {
-        self.audiences.push(audience.into());
-        self
-    }
+    settings_setters! {
+        /// An audience the tokens may be for (the answer's `aud` must name one): the API's
+        /// resource identifier. Call it once per audience; at least one is required.
+        audience(audience: impl Into<String>) => audience;
 
-    /// Asks the introspection endpoint at `url` instead of the one the issuer's metadata
-    /// names (no discovery).
-    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
-        self.endpoint = Some(url.into());
-        self
-    }
+        /// Asks the introspection endpoint at `url` instead of the one the issuer's metadata
+        /// names (no discovery).
+        endpoint(url: impl Into<String>) => url;
 
-    /// The claim of the answer that names the caller's tenant (see
-    /// [`Principal::in_tenant`]).
-    pub fn tenant_claim(mut self, claim: impl Into<String>) -> Self {
-        self.tenant_claim = Some(claim.into());
-        self
-    }
+        /// The claim of the answer that names the caller's tenant (see
+        /// [`Principal::in_tenant`]).
+        tenant_claim(claim: impl Into<String>) => tenant_claim;
 
-    /// How long an answer is kept (60 s by default; an active token's never past its `exp`).
-    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
-        self.cache_ttl = ttl;
-        self
-    }
+        /// How long an answer is kept (60 s by default; an active token's never past its `exp`).
+        cache_ttl(ttl: Duration) => cache_ttl;
 
-    /// How many tokens' answers are kept at most (10,000 by default); past it, answers are
-    /// not kept until older ones expire.
-    pub fn max_cached(mut self, tokens: usize) -> Self {
-        self.max_cached = tokens;
-        self
+        /// How many tokens' answers are kept at most (10,000 by default); past it, answers are
+        /// not kept until older ones expire.
+        max_cached(tokens: usize) => max_cached;
     }
 
     /// How many introspection requests may be in flight at once (8 by default, at least 1).
@@ -207,10 +186,9 @@ impl IntrospectionAuthenticatorBuilder {
         self
     }
 
-    /// The deadline of each request to the issuer (10 s by default).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
+    settings_setters! {
+        /// The deadline of each request to the issuer (10 s by default).
+        timeout(timeout: Duration) => timeout;
     }
 
     /// Finds the introspection endpoint (unless given).
@@ -219,55 +197,31 @@ impl IntrospectionAuthenticatorBuilder {
     /// No audience, no concurrency; an issuer or endpoint URL that is neither `https` nor
     /// `http` on a loopback host; discovery that fails, names another issuer or names no
     /// `introspection_endpoint`; client credentials that cannot be sent in a header.
-    pub async fn build(self) -> Result<IntrospectionAuthenticator, IntrospectionError> {
-        if self.audiences.is_empty() {
-            return Err(IntrospectionError::new(
-                "name the audience the tokens must be for (audience(...))",
-            ));
-        }
+    pub async fn build(mut self) -> Result<IntrospectionAuthenticator, IntrospectionError> {
         if self.max_concurrent == 0 {
             return Err(IntrospectionError::new(
                 "max_concurrent must allow at least one request",
             ));
         }
-        if !fetch::is_trusted(&self.issuer) {
-            return Err(IntrospectionError::new(format!(
-                "the issuer {} is neither an https URL nor http on loopback",
-                self.issuer
-            )));
-        }
+        let client = self
+            .settings
+            .client(Policy::none())
+            .map_err(IntrospectionError::new)?;
         let credentials = basic(&self.client_id, &self.client_secret)?;
-        let client = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .connect_timeout(self.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| IntrospectionError::new(format!("HTTP client: {e}")))?;
-        let endpoint = match self.endpoint {
-            Some(url) if fetch::is_trusted(&url) => url,
-            Some(url) => {
-                return Err(IntrospectionError::new(format!(
-                    "the endpoint {url} is neither https nor http on loopback"
-                )));
-            }
-            None => fetch::discover(
-                &client,
-                &self.issuer,
-                "introspection_endpoint",
-                MAX_DOCUMENT_BYTES,
-            )
+        let endpoint = self
+            .settings
+            .locate(&client, "introspection_endpoint", "endpoint")
             .await
-            .map_err(|e| IntrospectionError::new(format!("discovery failed: {}", e.0)))?,
-        };
+            .map_err(IntrospectionError::new)?;
         Ok(IntrospectionAuthenticator {
             inner: Arc::new(Inner {
-                issuer: self.issuer,
+                cache: self.settings.cache(),
+                issuer: self.settings.issuer,
                 endpoint,
                 credentials,
-                audiences: self.audiences,
-                tenant_claim: self.tenant_claim,
+                audiences: self.settings.audiences,
+                tenant_claim: self.settings.tenant_claim,
                 client,
-                cache: Cache::new(self.cache_ttl, self.max_cached),
                 in_flight: Semaphore::new(self.max_concurrent),
             }),
         })

@@ -37,6 +37,7 @@ use criterion::{BatchSize, Criterion, criterion_main};
 use halo_axum::{Halo, HaloBuilder, HaloLayer};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, StatusCode};
+use support::runtime;
 use tokio::runtime::Runtime;
 use tower::layer::Layer;
 use tower::layer::util::Identity;
@@ -46,12 +47,6 @@ const HALO: HeaderValue = HeaderValue::from_static("application/llm+json");
 
 /// Operations of the generated document.
 const OPERATIONS: usize = 1_000;
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a current-thread runtime")
-}
 
 /// Calls a clone of the service once and collects the body, as a server would write it.
 async fn call<S>(service: &S, request: Request<Body>) -> (StatusCode, Bytes)
@@ -269,13 +264,7 @@ fn manifest(c: &mut Criterion) {
     group.finish();
 }
 
-/// Iterations of one side before switching to the other in [`paired`].
-const ROUND: u64 = 32;
-
-/// A measurement of `candidate / baseline` that load on the machine cannot skew: both run
-/// in alternating rounds of [`ROUND`] calls (ABBA order) within every sample, and the sample
-/// reports the ratio of their total times as microseconds per iteration, so criterion's
-/// "1.0300 µs" reads "ratio 1.030".
+/// [`support::paired`] of two services, each side's `n` requests timed by [`Apps::time`].
 fn paired<A, B>(
     apps: &Apps,
     baseline: (&A, fn() -> Request<Body>),
@@ -286,24 +275,11 @@ where
     B: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
 {
     move |iters| {
-        let mut base = Duration::ZERO;
-        let mut cand = Duration::ZERO;
-        let mut done = 0;
-        let mut base_first = true;
-        while done < iters {
-            let n = ROUND.min(iters - done);
-            if base_first {
-                base += apps.time(n, baseline);
-                cand += apps.time(n, candidate);
-            } else {
-                cand += apps.time(n, candidate);
-                base += apps.time(n, baseline);
-            }
-            base_first = !base_first;
-            done += n;
-        }
-        let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
-        Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
+        support::paired(
+            iters,
+            |n| apps.time(n, baseline),
+            |n| apps.time(n, candidate),
+        )
     }
 }
 

@@ -34,14 +34,13 @@
 //!
 //! Run `cargo bench -p halo-axum --bench execution`, then `python3 halo-axum/benches/ratios.py`.
 
+mod support;
+
 use std::convert::Infallible;
-use std::future::Future;
-use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 use axum::body::Body;
+use axum::response::IntoResponse;
 use axum::response::sse::{Event, Sse};
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use bytes::Bytes;
@@ -49,12 +48,9 @@ use criterion::{Criterion, SamplingMode, criterion_main};
 use futures_util::stream;
 use halo_axum::{HaloLayer, Progress, ValidJson, Validation, halo};
 use http::{Method, Request, StatusCode};
-use http_body_util::BodyExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::runtime::Runtime;
-use tower::ServiceExt;
-use tower_service::Service;
+use support::{answered, call, get_once, get_request, paired, runtime, serve, time};
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -118,13 +114,6 @@ async fn breaker_book(
 #[openapi(info(title = "Bench", version = "1"))]
 struct Doc;
 
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime")
-}
-
 /// A review of about 1 KiB as JSON.
 fn review_body() -> Bytes {
     let review = Review {
@@ -146,20 +135,6 @@ fn post(body: &Bytes) -> Request<Body> {
         .header("content-type", "application/json")
         .body(Body::from(body.clone()))
         .expect("a request")
-}
-
-async fn call<S>(service: &S, request: Request<Body>) -> StatusCode
-where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
-{
-    let response = service
-        .clone()
-        .oneshot(request)
-        .await
-        .unwrap_or_else(|never| match never {});
-    let status = response.status();
-    black_box(response.into_body().collect().await.expect("a body"));
-    status
 }
 
 fn app(validate: bool) -> Router {
@@ -187,34 +162,6 @@ fn app_with(validate: bool, formats: bool, metrics: bool) -> Router {
         .build()
         .expect("a layer");
     router.layer(layer)
-}
-
-/// Iterations of one side before switching to the other.
-const ROUND: u64 = 32;
-
-/// `candidate / baseline` over `iters` calls each, in alternating rounds, as microseconds
-/// per iteration (criterion's `1.0300 µs` reads "ratio 1.030"). Each closure times `n` calls.
-fn paired(
-    iters: u64,
-    mut baseline: impl FnMut(u64) -> Duration,
-    mut candidate: impl FnMut(u64) -> Duration,
-) -> Duration {
-    let (mut base, mut cand, mut done, mut base_first) = (Duration::ZERO, Duration::ZERO, 0, true);
-    while done < iters {
-        let n = ROUND.min(iters - done);
-        if base_first {
-            base += baseline(n);
-            cand += candidate(n);
-        } else {
-            cand += candidate(n);
-            base += baseline(n);
-        }
-        base_first = !base_first;
-        done += n;
-    }
-    let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
-    #[allow(clippy::cast_precision_loss)] // iteration counts stay far below 2^52
-    Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
 }
 
 fn validation(c: &mut Criterion) {
@@ -302,31 +249,11 @@ fn validation(c: &mut Criterion) {
 }
 
 async fn send(client: &reqwest::Client, url: &str, body: &Bytes) -> StatusCode {
-    let response = client
+    let request = client
         .post(url)
         .header("content-type", "application/json")
-        .body(body.clone())
-        .send()
-        .await
-        .expect("an answer");
-    let status = response.status();
-    black_box(response.bytes().await.expect("a body"));
-    status
-}
-
-/// The time `n` calls of `call` take, one after another.
-fn time<F, Fut>(rt: &Runtime, n: u64, call: F) -> Duration
-where
-    F: Fn() -> Fut,
-    Fut: Future,
-{
-    rt.block_on(async {
-        let started = Instant::now();
-        for _ in 0..n {
-            black_box(call().await);
-        }
-        started.elapsed()
-    })
+        .body(body.clone());
+    answered(request).await
 }
 
 /// A plain axum SSE handler sending as many events, of the same size, as the HALO tool.
@@ -354,16 +281,6 @@ async fn axum_sse() -> impl IntoResponse {
         r#"{"type":"tool_end","data":{"status":200,"content":{"done":true}}}"#.into(),
     ));
     Sse::new(stream::iter(start.chain(steps).chain(end)))
-}
-
-/// Serves `router` on a loopback port.
-async fn serve(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move { axum::serve(listener, router).await.expect("serving") });
-    format!("http://{addr}")
 }
 
 /// Reads a whole event stream, counting events.
@@ -419,13 +336,6 @@ fn streaming(c: &mut Criterion) {
         b.iter(|| rt.block_on(read_events(&client, Method::GET, &plain)));
     });
     group.finish();
-}
-
-async fn get_once(client: &reqwest::Client, url: &str) -> StatusCode {
-    let response = client.get(url).send().await.expect("an answer");
-    let status = response.status();
-    black_box(response.bytes().await.expect("a body"));
-    status
 }
 
 /// A GET tool whose schema declares a rate and a deadline (enforced: a GCRA check and a
@@ -491,13 +401,6 @@ fn governance(c: &mut Criterion) {
         });
     });
     group.finish();
-}
-
-fn get_request(path: &'static str) -> Request<Body> {
-    Request::builder()
-        .uri(path)
-        .body(Body::empty())
-        .expect("a request")
 }
 
 /// The governed GET tool with a (closed) circuit breaker against the same without one.

@@ -7,30 +7,26 @@
 //!   (`tower::oneshot`) through the layer.
 //! - `governed/http_get`: the same call over loopback HTTP from a reqwest client.
 //!
-//! The file is written so that it builds against layers older than circuit breakers: the
-//! script removes the `circuit = …` key there, and nothing else differs.
+//! The file, and the timing it shares with the other benches (`support/mod.rs`, which the
+//! script copies too), is written so that it builds against layers older than circuit
+//! breakers: the script removes the `circuit = …` key there, and nothing else differs.
 //!
 //! Run `cargo bench -p halo-axum --bench governed`. With `HALO_BENCH_CALLS=N` set, the
 //! binary makes `N` in-process calls and exits instead, so that valgrind's cachegrind counts
 //! the instructions a call takes: the script compares builds by that count as well as by
 //! time.
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::hint::black_box;
-use std::time::{Duration, Instant};
+mod support;
 
-use axum::body::Body;
-use axum::response::Response;
+use std::hint::black_box;
+
+use axum::extract::Path;
 use axum::{Json, Router};
 use criterion::Criterion;
 use halo_axum::{HaloLayer, halo};
-use http::{Request, StatusCode};
-use http_body_util::BodyExt;
-use serde_json::json;
-use tokio::runtime::Runtime;
-use tower::ServiceExt;
-use tower_service::Service;
+use http::StatusCode;
+use serde_json::{Value, json};
+use support::{call, get_once, get_request, runtime, serve, time};
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -38,22 +34,13 @@ use utoipa_axum::routes;
 /// Read a book (a rate, a deadline and a circuit breaker, none of them ever reached).
 #[halo(rate = "1000000/second", timeout_ms = 5000, circuit = "5/30s/2")]
 #[utoipa::path(get, path = "/governed/{id}", params(("id" = u64, Path)), responses((status = 200)))]
-async fn governed_book(
-    axum::extract::Path(id): axum::extract::Path<u64>,
-) -> Json<serde_json::Value> {
+async fn governed_book(Path(id): Path<u64>) -> Json<Value> {
     Json(json!({"id": id, "title": "Dune"}))
 }
 
 #[derive(OpenApi)]
 #[openapi(info(title = "Bench", version = "1"))]
 struct Doc;
-
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime")
-}
 
 fn app() -> Router {
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
@@ -62,64 +49,19 @@ fn app() -> Router {
     router.layer(HaloLayer::builder(api).build().expect("a layer"))
 }
 
-async fn call<S>(service: &S) -> StatusCode
-where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
-{
-    let request = Request::builder()
-        .uri("/governed/7")
-        .body(Body::empty())
-        .expect("a request");
-    let response = service
-        .clone()
-        .oneshot(request)
-        .await
-        .unwrap_or_else(|never| match never {});
-    let status = response.status();
-    black_box(response.into_body().collect().await.expect("a body"));
-    status
-}
-
-async fn get_once(client: &reqwest::Client, url: &str) -> StatusCode {
-    let response = client.get(url).send().await.expect("an answer");
-    let status = response.status();
-    black_box(response.bytes().await.expect("a body"));
-    status
-}
-
-/// `n` calls' time.
-fn time<F, Fut>(rt: &Runtime, n: u64, call: F) -> Duration
-where
-    F: Fn() -> Fut,
-    Fut: Future,
-{
-    rt.block_on(async {
-        let started = Instant::now();
-        for _ in 0..n {
-            black_box(call().await);
-        }
-        started.elapsed()
-    })
-}
-
 fn governed(c: &mut Criterion) {
     let rt = runtime();
     let app = app();
-    assert_eq!(rt.block_on(call(&app)), StatusCode::OK);
-    let base = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a port");
-        let addr = listener.local_addr().expect("an address");
-        let served = app.clone();
-        tokio::spawn(async move { axum::serve(listener, served).await.expect("serving") });
-        format!("http://{addr}/governed/7")
-    });
+    assert_eq!(
+        rt.block_on(call(&app, get_request("/governed/7"))),
+        StatusCode::OK
+    );
+    let base = format!("{}/governed/7", rt.block_on(serve(app.clone())));
     let client = reqwest::Client::new();
     assert_eq!(rt.block_on(get_once(&client, &base)), StatusCode::OK);
     let mut group = c.benchmark_group("governed");
     group.bench_function("oneshot_get", |b| {
-        b.iter_custom(|iters| time(&rt, iters, || call(&app)));
+        b.iter_custom(|iters| time(&rt, iters, || call(&app, get_request("/governed/7"))));
     });
     group.bench_function("http_get", |b| {
         b.iter_custom(|iters| time(&rt, iters, || get_once(&client, &base)));
@@ -143,7 +85,7 @@ fn main() {
     {
         let rt = runtime();
         let app = app();
-        black_box(time(&rt, calls, || call(&app)));
+        black_box(time(&rt, calls, || call(&app, get_request("/governed/7"))));
         return;
     }
     group::benches();

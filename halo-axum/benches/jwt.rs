@@ -39,8 +39,8 @@
 
 #[path = "support/jwt_issuer.rs"]
 mod jwt_issuer;
+mod support;
 
-use std::future::Future;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -58,6 +58,7 @@ use http::request::Parts;
 use http::{Request, StatusCode};
 use jwt_issuer::{EC_KID, Issuer, RSA_KID};
 use serde_json::{Value, json};
+use support::{answered, paired, runtime, time};
 use tokio::runtime::Runtime;
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -115,13 +116,6 @@ fn jwt_authenticators(rt: &Runtime, issuer: &Issuer) -> (JwtAuthenticator, JwtAu
     })
 }
 
-fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread runtime")
-}
-
 /// The head of a request bearing `token`.
 fn parts(token: &str) -> Parts {
     Request::builder()
@@ -133,21 +127,6 @@ fn parts(token: &str) -> Parts {
         .0
 }
 
-/// The time `n` calls of `call` take, one after another.
-fn time<F, Fut>(rt: &Runtime, n: u64, call: F) -> Duration
-where
-    F: Fn() -> Fut,
-    Fut: Future,
-{
-    rt.block_on(async {
-        let started = Instant::now();
-        for _ in 0..n {
-            black_box(call().await);
-        }
-        started.elapsed()
-    })
-}
-
 /// The time `n` calls of `call` take, outside any runtime.
 fn time_sync<T>(n: u64, call: impl Fn() -> T) -> Duration {
     let started = Instant::now();
@@ -155,34 +134,6 @@ fn time_sync<T>(n: u64, call: impl Fn() -> T) -> Duration {
         black_box(call());
     }
     started.elapsed()
-}
-
-/// Iterations of one side before switching to the other.
-const ROUND: u64 = 32;
-
-/// `candidate / baseline` over `iters` calls each, in alternating rounds, as microseconds
-/// per iteration (criterion's `1.0300 µs` reads "ratio 1.030"). Each closure times `n` calls.
-fn paired(
-    iters: u64,
-    mut baseline: impl FnMut(u64) -> Duration,
-    mut candidate: impl FnMut(u64) -> Duration,
-) -> Duration {
-    let (mut base, mut cand, mut done, mut base_first) = (Duration::ZERO, Duration::ZERO, 0, true);
-    while done < iters {
-        let n = ROUND.min(iters - done);
-        if base_first {
-            base += baseline(n);
-            cand += candidate(n);
-        } else {
-            cand += candidate(n);
-            base += baseline(n);
-        }
-        base_first = !base_first;
-        done += n;
-    }
-    let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
-    #[allow(clippy::cast_precision_loss)] // iteration counts stay far below 2^52
-    Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
 }
 
 /// Asserts that `authenticator` takes the request bearing `token` as the reader.
@@ -281,15 +232,7 @@ fn in_process(c: &mut Criterion) {
 
 /// `GET url` bearing `token`: the status, the body read.
 async fn get(client: &reqwest::Client, url: &str, token: &str) -> StatusCode {
-    let response = client
-        .get(url)
-        .bearer_auth(token)
-        .send()
-        .await
-        .expect("an answer");
-    let status = response.status();
-    black_box(response.bytes().await.expect("a body"));
-    status
+    answered(client.get(url).bearer_auth(token)).await
 }
 
 fn over_http(c: &mut Criterion) {

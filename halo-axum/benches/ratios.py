@@ -11,10 +11,11 @@ CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else `target/criterion`
 workspace this file lives in. Exits 1 when a figure misses its target.
 """
 
-import json
-import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from criterion_estimates import criterion_dir, estimates  # noqa: E402
 
 # (label, baseline, candidate, highest acceptable ratio or None for information only).
 # Measured one after the other, so load from other processes skews them: the targets of (a)
@@ -108,22 +109,24 @@ TIMES = [
 ]
 
 
-def criterion_dir():
-    if len(sys.argv) > 1:
-        return Path(sys.argv[1])
-    target = os.environ.get("CARGO_TARGET_DIR")
-    if target:
-        return Path(target) / "criterion"
-    return Path(__file__).resolve().parents[2] / "target" / "criterion"
+def judged(median, limit):
+    """The verdict on a median ratio against its highest acceptable `limit` (None: information
+    only), and whether it missed."""
+    if limit is None:
+        return "", False
+    ok = median <= limit
+    return f"<= {limit:.2f} {'ok' if ok else 'MISSED'}", not ok
 
 
-def estimates(root, bench):
-    path = root / bench / "new" / "estimates.json"
-    if not path.is_file():
-        return None
-    with path.open() as f:
-        data = json.load(f)
-    return {key: data[key]["point_estimate"] for key in ("mean", "median")}
+def measured(root, rows, columns):
+    """The rows whose benchmarks (the row's items at `columns`) were all measured, each with
+    their estimates; each of the others is printed as not measured."""
+    for row in rows:
+        found = [estimates(root, row[column]) for column in columns]
+        if None in found:
+            print(f"{row[0]:58} (not measured)")
+            continue
+        yield row, found
 
 
 def main():
@@ -134,53 +137,31 @@ def main():
     print("sequential (one benchmark after the other; information only, load skews these)")
     print(f"{'':58} {'baseline ns':>14} {'measured ns':>14} {'ratio':>13}  target")
     print(f"{'':58} {'mean/median':>14} {'mean/median':>14} {'mean/median':>13}")
-    for label, base, cand, limit in RATIOS:
-        b, c = estimates(root, base), estimates(root, cand)
-        if b is None or c is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, _, limit), (b, c) in measured(root, RATIOS, (1, 2)):
         mean, median = c["mean"] / b["mean"], c["median"] / b["median"]
-        verdict = ""
-        if limit is not None:
-            ok = median <= limit
-            verdict = f"<= {limit:.2f} {'ok' if ok else 'MISSED'}"
-            if not ok:
-                missed.append(label.strip())
+        verdict, miss = judged(median, limit)
+        if miss:
+            missed.append(label.strip())
         print(f"{label:58} {b['mean']:>14,.0f} {c['mean']:>14,.0f} {mean:>13.3f}  {verdict}")
         print(f"{'':58} {b['median']:>14,.0f} {c['median']:>14,.0f} {median:>13.3f}")
     print()
     print("paired (baseline and candidate alternating within each sample; less sensitive to load)")
     print(f"{'':58} {'ratio mean':>14} {'ratio median':>14}  target")
-    for label, bench, limit in PAIRED:
-        e = estimates(root, bench)
-        if e is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, limit), (e,) in measured(root, PAIRED, (1,)):
         mean, median = e["mean"] / 1000, e["median"] / 1000
-        verdict = ""
-        if limit is not None:
-            ok = median <= limit
-            verdict = f"<= {limit:.2f} {'ok' if ok else 'MISSED'}"
-            if not ok:
-                missed.append("paired " + label.strip())
+        verdict, miss = judged(median, limit)
+        if miss:
+            missed.append("paired " + label.strip())
         print(f"{label:58} {mean:>14.3f} {median:>14.3f}  {verdict}")
     print()
-    for label, bench, limit in TIMES:
-        e = estimates(root, bench)
-        if e is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, limit), (e,) in measured(root, TIMES, (1,)):
         mean, median = e["mean"] / 1e6, e["median"] / 1e6
         ok = median < limit
         if not ok:
             missed.append(label.strip())
         print(f"{label:58} mean {mean:8.2f} ms, median {median:8.2f} ms  "
               f"< {limit:.0f} ms {'ok' if ok else 'MISSED'}")
-    for label, bench, events in RATES:
-        e = estimates(root, bench)
-        if e is None:
-            print(f"{label:58} (not measured)")
-            continue
+    for (label, _, events), (e,) in measured(root, RATES, (1,)):
         print(f"{label:58} {events / (e['mean'] / 1e9):>14,.0f} events/s")
     print("(targets are judged on the median)")
     if missed:

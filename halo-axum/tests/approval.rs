@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
-use common::approvals::{self, ALICE, APPROVALS, BOB, CAROL, Payments, Trail};
+use common::approvals::{self, ALICE, APPROVALS, BOB, CAROL, Payments, Trail, streamed_refund};
 use common::client::Answer;
 use common::gate::Runs;
 use halo_axum::protocol::Approval;
@@ -467,46 +467,10 @@ async fn an_approver_may_decide_at_once() {
     assert_eq!(api.runs.count(), 1);
 }
 
-/// Reads `response` until `enough` holds of what was read (or it ends).
-async fn read_until(response: &mut reqwest::Response, enough: impl Fn(&str) -> bool) -> String {
-    let mut text = String::new();
-    while !enough(&text) {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
-            .await
-            .expect("more of the stream in time")
-            .expect("a readable stream");
-        let Some(chunk) = chunk else { break };
-        text.push_str(std::str::from_utf8(&chunk).expect("text"));
-    }
-    text
-}
-
-/// A streamed call of `/refunds/{id}` by alice: the response, its stream read up to the
-/// `approval_pending` event, and the approval's `Location`.
-async fn streamed_refund(api: &Api, id: &str) -> (reqwest::Response, String, String) {
-    let mut response = api
-        .http
-        .post(api.server.url(&format!("/refunds/{id}")))
-        .bearer_auth(ALICE)
-        .header("accept", "text/event-stream")
-        .json(&json!({"amount": 3}))
-        .send()
-        .await
-        .expect("a stream");
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let location = response.headers()["location"]
-        .to_str()
-        .expect("ASCII")
-        .to_owned();
-    let text = read_until(&mut response, |text| text.contains("approval_pending")).await;
-    (response, text, location)
-}
-
 #[tokio::test]
 async fn a_streamed_call_waits_then_streams_its_own_events() {
     let api = serve(queue).await;
-    let (response, head, location) = streamed_refund(&api, "7").await;
+    let (response, head, location) = streamed_refund(&api.http, &api.server, "7").await;
     let events = common::client::events(&head);
     let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["tool_start", "approval_pending"]);
@@ -535,7 +499,7 @@ async fn a_streamed_call_waits_then_streams_its_own_events() {
 #[tokio::test]
 async fn a_streamed_call_denied_ends_with_a_tool_error() {
     let api = serve(queue).await;
-    let (response, head, location) = streamed_refund(&api, "8").await;
+    let (response, head, location) = streamed_refund(&api.http, &api.server, "8").await;
     let reason = json!({"reason": "not today"});
     api.decide(&location, "deny", CAROL, Some(&reason)).await;
     let rest = response.text().await.expect("the rest of the stream");

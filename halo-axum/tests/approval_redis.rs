@@ -15,43 +15,17 @@ mod common;
 
 use std::time::Duration;
 
-use common::approvals::{self, ALICE, APPROVALS, Api, CAROL, Instance, redis_holds};
-use common::audit::Records;
+use common::approvals::{self, ALICE, APPROVALS, Api, CAROL, redis_holds, rest, streamed_refund};
 use common::client::Answer;
-use common::gate::Runs;
-use halo_axum::{ApprovalLimits, ApprovalQueue, HaloLayer, RedisStore};
+use halo_axum::ApprovalLimits;
 use halo_tests::redis::RedisServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 /// Two instances, `a` and `b`, sharing `redis` (key prefix `pay:`), with `limits`.
 async fn two(redis: &RedisServer, limits: ApprovalLimits) -> (Api, Api) {
-    let mut pair = Vec::new();
-    for name in ["a", "b"] {
-        let instance = Instance {
-            name,
-            runs: Runs::default(),
-            audit: Records::default(),
-        };
-        let (router, api) = approvals::payments().split_for_parts();
-        let store = RedisStore::open(&redis.url()).unwrap().prefix("pay:");
-        let layer = HaloLayer::builder(api)
-            .authenticator(approvals::callers())
-            .approver(ApprovalQueue::new("approve"))
-            .approval_limits(limits)
-            .redis(store)
-            .audit(instance.audit.clone())
-            .build()
-            .expect("valid metadata");
-        let server = halo_tests::spawn(router.with_state(instance.clone()).layer(layer)).await;
-        pair.push(Api {
-            server,
-            instance,
-            http: reqwest::Client::new(),
-        });
-    }
-    let b = pair.pop().expect("two");
-    (pair.pop().expect("two"), b)
+    let a = approvals::on_redis(redis, "a", limits, false).await;
+    (a, approvals::on_redis(redis, "b", limits, false).await)
 }
 
 impl Api {
@@ -305,44 +279,6 @@ async fn with_redis_down_nothing_is_held_decided_or_run() {
     );
 }
 
-/// A streamed call of `/refunds/9` by alice on `api`: the response, its stream read up to
-/// the `approval_pending` event, and the approval's `Location`.
-async fn streamed(api: &Api) -> (reqwest::Response, String, String) {
-    let mut response = api
-        .http
-        .post(api.server.url("/refunds/9"))
-        .bearer_auth(ALICE)
-        .header("accept", "text/event-stream")
-        .json(&json!({"amount": 3}))
-        .send()
-        .await
-        .expect("a stream");
-    assert_eq!(response.status(), StatusCode::OK);
-    let location = response.headers()["location"]
-        .to_str()
-        .expect("ASCII")
-        .to_owned();
-    let mut head = String::new();
-    while !head.contains("approval_pending") {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
-            .await
-            .expect("the stream in time")
-            .expect("a readable stream")
-            .expect("more of the stream");
-        head.push_str(std::str::from_utf8(&chunk).expect("text"));
-    }
-    (response, head, location)
-}
-
-/// The events of a stream whose beginning was `head`, read to its end.
-async fn rest(response: reqwest::Response, head: &str) -> Vec<common::client::Event> {
-    let rest = tokio::time::timeout(Duration::from_secs(10), response.text())
-        .await
-        .expect("the stream ends")
-        .expect("the rest of the stream");
-    common::client::events(&format!("{head}{rest}"))
-}
-
 fn names(events: &[common::client::Event]) -> Vec<&str> {
     events.iter().map(|event| event.name.as_str()).collect()
 }
@@ -351,7 +287,7 @@ fn names(events: &[common::client::Event]) -> Vec<&str> {
 async fn a_streamed_caller_whose_call_is_denied_on_the_other_instance_gets_a_403() {
     let redis = RedisServer::start();
     let (a, b) = two(&redis, ApprovalLimits::new()).await;
-    let (response, head, location) = streamed(&a).await;
+    let (response, head, location) = streamed_refund(&a.http, &a.server, "9").await;
     let reason = json!({"reason": "not today"});
     let denied = b.decide(&location, "deny", Some(&reason)).await;
     assert_eq!(denied.status, StatusCode::OK, "{}", denied.body);
@@ -374,7 +310,7 @@ async fn a_streamed_caller_whose_call_is_denied_on_the_other_instance_gets_a_403
 async fn a_streamed_caller_gets_its_own_events_when_its_instance_runs_the_call() {
     let redis = RedisServer::start();
     let (a, b) = two(&redis, ApprovalLimits::new()).await;
-    let (response, head, location) = streamed(&a).await;
+    let (response, head, location) = streamed_refund(&a.http, &a.server, "9").await;
     b.decide(&location, "approve", None).await;
     let events = rest(response, &head).await;
     assert_eq!(
@@ -395,7 +331,7 @@ async fn a_call_withdrawn_on_the_other_instance_never_runs_and_its_stream_ends()
     let redis = RedisServer::start();
     let (a, b) = two(&redis, ApprovalLimits::new()).await;
     // Streamed on A, withdrawn on B: A's stream ends with the cancelled `tool_error`.
-    let (response, head, location) = streamed(&a).await;
+    let (response, head, location) = streamed_refund(&a.http, &a.server, "9").await;
     let withdrawn = b.withdraw(&location).await;
     assert_eq!(withdrawn.status, StatusCode::OK, "{}", withdrawn.body);
     let doc = withdrawn.json();

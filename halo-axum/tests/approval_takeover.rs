@@ -14,11 +14,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::approvals::{self, ALICE, APPROVALS, Api, CAROL, Instance, redis_holds};
-use common::audit::Records;
+use common::approvals::{self, ALICE, APPROVALS, Api, CAROL, redis_holds};
 use common::client::Answer;
-use common::gate::Runs;
-use halo_axum::{ApprovalLimits, ApprovalQueue, HaloLayer, RedisStore};
+use halo_axum::ApprovalLimits;
 use halo_tests::redis::RedisServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -32,33 +30,8 @@ const COOKIE: &str = "session=cookie-secret-77";
 /// Instance `name` of the payments API on `redis` (prefix `pay:`, heartbeat 1 s), given
 /// its app to run orphaned calls when `takes_over`.
 async fn instance(redis: &RedisServer, name: &'static str, takes_over: bool) -> Api {
-    let instance = Instance {
-        name,
-        runs: Runs::default(),
-        audit: Records::default(),
-    };
-    let (router, api) = approvals::payments().split_for_parts();
-    let store = RedisStore::open(&redis.url()).unwrap().prefix("pay:");
     let limits = ApprovalLimits::new().holder_timeout(Duration::from_secs(1));
-    let layer = HaloLayer::builder(api)
-        .authenticator(approvals::callers())
-        .approver(ApprovalQueue::new("approve"))
-        .approval_limits(limits)
-        .redis(store)
-        .audit(instance.audit.clone())
-        .build()
-        .expect("valid metadata");
-    let app = router.with_state(instance.clone()).layer(layer.clone());
-    let app = if takes_over {
-        layer.take_over_with(app)
-    } else {
-        app
-    };
-    Api {
-        server: halo_tests::spawn(app).await,
-        instance,
-        http: reqwest::Client::new(),
-    }
+    approvals::on_redis(redis, name, limits, takes_over).await
 }
 
 impl Api {

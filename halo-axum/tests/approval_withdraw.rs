@@ -9,77 +9,31 @@
 
 mod common;
 
-use std::time::Duration;
-
-use axum::Json;
-use axum::extract::{Path, State};
-use common::audit::Records;
+use common::approvals::{self, ALICE, APPROVALS, BOB, CAROL, Trail, rest, streamed_refund};
 use common::client::Answer;
 use common::gate::Runs;
-use halo_axum::{ApprovalQueue, HaloLayer, Principal, StaticAuthenticator, halo};
-use halo_tests::{BearerScheme, TestServer};
+use halo_axum::{ApprovalQueue, HaloBuilder};
+use halo_tests::TestServer;
 use reqwest::{Method, StatusCode};
-use serde::Deserialize;
-use serde_json::{Value, json};
-use utoipa::{OpenApi, ToSchema};
-use utoipa_axum::{router::OpenApiRouter, routes};
+use serde_json::json;
 
-const APPROVALS: &str = "/.well-known/halo/approvals";
 const CALLS: &str = "/.well-known/halo/calls";
-/// Callers: two who call, one who approves.
-const ALICE: &str = "alice-token";
-const BOB: &str = "bob-token";
-const CAROL: &str = "carol-token";
-
-#[derive(Deserialize, ToSchema)]
-struct Refund {
-    amount: u32,
-}
-
-/// Refund a payment: every call waits for approval.
-#[halo(approval = "required", idempotency_key = "Idempotency-Key")]
-#[utoipa::path(post, path = "/refunds/{id}", params(("id" = String, Path)),
-    request_body = Refund, responses((status = 200)), security(("bearer" = [])))]
-async fn refund(
-    State(runs): State<Runs>,
-    Path(id): Path<String>,
-    Json(refund): Json<Refund>,
-) -> Json<Value> {
-    Json(json!({"refund": id, "amount": refund.amount, "run": runs.add()}))
-}
-
-#[derive(OpenApi)]
-#[openapi(info(title = "Payments", version = "1"), modifiers(&BearerScheme))]
-struct Doc;
 
 struct Api {
     server: TestServer,
     runs: Runs,
-    audit: Records,
+    audit: Trail,
     http: reqwest::Client,
 }
 
 /// The payments API, its calls decided by holders of `approve`.
 async fn serve() -> Api {
-    let (runs, audit) = (Runs::default(), Records::default());
-    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
-        .routes(routes!(refund))
-        .split_for_parts();
-    let auth = StaticAuthenticator::new()
-        .bearer(ALICE, Principal::new("alice"))
-        .bearer(BOB, Principal::new("bob"))
-        .bearer(CAROL, Principal::new("carol").with_scopes(["approve"]));
-    let layer = HaloLayer::builder(api)
-        .authenticator(auth)
-        .approver(ApprovalQueue::new("approve"))
-        .audit(audit.clone())
-        .build()
-        .expect("valid metadata");
-    let server = halo_tests::spawn(router.with_state(runs.clone()).layer(layer)).await;
+    let queue = |builder: HaloBuilder| builder.approver(ApprovalQueue::new("approve"));
+    let payments = approvals::serve(approvals::payments(), queue).await;
     Api {
-        server,
-        runs,
-        audit,
+        server: payments.server,
+        runs: payments.runs,
+        audit: payments.trail,
         http: reqwest::Client::new(),
     }
 }
@@ -123,9 +77,7 @@ impl Api {
 
     /// The records with `outcome`.
     fn records(&self, outcome: &str) -> Vec<halo_axum::AuditRecord> {
-        let all = self.audit.all();
-        let found = all.iter().filter(|r| r.outcome.as_str() == outcome);
-        found.cloned().collect()
+        self.audit.records(outcome)
     }
 }
 
@@ -242,44 +194,18 @@ async fn a_repeat_of_a_withdrawn_call_with_its_key_is_refused() {
     assert_eq!(api.runs.count(), 0);
 }
 
-/// A streamed call of `/refunds/{id}` by alice: the response read up to its
-/// `approval_pending` event, what was read, its `Location` and its call id.
+/// A streamed call of `/refunds/{id}` by alice ([`streamed_refund`]): the response read up
+/// to its `approval_pending` event, what was read, its `Location` and its call id.
 async fn streamed(api: &Api, id: &str) -> (reqwest::Response, String, String, String) {
-    let mut response = api
-        .http
-        .post(api.server.url(&format!("/refunds/{id}")))
-        .bearer_auth(ALICE)
-        .header("accept", "text/event-stream")
-        .json(&json!({"amount": 3}))
-        .send()
-        .await
-        .expect("a stream");
-    assert_eq!(response.status(), StatusCode::OK);
-    let header = |name: &str| {
-        let value = response.headers()[name].to_str().expect("ASCII");
-        value.to_owned()
-    };
-    let (location, call_id) = (header("location"), header("halo-call-id"));
-    let mut head = String::new();
-    while !head.contains("approval_pending") {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
-            .await
-            .expect("the stream in time")
-            .expect("a readable stream")
-            .expect("more of the stream");
-        head.push_str(std::str::from_utf8(&chunk).expect("text"));
-    }
+    let (response, head, location) = streamed_refund(&api.http, &api.server, id).await;
+    let call_id = response.headers()["halo-call-id"].to_str().expect("ASCII");
+    let call_id = call_id.to_owned();
     (response, head, location, call_id)
 }
 
 /// The last event of a stream whose beginning was `head`, read to its end.
 async fn last(response: reqwest::Response, head: &str) -> common::client::Event {
-    let rest = tokio::time::timeout(Duration::from_secs(10), response.text())
-        .await
-        .expect("the stream ends")
-        .expect("the rest of the stream");
-    let events = common::client::events(&format!("{head}{rest}"));
-    events.last().cloned().expect("events")
+    rest(response, head).await.last().cloned().expect("events")
 }
 
 /// Asserts the cancelled `tool_error`.

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use axum::Json;
 use axum::http::StatusCode;
 use halo_axum::{BuildError, HaloBuilder, HaloLayer};
+use halo_tests::json::each_str;
 use reqwest::Method;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -53,12 +54,7 @@ async fn discover(base: &str, path: &str) -> reqwest::Response {
 /// The fallback is gone from discovery and still the app's own for every other request.
 async fn assert_left_out(base: &str) {
     let manifest: Value = discover(base, "/").await.json().await.unwrap();
-    let names: Vec<&str> = manifest["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = each_str(&manifest["tools"], "/name");
     assert_eq!(names, ["list_books"]);
     let unknown = discover(base, "/anything").await;
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);

@@ -201,6 +201,13 @@ fn api(authenticator: JwtAuthenticator, issuer: &str) -> App {
     App::new(routes().layer(books(authenticator, issuer).build().unwrap()))
 }
 
+/// The API behind an authenticator of `issuer` that fetches its key set at most once per
+/// `interval`.
+async fn refreshing_api(issuer: &Issuer, interval: Duration) -> App {
+    let authenticator = issuer.authenticator().refresh_interval(interval).build();
+    api(authenticator.await.unwrap(), &issuer.url())
+}
+
 fn now() -> i64 {
     i64::try_from(
         SystemTime::now()
@@ -523,15 +530,7 @@ async fn unknown_kids_fetch_the_key_set_at_most_once_per_interval() {
         })
         .collect();
     let interval = Duration::from_secs(3);
-    let app = api(
-        issuer
-            .authenticator()
-            .refresh_interval(interval)
-            .build()
-            .await
-            .unwrap(),
-        &url,
-    );
+    let app = refreshing_api(&issuer, interval).await;
     assert_eq!(issuer.fetches(), 1);
     let send_all = |tokens: Vec<String>| {
         let app = app.clone();
@@ -592,15 +591,7 @@ async fn the_issuer_down() {
 
     issuer.down(false);
     let interval = Duration::from_millis(300);
-    let app = api(
-        issuer
-            .authenticator()
-            .refresh_interval(interval)
-            .build()
-            .await
-            .unwrap(),
-        &url,
-    );
+    let app = refreshing_api(&issuer, interval).await;
     // Down later: the keys already fetched keep working...
     issuer.down(true);
     common::fast_forward(interval + Duration::from_millis(50)).await;

@@ -23,16 +23,14 @@ use halo_axum::{
     ApprovalLimits, ApprovalQueue, Authenticator, HaloLayer, Principal, StaticAuthenticator,
     Unauthenticated, Validation, halo,
 };
-use halo_tests::mcp::call;
+use halo_tests::mcp::{Confirming, call, call_through, search, text};
 use halo_tests::{ApiKeyScheme, BearerScheme, TestServer, spawn};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ProgressNotificationParam, ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ElicitationAction,
+    ProgressNotificationParam, Tool,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
@@ -156,13 +154,6 @@ fn names(tools: &[Tool]) -> Vec<&str> {
 
 fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
     tools.iter().find(|tool| tool.name == name).expect(name)
-}
-
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -434,12 +425,7 @@ async fn above_the_budget_tools_are_found_by_search_and_called_by_name() {
     assert_eq!(listed.cache_scope, Some(rmcp::model::CacheScope::Private));
 
     // The search answers the caller's tools only, with what a model needs to call them.
-    let found = call(
-        &reader,
-        "search_tools",
-        json!({"query": "read a note by its id"}),
-    )
-    .await;
+    let found = search(&reader, "read a note by its id").await;
     assert_eq!(found.is_error, Some(false), "{}", text(&found));
     let answer = found.structured_content.clone().expect("structured");
     assert_eq!(answer["tools"][0]["name"], "get_note", "{answer}");
@@ -448,12 +434,7 @@ async fn above_the_budget_tools_are_found_by_search_and_called_by_name() {
         serde_json::from_str::<Value>(&text(&found)).unwrap(),
         answer
     );
-    let writes = call(
-        &reader,
-        "search_tools",
-        json!({"query": "create a new note"}),
-    )
-    .await;
+    let writes = search(&reader, "create a new note").await;
     assert!(
         !text(&writes).contains("create_note"),
         "a hidden tool is never found: {}",
@@ -470,12 +451,7 @@ async fn above_the_budget_tools_are_found_by_search_and_called_by_name() {
     assert_eq!(limited["more"], 1, "{limited}");
 
     // Found tools are called through call_tool, or by their name though never listed.
-    let through = call(
-        &reader,
-        "call_tool",
-        json!({"name": "get_note", "arguments": {"id": 1}}),
-    )
-    .await;
+    let through = call_through(&reader, "get_note", json!({"id": 1})).await;
     assert_eq!(
         through.structured_content,
         Some(json!({"id": 1, "text": "hello world"}))
@@ -631,37 +607,6 @@ async fn payments_counted() -> (TestServer, Runs, Arc<AtomicUsize>) {
     )
 }
 
-/// A client that declares form elicitation and answers every confirmation with `action`
-/// (and `reason`), telling the test what it was asked.
-#[derive(Clone)]
-struct Confirming {
-    action: ElicitationAction,
-    reason: Option<&'static str>,
-    asked: mpsc::UnboundedSender<String>,
-}
-
-impl ClientHandler for Confirming {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
-            let _ = self.asked.send(message);
-        }
-        let mut answer = ElicitResult::new(self.action.clone());
-        if let Some(reason) = self.reason {
-            answer = answer.with_content(json!({ "reason": reason }));
-        }
-        Ok(answer)
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
-        ClientConfig::new(capabilities, Implementation::new("confirming", "1.0.0"))
-    }
-}
-
 /// A client without elicitation that tells the test of each progress notification's words.
 #[derive(Clone)]
 struct Waiting(mpsc::UnboundedSender<String>);
@@ -690,21 +635,25 @@ async fn confirming(
     RunningService<RoleClient, Confirming>,
     mpsc::UnboundedReceiver<String>,
 ) {
-    let (asked, questions) = mpsc::unbounded_channel();
-    let handler = Confirming {
-        action,
-        reason,
-        asked,
-    };
-    // MCP 2026-07-28, whose results may ask for input: the only way a stateless server asks.
-    let modern = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = handler
-        .serve_with_lifecycle(transport(url, &[("authorization", token)]), modern)
-        .await
-        .expect("an MCP 2026-07-28 session over HTTP");
-    (client, questions)
+    let transport = transport(url, &[("authorization", token)]);
+    Confirming::connect(transport, action, reason).await
+}
+
+/// Bob's MCP client of the payments app at `server`, and the messages of the progress
+/// notifications it receives.
+async fn waiting_bob(
+    server: &TestServer,
+) -> (
+    RunningService<RoleClient, Waiting>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let (sender, notes) = mpsc::unbounded_channel();
+    let bob = client_with(
+        Waiting(sender),
+        server.url("/mcp"),
+        &[("authorization", BOB)],
+    );
+    (bob.await, notes)
 }
 
 /// The id of the approval a progress notification says the call waits for.
@@ -779,13 +728,7 @@ async fn a_caller_who_may_not_decide_is_not_asked_and_waits_for_an_approver() {
     let (server, runs) = payments().await;
     let accept = ElicitationAction::Accept;
     let (bob, mut asked) = confirming(server.url("/mcp"), BOB, accept, None).await;
-    let (sender, mut notes) = mpsc::unbounded_channel();
-    let watcher = client_with(
-        Waiting(sender),
-        server.url("/mcp"),
-        &[("authorization", BOB)],
-    );
-    let watcher = watcher.await;
+    let (watcher, mut notes) = waiting_bob(&server).await;
 
     // Bob's elicitation is not used: he may not approve. His call waits; Carol approves.
     let waiting = tokio::spawn(async move {
@@ -801,13 +744,7 @@ async fn a_caller_who_may_not_decide_is_not_asked_and_waits_for_an_approver() {
     assert_eq!(answer, json!({"refund": "ch_1", "amount": 20, "run": 1}));
 
     // Denied: an error result saying by whom and why; the handler does not run again.
-    let (sender, mut notes) = mpsc::unbounded_channel();
-    let watcher = client_with(
-        Waiting(sender),
-        server.url("/mcp"),
-        &[("authorization", BOB)],
-    );
-    let watcher = watcher.await;
+    let (watcher, mut notes) = waiting_bob(&server).await;
     let waiting = tokio::spawn(async move { call(&watcher, "refund", refund_args()).await });
     let id = waited_for(&mut notes).await;
     carol_decides(&server, &id, "deny", json!({"reason": "disputed"})).await;
@@ -826,13 +763,7 @@ async fn a_caller_who_may_not_decide_is_not_asked_and_waits_for_an_approver() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wait_is_told_of_the_decision_and_never_reads_the_approval_again() {
     let (server, runs, bobs_reads) = payments_counted().await;
-    let (sender, mut notes) = mpsc::unbounded_channel();
-    let bob = client_with(
-        Waiting(sender),
-        server.url("/mcp"),
-        &[("authorization", BOB)],
-    )
-    .await;
+    let (bob, mut notes) = waiting_bob(&server).await;
     let waiting = tokio::spawn(async move { call(&bob, "refund", refund_args()).await });
     let id = waited_for(&mut notes).await;
     carol_decides(&server, &id, "approve", json!({})).await;
@@ -847,13 +778,7 @@ async fn the_wait_is_told_of_the_decision_and_never_reads_the_approval_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_wait_ends_the_call_and_leaves_the_approval_pending() {
     let (server, runs) = payments().await;
-    let (sender, mut notes) = mpsc::unbounded_channel();
-    let bob = client_with(
-        Waiting(sender),
-        server.url("/mcp"),
-        &[("authorization", BOB)],
-    )
-    .await;
+    let (bob, mut notes) = waiting_bob(&server).await;
     let Value::Object(args) = refund_args() else {
         unreachable!("an object")
     };

@@ -7,6 +7,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use common::client::{Answer, App};
 use halo_axum::{HaloBuilder, HaloLayer, Principal, StaticAuthenticator};
+use halo_tests::json::each_str;
 use serde_json::{Value, json};
 
 async fn discover(app: &App, path: &str, token: Option<&str>) -> Answer {
@@ -20,12 +21,7 @@ async fn json(app: &App, path: &str, token: Option<&str>) -> Value {
 }
 
 fn names(manifest: &Value) -> Vec<&str> {
-    manifest["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect()
+    each_str(&manifest["tools"], "/name")
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use common::client::App;
 use halo_axum::{HaloBuilder, Principal, StaticAuthenticator, Validation};
+use halo_tests::json::each_str;
 use serde_json::{Value, json};
 
 fn document() -> Value {
@@ -100,12 +101,7 @@ async fn concrete_paths_are_discovered_as_their_templates() {
     let app = serve(HaloBuilder::from_openapi_json(document()));
     let (status, manifest) = discover(&app, "/").await;
     assert_eq!(status, StatusCode::OK);
-    let names: Vec<&str> = manifest["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = each_str(&manifest["tools"], "/name");
     assert_eq!(names.len(), 7, "{names:?}");
     let distinct: std::collections::BTreeSet<&str> = names.iter().copied().collect();
     assert_eq!(

@@ -16,15 +16,14 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use halo_tests::mcp::{assert_chapter_progress, call, next_notes, paid_charge};
+use halo_tests::mcp::{
+    Confirming, assert_chapter_progress, call, call_through, next_notes, paid_charge, search, text,
+};
 use halo_tests::{FastApiServer, TestServer, interop_script, python, run_to_end, spawn};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorData, Implementation, ProgressNotificationParam,
-    ProtocolVersion, Tool,
+    CallToolRequestParams, ClientConfig, ElicitationAction, ProgressNotificationParam, Tool,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -88,14 +87,6 @@ fn tool<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
 
 fn names(tools: &[Tool]) -> Vec<&str> {
     tools.iter().map(|tool| tool.name.as_ref()).collect()
-}
-
-fn text(result: &CallToolResult) -> String {
-    let wire = serde_json::to_value(result).expect("a result serialises");
-    wire["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -466,30 +457,15 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     // The bookstore's discovery is private (it has an authenticator), with a max-age.
     assert_eq!(listed.cache_scope, Some(rmcp::model::CacheScope::Private));
     assert!(listed.ttl_ms.is_some_and(|ttl| ttl > 0), "{listed:?}");
-    let found = call(
-        &client,
-        "search_tools",
-        json!({"query": "look up one book by its id"}),
-    )
-    .await;
+    let found = search(&client, "look up one book by its id").await;
     let answer = found.structured_content.clone().expect("structured");
     assert_eq!(answer["tools"][0]["name"], "get_book", "{answer}");
-    let through = call(
-        &client,
-        "call_tool",
-        json!({"name": "get_book", "arguments": {"id": 1}}),
-    )
-    .await;
+    let through = call_through(&client, "get_book", json!({"id": 1})).await;
     assert_eq!(
         through.structured_content.as_ref().unwrap()["title"],
         "Dune"
     );
-    let writes = call(
-        &client,
-        "search_tools",
-        json!({"query": "create a new book"}),
-    )
-    .await;
+    let writes = search(&client, "create a new book").await;
     assert!(
         !text(&writes).contains("\"create_book\""),
         "a reader never finds writes: {}",
@@ -518,7 +494,7 @@ async fn above_the_budget_the_python_sdk_finds_tools_and_calls_them_by_name() {
     let (client, _) = connect(&["mcp", "--tool-budget", "50", &fastapi.base_url()]).await;
     let listed = client.list_all_tools().await.expect("tools/list");
     assert_eq!(names(&listed), ["search_tools", "call_tool"]);
-    let found = call(&client, "search_tools", json!({"query": "read one note"})).await;
+    let found = search(&client, "read one note").await;
     let answer = found.structured_content.clone().expect("structured");
     let name = answer["tools"][0]["name"]
         .as_str()
@@ -555,30 +531,6 @@ async fn python_sdk_over_halo_mcp(script: &[&str], halo: &[&str]) -> Value {
     serde_json::from_str(&stdout).expect("a JSON summary")
 }
 
-/// A client that declares form elicitation and accepts every confirmation, telling the test
-/// what it was asked.
-#[derive(Clone)]
-struct Accepting(mpsc::UnboundedSender<String>);
-
-impl ClientHandler for Accepting {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
-            let _ = self.0.send(message);
-        }
-        Ok(ElicitResult::new(ElicitationAction::Accept)
-            .with_content(json!({"reason": "the book came back"})))
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
-        ClientConfig::new(capabilities, Implementation::new("accepting", "1.0.0"))
-    }
-}
-
 fn refund_of(charge: &str) -> Value {
     json!({"id": charge, "reason": "customer returned the book"})
 }
@@ -587,17 +539,12 @@ fn refund_of(charge: &str) -> Value {
 async fn a_client_that_confirms_refunds_through_halo_mcp() {
     let server = spawn(bookstore::app()).await;
     let charge = paid_charge(&server.base_url()).await;
-    let (asked, mut questions) = mpsc::unbounded_channel();
     let args = ["--bearer", "demo-admin", "mcp", &server.base_url()];
     // MCP 2026-07-28 forbids requests from the server: the confirmation comes as an
     // `input_required` result, and the retry approves the refund, which runs once.
-    let modern = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    let client = Accepting(asked)
-        .serve_with_lifecycle(common::halo_mcp(&args), modern)
-        .await
-        .expect("an MCP 2026-07-28 session with halo mcp");
+    let (accept, reason) = (ElicitationAction::Accept, Some("the book came back"));
+    let (client, mut questions) =
+        Confirming::connect(common::halo_mcp(&args), accept, reason).await;
 
     let refunded = call(&client, "refund_payment", refund_of(&charge)).await;
     assert_eq!(refunded.is_error, Some(false), "{refunded:?}");

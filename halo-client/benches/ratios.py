@@ -9,10 +9,11 @@ CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else the workspace's
 misses it.
 """
 
-import json
-import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from criterion_estimates import criterion_dir, estimates  # noqa: E402
 
 # (what, candidate, baseline, target): both measured separately, one after the other.
 SEPARATE = [
@@ -42,20 +43,9 @@ TIMES = [
 ]
 
 
-def criterion_dir() -> Path:
-    if len(sys.argv) > 1:
-        return Path(sys.argv[1])
-    target = os.environ.get("CARGO_TARGET_DIR")
-    if target:
-        return Path(target) / "criterion"
-    return Path(__file__).resolve().parents[2] / "target" / "criterion"
-
-
 def mean_ns(root: Path, bench: str):
-    path = root / bench / "new" / "estimates.json"
-    if not path.exists():
-        return None
-    return json.loads(path.read_text())["mean"]["point_estimate"]
+    found = estimates(root, bench)
+    return None if found is None else found["mean"]
 
 
 def show(ns: float) -> str:

@@ -102,6 +102,24 @@ async fn told(told: &mut mpsc::UnboundedReceiver<Approval>) -> Approval {
         .expect("the hook is kept")
 }
 
+/// The bookstore; its admin, watched; a paid order; the admin's refund of it ("changed my
+/// mind"), called from another task; and its approval, once the client tells of it.
+async fn held_refund() -> (
+    TestServer,
+    Client,
+    u64,
+    JoinHandle<halo_client::Result<ToolResponse>>,
+    Approval,
+) {
+    let server = bookstore().await;
+    let (admin, mut pending) = watched(&server);
+    let (order, charge) = paid_order(&admin).await;
+    let refund = json!({"id": charge, "reason": "changed my mind"});
+    let call = call_later(&admin, "/api/payments/{id}/refund", refund);
+    let held = told(&mut pending).await;
+    (server, admin, order, call, held)
+}
+
 #[tokio::test]
 async fn a_held_refund_answers_as_the_refund_once_approved() {
     let server = bookstore().await;
@@ -169,15 +187,7 @@ async fn a_held_refund_answers_as_the_refund_once_approved() {
 
 #[tokio::test]
 async fn a_denied_refund_is_a_typed_error_with_who_and_why_and_never_runs() {
-    let server = bookstore().await;
-    let (admin, mut pending) = watched(&server);
-    let (order, charge) = paid_order(&admin).await;
-    let call = call_later(
-        &admin,
-        "/api/payments/{id}/refund",
-        json!({"id": charge, "reason": "changed my mind"}),
-    );
-    let held = told(&mut pending).await;
+    let (server, admin, order, call, held) = held_refund().await;
     let denied = client(&server, "demo-admin")
         .deny(&held.id, Some("the charge is disputed"))
         .await
@@ -329,15 +339,7 @@ async fn a_stream_shows_the_pending_approval_then_the_call() {
 
 #[tokio::test]
 async fn a_caller_withdraws_its_held_call_and_its_wait_ends() {
-    let server = bookstore().await;
-    let (admin, mut pending) = watched(&server);
-    let (order, charge) = paid_order(&admin).await;
-    let call = call_later(
-        &admin,
-        "/api/payments/{id}/refund",
-        json!({"id": charge, "reason": "changed my mind"}),
-    );
-    let held = told(&mut pending).await;
+    let (server, admin, order, call, held) = held_refund().await;
     // Another caller cannot see it, so cannot withdraw it.
     let reader = client(&server, "demo-reader");
     let refused = reader.withdraw(&held.id).await.unwrap_err();

@@ -1,9 +1,16 @@
-//! What MCP clients should see of the bookstore, and calling a tool through an MCP client.
+//! What MCP clients should see of the bookstore, calling a tool through an MCP client
+//! (`search_tools` too) and reading its result, and a client that answers confirmations.
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, Implementation,
+    ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _, RequestContext, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::{ClientHandler, RoleClient};
-use serde_json::Value;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 /// Asserts that `notes` are the progress of the bookstore's `summarize_book` over
 /// `chapters` chapters: one notification per chapter, with the total and the handler's
@@ -67,6 +74,117 @@ pub async fn call<H: ClientHandler>(
         .unwrap_or_else(|e| panic!("calling {name}: {e}"))
 }
 
+/// Calls `search_tools` through `client` with `query`: the tools it found, as its result.
+///
+/// # Panics
+/// When the call fails.
+pub async fn search<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    query: &str,
+) -> CallToolResult {
+    call(client, "search_tools", json!({"query": query})).await
+}
+
+/// Calls the tool `name` with `args` through `call_tool` (as a model calls a tool it found
+/// with `search_tools`), through `client`.
+///
+/// # Panics
+/// When the call fails.
+pub async fn call_through<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
+    let through = json!({"name": name, "arguments": args});
+    call(client, "call_tool", through).await
+}
+
+/// The text of a result's first content (empty when it has none): what a model reads.
+///
+/// # Panics
+/// When the result does not serialise.
+#[must_use]
+pub fn text(result: &CallToolResult) -> String {
+    let wire = serde_json::to_value(result).expect("a result serialises");
+    wire["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// An MCP client that declares form elicitation and answers every confirmation with `action`
+/// (and `reason`), telling the test what it was asked.
+#[derive(Clone, Debug)]
+pub struct Confirming {
+    /// The answer to every confirmation.
+    pub action: ElicitationAction,
+    /// The reason the answer gives, if any.
+    pub reason: Option<&'static str>,
+    /// Where the message of each confirmation goes.
+    pub asked: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for Confirming {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            let _ = self.asked.send(message);
+        }
+        let mut answer = ElicitResult::new(self.action.clone());
+        if let Some(reason) = self.reason {
+            answer = answer.with_content(json!({ "reason": reason }));
+        }
+        Ok(answer)
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        // `ClientCapabilities::builder().enable_elicitation()`, which needs rmcp's `server`.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::default());
+        ClientConfig::new(capabilities, Implementation::new("confirming", "1.0.0"))
+    }
+}
+
+impl Confirming {
+    /// A client that answers every confirmation with `action` (and `reason`), over
+    /// `transport`, speaking MCP 2026-07-28, whose results may ask for input (the only way a
+    /// stateless server asks): the client, and the messages of the confirmations it is asked,
+    /// as they come.
+    ///
+    /// # Panics
+    /// When the session does not start.
+    pub async fn connect<T, E, A>(
+        transport: T,
+        action: ElicitationAction,
+        reason: Option<&'static str>,
+    ) -> (
+        RunningService<RoleClient, Self>,
+        mpsc::UnboundedReceiver<String>,
+    )
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let (asked, questions) = mpsc::unbounded_channel();
+        let handler = Self {
+            action,
+            reason,
+            asked,
+        };
+        let modern = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        let client = handler
+            .serve_with_lifecycle(transport, modern)
+            .await
+            .expect("an MCP 2026-07-28 session");
+        (client, questions)
+    }
+}
+
 /// A paid order of one Dune at the bookstore served at `base`, made and charged by its
 /// administrator (`demo-admin`): the charge's id, for a refund to refund.
 ///
@@ -90,7 +208,7 @@ pub async fn paid_charge(base: &str) -> String {
         answer.json().await.expect("a JSON answer")
     };
     let order = send("/api/orders", crate::bookstore::one_dune()).await;
-    let charge = serde_json::json!({"order_id": order["id"], "amount": order["total"],
+    let charge = json!({"order_id": order["id"], "amount": order["total"],
                                     "currency": "EUR", "payment_method": "pm_card_visa"});
     let paid = send("/api/payments/charge", charge).await;
     paid["id"].as_str().expect("a charge id").to_owned()

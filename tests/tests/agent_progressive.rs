@@ -18,6 +18,7 @@ use halo_client::agent::{Agent, OpenAiProvider, RemoteTools, ToolSet as _, liste
 use halo_client::protocol::{DEFAULT_TOOL_BUDGET, ToolDefinition};
 use halo_tests::corpus::Document;
 use halo_tests::generated::RESOURCES as THINGS;
+use halo_tests::json::each_str;
 use halo_tests::llm::{Call, Recorded, ScriptedLlm, Turn};
 use serde_json::{Value, json};
 
@@ -135,12 +136,7 @@ async fn githubs_771_tools_reach_a_small_model_as_search_then_call() {
             .unwrap(),
     )
     .unwrap();
-    let found: Vec<&str> = result["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap())
-        .collect();
+    let found: Vec<&str> = each_str(&result["tools"], "/name");
     assert!(found.contains(&"issues_create"), "{result}");
     assert!(
         found.iter().all(|name| name.starts_with("issues_")),

@@ -44,12 +44,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::request::Parts;
 use jsonwebtoken::Algorithm;
+use reqwest::redirect::Policy;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use self::claims::Rules;
 use self::keys::Keys;
 use super::oauth::cache::Cache;
+use super::oauth::settings::{Settings, settings_setters};
 use super::oauth::{self, MAX_DOCUMENT_BYTES, fetch};
 use super::{Authenticator, Principal, Unauthenticated};
 
@@ -143,15 +145,11 @@ struct Inner {
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct JwtAuthenticatorBuilder {
-    issuer: String,
-    audiences: Vec<String>,
+    /// The issuer, the audiences, the tenant claim, the cache, the deadline and the key
+    /// set's URL.
+    settings: Settings,
     leeway: Duration,
     refresh_interval: Duration,
-    timeout: Duration,
-    jwks_uri: Option<String>,
-    tenant_claim: Option<String>,
-    cache_ttl: Duration,
-    max_cached: usize,
 }
 
 /// Why a [`JwtAuthenticator`] could not be built: settings that cannot work, or the
@@ -183,15 +181,9 @@ impl JwtAuthenticator {
     /// tokens' `iss` and its metadata's `issuer` write it).
     pub fn builder(issuer: impl Into<String>) -> JwtAuthenticatorBuilder {
         JwtAuthenticatorBuilder {
-            issuer: issuer.into(),
-            audiences: Vec::new(),
+            settings: Settings::new(issuer.into()),
             leeway: Duration::from_secs(60),
             refresh_interval: Duration::from_secs(30),
-            timeout: Duration::from_secs(10),
-            jwks_uri: None,
-            tenant_claim: None,
-            cache_ttl: Duration::from_secs(60),
-            max_cached: 10_000,
         }
     }
 
@@ -219,13 +211,12 @@ impl fmt::Debug for JwtAuthenticator {
 }
 
 impl JwtAuthenticatorBuilder {
-    /// An audience the tokens may be for (their `aud` must name one): the API's resource
-    /// identifier, as given to
-    /// [`ProtectedResource::new`](crate::ProtectedResource::new). Call it once per
-    /// audience; at least one is required.
-    pub fn audience(mut self, audience: impl Into<String>) -> Self {
-        self.audiences.push(audience.into());
-        self
+    settings_setters! {
+        /// An audience the tokens may be for (their `aud` must name one): the API's resource
+        /// identifier, as given to
+        /// [`ProtectedResource::new`](crate::ProtectedResource::new). Call it once per
+        /// audience; at least one is required.
+        audience(audience: impl Into<String>) => audience;
     }
 
     /// How far `exp` and `nbf` may be off, for clocks that disagree (60 s by default).
@@ -241,40 +232,27 @@ impl JwtAuthenticatorBuilder {
         self
     }
 
-    /// The deadline of each request to the issuer (10 s by default).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
+    settings_setters! {
+        /// The deadline of each request to the issuer (10 s by default).
+        timeout(timeout: Duration) => timeout;
 
-    /// Fetches the key set from `url` instead of the one the issuer's metadata names (no
-    /// discovery).
-    pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
-        self.jwks_uri = Some(url.into());
-        self
-    }
+        /// Fetches the key set from `url` instead of the one the issuer's metadata names (no
+        /// discovery).
+        jwks_uri(url: impl Into<String>) => url;
 
-    /// The claim that names the caller's tenant (such as `tenant_id` or `org`): a token
-    /// whose claim is a non-empty string gives a principal
-    /// [`in_tenant`](crate::Principal::in_tenant) that value, which per-tenant rate limits
-    /// count by. Without it, principals have no tenant.
-    pub fn tenant_claim(mut self, claim: impl Into<String>) -> Self {
-        self.tenant_claim = Some(claim.into());
-        self
-    }
+        /// The claim that names the caller's tenant (such as `tenant_id` or `org`): a token
+        /// whose claim is a non-empty string gives a principal
+        /// [`in_tenant`](crate::Principal::in_tenant) that value, which per-tenant rate limits
+        /// count by. Without it, principals have no tenant.
+        tenant_claim(claim: impl Into<String>) => tenant_claim;
 
-    /// How long a verified token is remembered (60 s by default, never past its `exp`;
-    /// `Duration::ZERO` checks every token's signature every time).
-    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
-        self.cache_ttl = ttl;
-        self
-    }
+        /// How long a verified token is remembered (60 s by default, never past its `exp`;
+        /// `Duration::ZERO` checks every token's signature every time).
+        cache_ttl(ttl: Duration) => cache_ttl;
 
-    /// How many verified tokens are remembered at most (10,000 by default); past it, new
-    /// ones are not until older ones expire.
-    pub fn max_cached(mut self, tokens: usize) -> Self {
-        self.max_cached = tokens;
-        self
+        /// How many verified tokens are remembered at most (10,000 by default); past it, new
+        /// ones are not until older ones expire.
+        max_cached(tokens: usize) => max_cached;
     }
 
     /// Finds the issuer's key set and fetches it.
@@ -283,57 +261,29 @@ impl JwtAuthenticatorBuilder {
     /// No audience; an issuer or key-set URL that is neither `https` nor `http` on a
     /// loopback host; discovery that fails or names another issuer; a key set that cannot
     /// be fetched (the issuer down), is over 256 KiB or is not a JWK set.
-    pub async fn build(self) -> Result<JwtAuthenticator, JwtError> {
-        if self.audiences.is_empty() {
-            return Err(JwtError::new(
-                "JwtAuthenticator: name the audience the tokens must be for (audience(...))",
-            ));
-        }
-        if !fetch::is_trusted(&self.issuer) {
-            return Err(JwtError::new(format!(
-                "JwtAuthenticator: the issuer {} is neither an https URL nor http on loopback",
-                self.issuer
-            )));
-        }
-        let client = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .connect_timeout(self.timeout)
-            .redirect(reqwest::redirect::Policy::limited(3))
-            .build()
-            .map_err(|e| JwtError::new(format!("JwtAuthenticator: HTTP client: {e}")))?;
-        let jwks_uri = match self.jwks_uri {
-            Some(url) if fetch::is_trusted(&url) => url,
-            Some(url) => {
-                return Err(JwtError::new(format!(
-                    "JwtAuthenticator: the key set URL {url} is neither https nor http on loopback"
-                )));
-            }
-            None => fetch::discover(&client, &self.issuer, "jwks_uri", MAX_DOCUMENT_BYTES)
-                .await
-                .map_err(|e| {
-                    JwtError::new(format!("JwtAuthenticator: discovery failed: {}", e.0))
-                })?,
-        };
+    pub async fn build(mut self) -> Result<JwtAuthenticator, JwtError> {
+        let refused = |message: String| JwtError::new(format!("JwtAuthenticator: {message}"));
+        let client = self.settings.client(Policy::limited(3)).map_err(refused)?;
+        let jwks_uri = self
+            .settings
+            .locate(&client, "jwks_uri", "key set URL")
+            .await
+            .map_err(refused)?;
         let keys = fetch::jwks(&client, &jwks_uri, MAX_DOCUMENT_BYTES)
             .await
             .map(|set| Keys::new(&set))
-            .map_err(|e| {
-                JwtError::new(format!(
-                    "JwtAuthenticator: the key set could not be fetched: {}",
-                    e.0
-                ))
-            })?;
+            .map_err(|e| refused(format!("the key set could not be fetched: {}", e.0)))?;
         Ok(JwtAuthenticator {
             inner: Arc::new(Inner {
                 jwks_uri,
                 refresh_interval: self.refresh_interval,
+                verified: self.settings.cache(),
                 rules: Rules {
-                    issuer: self.issuer,
-                    audiences: self.audiences,
+                    issuer: self.settings.issuer,
+                    audiences: self.settings.audiences,
                     leeway: self.leeway.as_secs(),
-                    tenant_claim: self.tenant_claim,
+                    tenant_claim: self.settings.tenant_claim,
                 },
-                verified: Cache::new(self.cache_ttl, self.max_cached),
                 client,
                 keys: RwLock::new(Arc::new(keys)),
                 fetched: Mutex::new(Instant::now()),

@@ -3,6 +3,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod fetch;
+pub(crate) mod settings;
 
 use http::header::AUTHORIZATION;
 use http::request::Parts;

@@ -1,15 +1,136 @@
-//! Fixtures for the discovery benchmarks: a small utoipa application, and a generated OpenAPI
-//! document of any size.
+//! What the benchmarks share: the timing (a runtime, `n` calls' time, paired ratios) and the
+//! calls they time (in process or over loopback HTTP); for the discovery benchmarks, a small
+//! utoipa application and a generated OpenAPI document of any size.
+//!
+//! `scripts/compare-builds.sh` builds this file, with `governed.rs`, against an earlier
+//! commit's layer: it uses nothing of halo-axum that layer lacks.
+#![allow(dead_code)] // each bench uses a part of it
 
-use axum::Json;
+use std::convert::Infallible;
+use std::future::Future;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
 use axum::extract::Path;
 use axum::http::StatusCode;
+use axum::response::Response;
+use axum::{Json, Router};
 use halo_axum::halo;
 use halo_tests::BearerScheme;
+use http::Request;
+use http_body_util::BodyExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use tokio::runtime::Runtime;
+use tower::ServiceExt;
+use tower_service::Service;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
+
+// ---------------------------------------------------------------------------------------------
+// Timing, and the calls timed.
+// ---------------------------------------------------------------------------------------------
+
+/// The runtime the benchmarks drive their calls on: one thread, I/O and timers on.
+pub(crate) fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// The time `n` calls of `call` take, one after another.
+pub(crate) fn time<F, Fut>(rt: &Runtime, n: u64, call: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future,
+{
+    rt.block_on(async {
+        let started = Instant::now();
+        for _ in 0..n {
+            black_box(call().await);
+        }
+        started.elapsed()
+    })
+}
+
+/// Iterations of one side before switching to the other in [`paired`].
+const ROUND: u64 = 32;
+
+/// `candidate / baseline` over `iters` calls each, in alternating rounds of [`ROUND`] calls
+/// (ABBA order) within every sample, so that load on the machine hits both alike, as
+/// microseconds per iteration (criterion's `1.0300 µs` reads "ratio 1.030"). Each closure
+/// times `n` calls.
+pub(crate) fn paired(
+    iters: u64,
+    mut baseline: impl FnMut(u64) -> Duration,
+    mut candidate: impl FnMut(u64) -> Duration,
+) -> Duration {
+    let (mut base, mut cand, mut done, mut base_first) = (Duration::ZERO, Duration::ZERO, 0, true);
+    while done < iters {
+        let n = ROUND.min(iters - done);
+        if base_first {
+            base += baseline(n);
+            cand += candidate(n);
+        } else {
+            cand += candidate(n);
+            base += baseline(n);
+        }
+        base_first = !base_first;
+        done += n;
+    }
+    let ratio = cand.as_secs_f64() / base.as_secs_f64().max(f64::MIN_POSITIVE);
+    #[allow(clippy::cast_precision_loss)] // iteration counts stay far below 2^52
+    Duration::from_secs_f64(ratio * 1e-6 * iters as f64)
+}
+
+/// `request` through a clone of `service`, in process (`tower::oneshot`): the status, the
+/// body read.
+pub(crate) async fn call<S>(service: &S, request: Request<Body>) -> StatusCode
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+{
+    let response = service
+        .clone()
+        .oneshot(request)
+        .await
+        .unwrap_or_else(|never| match never {});
+    let status = response.status();
+    black_box(response.into_body().collect().await.expect("a body"));
+    status
+}
+
+/// A `GET path` without headers or body.
+pub(crate) fn get_request(path: &'static str) -> Request<Body> {
+    Request::builder()
+        .uri(path)
+        .body(Body::empty())
+        .expect("a request")
+}
+
+/// Serves `router` on a loopback port: its base URL.
+pub(crate) async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, router).await.expect("serving") });
+    format!("http://{addr}")
+}
+
+/// `request` sent over HTTP: the status, the body read.
+pub(crate) async fn answered(request: reqwest::RequestBuilder) -> StatusCode {
+    let response = request.send().await.expect("an answer");
+    let status = response.status();
+    black_box(response.bytes().await.expect("a body"));
+    status
+}
+
+/// `GET url` over HTTP: the status, the body read.
+pub(crate) async fn get_once(client: &reqwest::Client, url: &str) -> StatusCode {
+    answered(client.get(url)).await
+}
 
 // ---------------------------------------------------------------------------------------------
 // A small application: the request path of benchmarks (a) and (b).

@@ -1,6 +1,8 @@
 //! The payments API that the approval tests serve, in the parts they share: its callers (two
 //! who call, one who approves), its refund tool (every call waits for approval), the audit
-//! trail a test waits on, and the API served on loopback behind a layer each test finishes.
+//! trail a test waits on, the API served on loopback behind a layer each test finishes (or
+//! as one of several instances sharing Redis), and a streamed refund read up to its
+//! `approval_pending` event.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +20,7 @@ use tokio::sync::watch;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::client::Event;
 use super::gate::Runs;
 
 /// Where approvals are listed; an approval is `{APPROVALS}/{id}`.
@@ -128,6 +131,13 @@ impl Trail {
             .collect()
     }
 
+    /// The records with `outcome` so far.
+    pub fn records(&self, outcome: &str) -> Vec<AuditRecord> {
+        let records = self.0.borrow();
+        let found = records.iter().filter(|r| r.outcome.as_str() == outcome);
+        found.cloned().collect()
+    }
+
     /// The record with `outcome`, once it is written.
     pub async fn wait(&self, outcome: &str) -> AuditRecord {
         let mut records = self.0.subscribe();
@@ -206,6 +216,89 @@ impl Api {
         let request = self.http.get(self.server.url(path)).bearer_auth(token);
         super::client::Answer::read(request.send().await.expect("an answer")).await
     }
+}
+
+/// Instance `name` of the payments API on loopback, its calls decided by holders of
+/// `approve`, keeping its approvals in `redis` (key prefix `pay:`) within `limits`; given its
+/// app to run the calls of instances that stopped (`HaloLayer::take_over_with`) when
+/// `takes_over`.
+#[cfg(feature = "redis")]
+pub async fn on_redis(
+    redis: &halo_tests::redis::RedisServer,
+    name: &'static str,
+    limits: halo_axum::ApprovalLimits,
+    takes_over: bool,
+) -> Api {
+    let instance = Instance {
+        name,
+        runs: Runs::default(),
+        audit: super::audit::Records::default(),
+    };
+    let (router, api) = payments().split_for_parts();
+    let store = halo_axum::RedisStore::open(&redis.url())
+        .unwrap()
+        .prefix("pay:");
+    let layer = HaloLayer::builder(api)
+        .authenticator(callers())
+        .approver(halo_axum::ApprovalQueue::new("approve"))
+        .approval_limits(limits)
+        .redis(store)
+        .audit(instance.audit.clone())
+        .build()
+        .expect("valid metadata");
+    let app = router.with_state(instance.clone()).layer(layer.clone());
+    let app = if takes_over {
+        layer.take_over_with(app)
+    } else {
+        app
+    };
+    Api {
+        server: halo_tests::spawn(app).await,
+        instance,
+        http: reqwest::Client::new(),
+    }
+}
+
+/// A streamed call of `/refunds/{id}` by alice (`{"amount": 3}`) on `server`: the response,
+/// its stream read up to the `approval_pending` event, and the approval's `Location`.
+pub async fn streamed_refund(
+    http: &reqwest::Client,
+    server: &TestServer,
+    id: &str,
+) -> (reqwest::Response, String, String) {
+    let mut response = http
+        .post(server.url(&format!("/refunds/{id}")))
+        .bearer_auth(ALICE)
+        .header("accept", "text/event-stream")
+        .json(&json!({"amount": 3}))
+        .send()
+        .await
+        .expect("a stream");
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let location = response.headers()["location"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let mut head = String::new();
+    while !head.contains("approval_pending") {
+        let chunk = tokio::time::timeout(PATIENCE, response.chunk())
+            .await
+            .expect("the stream in time")
+            .expect("a readable stream")
+            .expect("more of the stream");
+        head.push_str(std::str::from_utf8(&chunk).expect("text"));
+    }
+    (response, head, location)
+}
+
+/// The events of a stream whose beginning was `head`, read to its end.
+pub async fn rest(response: reqwest::Response, head: &str) -> Vec<Event> {
+    let rest = tokio::time::timeout(PATIENCE, response.text())
+        .await
+        .expect("the stream ends")
+        .expect("the rest of the stream");
+    super::client::events(&format!("{head}{rest}"))
 }
 
 /// Whether any value `redis` holds contains `text`.
