@@ -318,9 +318,14 @@ impl fmt::Debug for Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.inner.kind {
+impl Error {
+    /// What went wrong, in a few words that name no endpoint and quote neither the model
+    /// nor the transport (`could not connect to the model`): for someone who may not learn
+    /// where the model is, such as the remote caller of an agent a server hosts. The
+    /// [`Display`](fmt::Display) form starts with the same words.
+    #[must_use]
+    pub fn summary(&self) -> &'static str {
+        match self.inner.kind {
             Kind::Builder => "invalid agent configuration",
             Kind::Connect => "could not connect to the model",
             Kind::Timeout => "the model timed out",
@@ -331,7 +336,13 @@ impl fmt::Display for Error {
             Kind::Deadline => "deadline passed",
             Kind::Tools => "the tools are unavailable",
             Kind::Input => "invalid input",
-        };
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = self.summary();
         match (&self.inner.endpoint, self.inner.kind) {
             (None, _) => f.write_str(what)?,
             (Some(endpoint), Kind::Connect) => {

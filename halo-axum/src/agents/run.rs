@@ -134,14 +134,10 @@ fn told(agent: &str, mut failure: AgentFailure, error: Option<&halo_agent::Error
 /// keeps the address.
 fn shown(agent: &str, error: &halo_agent::Error) -> String {
     tracing::warn!(target: "halo_axum::agents", agent, "the run failed: {error}");
-    if error.endpoint().is_none() {
-        error.to_string()
-    } else if error.is_connect() {
-        "could not connect to the model".to_owned()
-    } else if error.is_timeout() {
-        "the model timed out".to_owned()
+    if error.endpoint().is_some() {
+        error.summary().to_owned()
     } else {
-        "the model request failed".to_owned()
+        error.to_string()
     }
 }
 

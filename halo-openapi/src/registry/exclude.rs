@@ -41,22 +41,19 @@ impl Exclusions {
             || operation_id(operation).is_some_and(|id| self.operation_ids.iter().any(|x| x == id))
     }
 
-    /// The first exclusion the builder was given that names nothing in `paths` (the
-    /// document's path keys, each with its template and its operations).
-    pub(crate) fn unmatched<'a, 'd>(
-        &'a self,
-        paths: &[(&'d str, &'d str, Vec<&'d Value>)],
-    ) -> Option<&'a str> {
+    /// The first exclusion the builder was given that names nothing among `path_items`
+    /// (the document's path keys and their items).
+    pub(crate) fn unmatched(&self, path_items: &[(&String, &Value)]) -> Option<&str> {
         let known_path = |wanted: &str| {
-            paths
+            path_items
                 .iter()
-                .any(|(key, template, _)| wanted == *key || wanted == *template)
+                .any(|(key, _)| wanted == key.as_str() || wanted == super::template_of(key))
         };
         let known_id = |wanted: &str| {
-            paths
+            path_items
                 .iter()
-                .flat_map(|(_, _, operations)| operations)
-                .any(|operation| operation_id(operation) == Some(wanted))
+                .flat_map(|(_, item)| super::operations(item))
+                .any(|(_, operation)| operation_id(operation) == Some(wanted))
         };
         self.paths
             .iter()

@@ -316,13 +316,30 @@ impl Registry {
                 Ok((key, item))
             })
             .collect::<Result<_, BuildError>>()?;
+        if let Some(excluded) = exclusions.unmatched(&path_items) {
+            return Err(BuildError::unknown_exclusion(excluded));
+        }
+        // Each path item's operations but those left out, found once for both walks below;
+        // metadata given to an operation left out is dropped with it.
+        let path_items: Vec<_> = path_items
+            .into_iter()
+            .map(|(key, item)| {
+                let (kept, left_out): (Vec<_>, Vec<_>) =
+                    operations(item).partition(|(_, operation)| {
+                        !exclusions.excludes((key, template_of(key)), item, operation)
+                    });
+                for (_, operation) in left_out {
+                    if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
+                        described.remove(id);
+                    }
+                }
+                (key, item, kept)
+            })
+            .collect();
         // What each schema references is counted first, so that a definition used once
         // can be written in its place.
-        for &(path_key, path_item) in &path_items {
-            for (method, operation) in operations(path_item) {
-                if exclusions.excludes((path_key, template_of(path_key)), path_item, operation) {
-                    continue;
-                }
+        for (path_key, path_item, operations) in &path_items {
+            for &(method, operation) in operations {
                 let source = Source {
                     key: path_key,
                     template: template_of(path_key),
@@ -342,16 +359,10 @@ impl Registry {
         let mut paths = Vec::new();
         let mut classes: Vec<Access> = Vec::new();
         let mut languages = BTreeSet::new();
-        for &(path_key, path_item) in &path_items {
+        for &(path_key, path_item, ref operations) in &path_items {
             let template = template_of(path_key);
             let mut methods = Vec::new();
-            for (method, operation) in operations(path_item) {
-                if exclusions.excludes((path_key, template), path_item, operation) {
-                    if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
-                        described.remove(id);
-                    }
-                    continue;
-                }
+            for &(method, operation) in operations {
                 let source = Source {
                     key: path_key,
                     template,
@@ -448,16 +459,6 @@ impl Registry {
             .map_err(|e| BuildError::invalid_path("(all templates)", e))?;
         if let Some(operation_id) = described.keys().next() {
             return Err(BuildError::unknown_operation(operation_id));
-        }
-        let document_paths: Vec<_> = path_items
-            .iter()
-            .map(|&(key, item)| {
-                let operations = operations(item).map(|(_, operation)| operation).collect();
-                (key.as_str(), template_of(key), operations)
-            })
-            .collect();
-        if let Some(excluded) = exclusions.unmatched(&document_paths) {
-            return Err(BuildError::unknown_exclusion(excluded));
         }
 
         let mut registry = Self {
