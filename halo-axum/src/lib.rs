@@ -98,7 +98,7 @@ pub use crate::govern::IdempotencyLimits;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use crate::govern::{Fallback, RedisStore, RedisStoreError};
-pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture};
+pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture, ToolCall};
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub use crate::metrics::{Prometheus, PrometheusError};

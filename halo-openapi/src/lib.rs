@@ -34,15 +34,18 @@
 mod approval_rule;
 mod document_limits;
 mod error;
-mod registry;
+pub(crate) mod registry;
+mod upgrade;
 mod validate;
 
 pub use self::approval_rule::ApprovalRule;
 pub use self::document_limits::DocumentLimits;
 pub use self::error::BuildError;
 pub use self::registry::{
-    Audience, Cached, Registry, RegistryBuilder, Rope, RopeBody, Route, Tool, View,
+    Audience, Cached, Names, Registry, RegistryBuilder, Rope, RopeBody, Route, Tool, View,
+    operations,
 };
+pub use self::upgrade::upgrade_to_3_1;
 pub use self::validate::{Validation, Validator};
 
 /// Internals for the fuzz targets (`fuzz/`); not a stable API.

@@ -51,6 +51,7 @@ mod confirm;
 mod date;
 mod definition;
 mod disclosure;
+mod duration;
 mod events;
 mod limit;
 mod link;
@@ -94,6 +95,7 @@ pub use disclosure::{
     SEARCH_TOOLS_LIMIT, SMALL_OUTPUT_TOKENS, SearchRequest, ToolCatalog, call_tool_definition,
     search_answer, search_tools_definition,
 };
+pub use duration::parse_duration;
 pub use events::{
     APPROVALS_PATH, CALL_ID_HEADER, CALLS_PATH, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart,
     is_call_id,

@@ -2,6 +2,7 @@
 //! [`ResponseFuture`].
 
 mod builder;
+mod called;
 mod cancel;
 mod describe;
 mod future;
@@ -12,6 +13,7 @@ mod service;
 mod shared;
 
 pub use self::builder::HaloBuilder;
+pub use self::called::ToolCall;
 pub use self::describe::Describe;
 pub use self::future::ResponseFuture;
 pub use self::layer::HaloLayer;

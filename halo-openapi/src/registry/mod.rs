@@ -4,7 +4,7 @@
 mod access;
 mod auth;
 mod builder;
-mod bundle;
+pub(crate) mod bundle;
 mod exclude;
 mod input;
 mod names;
@@ -32,7 +32,7 @@ pub use self::builder::RegistryBuilder;
 pub(crate) use self::bundle::Problem;
 use self::bundle::{Bundler, Direction};
 use self::exclude::Exclusions;
-use self::names::Names;
+pub use self::names::Names;
 use self::operation::Source;
 pub use self::rope::{Rope, RopeBody};
 pub use self::route::Route;
@@ -605,10 +605,20 @@ impl Registry {
     }
 }
 
-/// The operations of a path item, in [`METHODS`] order. A `HEAD` beside a `GET` is not one
-/// of its own: HEAD is implied by GET, and calls of it go to the GET tool (utoipa writes
-/// both for `method(get, head)`).
-fn operations(path_item: &Value) -> impl Iterator<Item = (&'static str, &Value)> {
+/// The operations of a path item that become tools, each with its method (upper case), in
+/// the order the registry lists them. A `HEAD` beside a `GET` is not one of its own: HEAD is
+/// implied by GET, and calls of it go to the GET tool (utoipa writes both for
+/// `method(get, head)`). `options` is left out: on a HALO server, `OPTIONS` with the HALO
+/// media type is discovery.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let item = json!({"get": {}, "head": {}, "post": {}, "options": {}, "summary": "Pets"});
+/// let methods: Vec<&str> = halo_openapi::operations(&item).map(|(method, _)| method).collect();
+/// assert_eq!(methods, ["GET", "POST"]);
+/// ```
+pub fn operations(path_item: &Value) -> impl Iterator<Item = (&'static str, &Value)> {
     let has_get = path_item.get("get").is_some_and(Value::is_object);
     METHODS.into_iter().filter_map(move |(key, method)| {
         let operation = path_item.get(key).filter(|op| op.is_object())?;

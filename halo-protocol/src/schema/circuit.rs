@@ -146,23 +146,9 @@ impl FromStr for Circuit {
 
 /// `500ms`, `30s`, `2m`, `1h`.
 fn duration(text: &str) -> Result<Duration, CircuitError> {
-    let error = CircuitError::new("the cool-down is a whole number of ms, s, m or h, as in 30s");
-    let at = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or(error.clone())?;
-    let (digits, unit) = text.split_at(at);
-    let value: u64 = digits.parse().map_err(|_| error.clone())?;
-    let unit_ms: u64 = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(error),
-    };
-    let ms = value
-        .checked_mul(unit_ms)
-        .ok_or(CircuitError::new("the cool-down is too long"))?;
-    Ok(Duration::from_millis(ms))
+    crate::parse_duration(text).ok_or(CircuitError::new(
+        "the cool-down is a whole number of ms, s, m or h, as in 30s",
+    ))
 }
 
 impl fmt::Display for Circuit {

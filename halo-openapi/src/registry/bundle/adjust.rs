@@ -59,7 +59,7 @@ fn flagged(state: &State<'_>, schema: &Value, flag: &str) -> bool {
 
 /// OpenAPI 3.0's `nullable: true` as JSON Schema: `null` added to `type` (and to `enum`),
 /// or as one more alternative of `anyOf`/`oneOf`, or beside a reference or an `allOf`.
-fn nullable(schema: &mut Map<String, Value>) {
+pub(crate) fn nullable(schema: &mut Map<String, Value>) {
     match schema.get("nullable") {
         Some(Value::Bool(true)) => {}
         Some(Value::Bool(false)) => {

@@ -36,6 +36,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use self::adjust::adjust;
+pub(crate) use self::adjust::nullable;
 use self::rewrite::{done, rewrite, rewrite_value};
 use self::share::Shares;
 use self::walk::{pointer_lookup, reference_of};

@@ -1,0 +1,244 @@
+//! The gateway's configuration: a YAML or JSON file, `${ENV}` references expanded, every key
+//! checked (an unknown key is an error), every value read once into its typed form.
+
+mod env;
+pub(crate) mod file;
+pub(crate) mod read;
+mod upstream;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use crate::error::ConfigError;
+use crate::policy::Rules;
+
+pub(crate) use self::upstream::{Location, Source, UpstreamSpec};
+
+/// A checked gateway configuration.
+///
+/// ```
+/// use halo_gateway::Config;
+///
+/// let config = Config::from_text(
+///     r#"
+/// listen: 127.0.0.1:0
+/// upstreams:
+///   pets: { openapi: pets.json, base_url: "http://127.0.0.1:9000" }
+/// policies:
+///   - match: { upstream: "*" }
+///     set: { timeout: 5s, circuit: 5/30s/2 }
+/// "#,
+///     ".",
+/// )
+/// .unwrap();
+/// assert_eq!(config.listen().ip().to_string(), "127.0.0.1");
+///
+/// let error = Config::from_text("upstreams: {}\nlisten_on: 1", ".").unwrap_err();
+/// assert!(error.to_string().contains("listen_on"));
+/// ```
+#[derive(Debug)]
+pub struct Config {
+    pub(crate) file: file::File,
+    /// Where relative paths in it start.
+    pub(crate) dir: PathBuf,
+    pub(crate) listen: SocketAddr,
+    pub(crate) rules: Rules,
+    pub(crate) upstreams: Vec<UpstreamSpec>,
+}
+
+impl Config {
+    /// Reads the file at `path`; relative paths in it are relative to its directory.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not YAML or JSON, has an unknown key or a value of the
+    /// wrong shape, names an unset environment variable, or settings that cannot work
+    /// together. The message names the key.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::io(format!("cannot read {}: {e}", path.display())))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::from_text(&text, dir)
+    }
+
+    /// Reads a configuration from its text, `${ENV}` references read from the process's
+    /// environment; relative paths in it are relative to `dir`.
+    ///
+    /// # Errors
+    /// As [`from_path`](Self::from_path), but for reading a file.
+    pub fn from_text(text: &str, dir: impl Into<PathBuf>) -> Result<Self, ConfigError> {
+        Self::from_text_with_env(text, dir, |name| std::env::var(name).ok())
+    }
+
+    /// Reads a configuration from its text, `${ENV}` references read with `lookup`.
+    ///
+    /// # Errors
+    /// As [`from_text`](Self::from_text).
+    pub fn from_text_with_env(
+        text: &str,
+        dir: impl Into<PathBuf>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let mut value = read::parse(text).map_err(ConfigError::syntax)?;
+        env::expand(&mut value, &lookup).map_err(ConfigError::invalid)?;
+        let file: file::File = serde_path_to_error::deserialize(value).map_err(|e| {
+            let at = e.path().to_string();
+            match at.as_str() {
+                "." => ConfigError::invalid(e.into_inner().to_string()),
+                _ => ConfigError::invalid(format!("{at}: {}", e.into_inner())),
+            }
+        })?;
+        Self::check(file, dir.into())
+    }
+
+    fn check(file: file::File, dir: PathBuf) -> Result<Self, ConfigError> {
+        let listen = match file.listen.as_deref() {
+            None => SocketAddr::from(([127, 0, 0, 1], 8080)),
+            Some(text) => text.parse().map_err(|_| {
+                ConfigError::invalid(format!(
+                    "listen: `{text}` is not an address and port such as 127.0.0.1:8080"
+                ))
+            })?,
+        };
+        let rules = Rules::compile(&file.policies).map_err(ConfigError::invalid)?;
+        if file.upstreams.is_empty() {
+            return Err(ConfigError::invalid(
+                "upstreams: name at least one API to put behind the gateway",
+            ));
+        }
+        let upstreams = file
+            .upstreams
+            .iter()
+            .map(|(name, upstream)| UpstreamSpec::check(name, upstream, &dir))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ConfigError::invalid)?;
+        let auth = file.auth.as_ref();
+        let has_auth = auth
+            .is_some_and(|a| !a.tokens.is_empty() || a.jwt.is_some() || a.introspection.is_some());
+        if !has_auth && !listen.ip().is_loopback() {
+            return Err(ConfigError::invalid(format!(
+                "listen: {listen} is not a loopback address, and without `auth` anyone who \
+                 reaches it could call every upstream with the gateway's credentials; add \
+                 `auth` or listen on 127.0.0.1"
+            )));
+        }
+        if !has_auth && rules.any_scopes() {
+            return Err(ConfigError::invalid(
+                "policies: `visible_to` needs `auth`, which says who holds which scopes",
+            ));
+        }
+        if rules.any_approval() && file.approvals.is_none() {
+            return Err(ConfigError::invalid(
+                "policies: a rule requires approval (`approval: required` or risk L2/L3), but \
+                 nobody can approve: add `approvals: { scope: <the approvers' scope> }`",
+            ));
+        }
+        if let Some(auth) = auth
+            && auth.tokens.keys().any(|token| token.trim().len() < 16)
+        {
+            {
+                return Err(ConfigError::invalid(
+                    "auth.tokens: a token is shorter than 16 characters; use long random \
+                     tokens, written as ${ENV} references",
+                ));
+            }
+        }
+        Ok(Self {
+            file,
+            dir,
+            listen,
+            rules,
+            upstreams,
+        })
+    }
+
+    /// The address the gateway serves on.
+    #[must_use]
+    pub fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// The JSON Schema of the configuration file (draft 2020-12), for editors and checks.
+    ///
+    /// ```
+    /// let schema = halo_gateway::Config::json_schema();
+    /// assert_eq!(schema["properties"]["upstreams"]["type"], "object");
+    /// ```
+    #[must_use]
+    pub fn json_schema() -> serde_json::Value {
+        let mut schema = serde_json::to_value(schemars::schema_for!(file::File))
+            .unwrap_or(serde_json::Value::Null);
+        if let Some(object) = schema.as_object_mut() {
+            object.insert("title".into(), "halo gateway configuration".into());
+        }
+        schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Config, String> {
+        Config::from_text_with_env(text, ".", |name| {
+            (name == "OPS_TOKEN").then(|| "0123456789abcdef0123".to_owned())
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_shapes_name_their_place() {
+        let cases = [
+            (
+                "upstreams: {a: {openapi: x.json, base_ur: http://x}}",
+                "upstreams.a",
+            ),
+            (
+                "upstreams: {a: {openapi: x.json}}\npolicies: [{set: {rat: 1/s}}]",
+                "policies[0].set",
+            ),
+            ("upstreams: {a: {openapi: x.json}}\nlisten: [1]", "listen"),
+            ("upstreams: 3", "upstreams"),
+            ("{}", "upstreams"),
+        ];
+        for (text, at) in cases {
+            let error = read(text).unwrap_err();
+            assert!(error.contains(at), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn settings_that_cannot_work_are_refused() {
+        let open = read("listen: 0.0.0.0:8080\nupstreams: {a: {openapi: x.json}}").unwrap_err();
+        assert!(open.contains("auth"), "{open}");
+        let scopes = read(
+            "upstreams: {a: {openapi: x.json}}\npolicies: [{set: {visible_to: {scopes: [admin]}}}]",
+        )
+        .unwrap_err();
+        assert!(scopes.contains("visible_to"), "{scopes}");
+        let approval =
+            read("upstreams: {a: {openapi: x.json}}\npolicies: [{set: {risk: L2}}]").unwrap_err();
+        assert!(approval.contains("approvals"), "{approval}");
+        let short = read("auth: {tokens: {abc: {caller: ops}}}\nupstreams: {a: {openapi: x.json}}")
+            .unwrap_err();
+        assert!(short.contains("16") && !short.contains("abc"), "{short}");
+        let fine = read(
+            "listen: 0.0.0.0:9\nauth: {tokens: {\"${OPS_TOKEN}\": {caller: ops, scopes: [admin]}}}\n\
+             approvals: {scope: admin}\nupstreams: {a: {openapi: x.json}}\n\
+             policies: [{set: {risk: L2, visible_to: {scopes: [admin]}}}]",
+        );
+        assert!(fine.is_ok(), "{fine:?}");
+    }
+
+    #[test]
+    fn the_schema_refuses_unknown_keys() {
+        let schema = Config::json_schema();
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(
+            schema["required"]
+                .as_array()
+                .unwrap()
+                .contains(&"upstreams".into())
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! The service behind the layer: each call the layer let through, sent to its upstream.
+//!
+//! Only calls the layer checked go on (they carry [`ToolCall`]); any other request is
+//! answered `404` here, so a path no tool describes never reaches an upstream. A call goes to
+//! its upstream's base URL plus its path after `/<upstream>`, with its query and body as they
+//! came, without the caller's credentials, with the upstream's configured headers. The
+//! answer comes back as it is sent (streamed), without the upstream's cookies.
+
+mod headers;
+mod problem;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::response::Response;
+use futures_util::future::BoxFuture;
+use halo_axum::ToolCall;
+use http::{HeaderMap, Request, StatusCode};
+use http_body::Body as _;
+use http_body_util::BodyExt as _;
+use reqwest::Url;
+use tower_service::Service;
+
+use crate::merge::Credentials;
+use crate::upstream::document::without_url;
+
+/// Where one upstream's calls go, and how.
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub(crate) base_url: Url,
+    pub(crate) headers: HeaderMap,
+    pub(crate) credentials: Credentials,
+    pub(crate) client: reqwest::Client,
+}
+
+/// Sends calls to their upstreams.
+#[derive(Debug, Clone)]
+pub(crate) struct Forwarder {
+    targets: Arc<HashMap<String, Target>>,
+}
+
+impl Forwarder {
+    pub(crate) fn new(targets: HashMap<String, Target>) -> Self {
+        Self {
+            targets: Arc::new(targets),
+        }
+    }
+}
+
+impl Service<Request<Body>> for Forwarder {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let targets = Arc::clone(&self.targets);
+        Box::pin(async move { Ok(forward(&targets, request).await) })
+    }
+}
+
+async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path();
+    let found = path
+        .strip_prefix('/')
+        .map(|rest| rest.split_once('/').unwrap_or((rest, "")))
+        .and_then(|(name, rest)| Some((name, rest, targets.get(name)?)));
+    let (Some((name, rest, target)), Some(_)) = (found, parts.extensions.get::<ToolCall>()) else {
+        return problem::answer(StatusCode::NOT_FOUND, "no tool is served at this path");
+    };
+    let url = upstream_url(
+        &target.base_url,
+        rest,
+        parts.uri.query(),
+        &target.credentials,
+    );
+    let headers = headers::to_upstream(&parts.headers, &target.credentials, &target.headers);
+    let body = match body.size_hint().exact() {
+        // Read by the layer already (validated): sent whole, with its length.
+        Some(_) => match body.collect().await {
+            Ok(collected) => reqwest::Body::from(collected.to_bytes()),
+            Err(_) => {
+                return problem::answer(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                );
+            }
+        },
+        None => reqwest::Body::wrap_stream(body.into_data_stream()),
+    };
+    let sent = target
+        .client
+        .request(parts.method, url)
+        .headers(headers)
+        .body(body)
+        .send()
+        .await;
+    let answer = match sent {
+        Ok(answer) => answer,
+        Err(error) => {
+            tracing::warn!(upstream = name, cause = %without_url(&error), "an upstream call failed");
+            let (status, what) = match error.is_timeout() {
+                true => (StatusCode::GATEWAY_TIMEOUT, "did not answer in time"),
+                false => (StatusCode::BAD_GATEWAY, "could not be reached"),
+            };
+            return problem::answer(status, format!("the upstream `{name}` {what}"));
+        }
+    };
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = answer.status();
+    *response.headers_mut() = headers::to_caller(answer.headers());
+    *response.body_mut() = Body::from_stream(answer.bytes_stream());
+    response
+}
+
+/// The upstream URL of a call: the base URL's path, then the call's path after its
+/// upstream's segment, then its query without the credentials the upstream reads there.
+fn upstream_url(base: &Url, rest: &str, query: Option<&str>, credentials: &Credentials) -> Url {
+    let mut url = base.clone();
+    let base_path = base.path().trim_end_matches('/');
+    let path = match rest.is_empty() {
+        true => format!("{base_path}/"),
+        false => format!("{base_path}/{rest}"),
+    };
+    url.set_path(&path);
+    let query = query.map(|query| {
+        query
+            .split('&')
+            .filter(|pair| {
+                let key = pair.split('=').next().unwrap_or_default();
+                !credentials
+                    .query
+                    .iter()
+                    .any(|name| key.eq_ignore_ascii_case(name))
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    match query.as_deref() {
+        Some("") | None => url.set_query(None),
+        Some(query) => url.set_query(Some(query)),
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_join_the_base_and_queries_lose_credentials() {
+        let credentials = Credentials {
+            headers: Vec::new(),
+            query: vec!["api_key".into()],
+        };
+        let base = Url::parse("https://api.example.com/v1/").unwrap();
+        let url = upstream_url(&base, "pets/7", Some("a=1&API_KEY=x&b=%20"), &credentials);
+        assert_eq!(url.as_str(), "https://api.example.com/v1/pets/7?a=1&b=%20");
+        let bare = Url::parse("https://api.example.com").unwrap();
+        assert_eq!(
+            upstream_url(&bare, "", Some("api_key=x"), &credentials).as_str(),
+            "https://api.example.com/"
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! [`Gateway`]: a configuration's upstreams fetched, compiled into one registry, and served
+//! by the halo-axum layer in front of the forwarder.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::Router;
+use halo_axum::mcp::McpService;
+use halo_axum::playground::Playground;
+use halo_axum::{ApprovalQueue, HaloBuilder, HaloLayer, JsonLinesSink, RedisStore, Validation};
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::forward::{Forwarder, Target};
+use crate::merge::{self, Entry, Part};
+use crate::report::{Report, UpstreamReport};
+use crate::upstream;
+
+/// How long fetching one upstream's description may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A gateway built from a [`Config`]: every upstream's tools compiled into one HALO registry
+/// and served by the halo-axum layer (discovery, `/mcp`, validation, policies, approvals,
+/// audit) in front of a forwarder that calls the upstreams.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use halo_gateway::{Config, Gateway};
+///
+/// let config = Config::from_path("gateway.yaml")?;
+/// let gateway = Gateway::build(&config).await?;
+/// print!("{}", gateway.report());
+/// let listener = tokio::net::TcpListener::bind(config.listen()).await?;
+/// axum::serve(listener, gateway.router()).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Gateway {
+    router: Router,
+    report: Report,
+    tools: Vec<Entry>,
+    explained: Vec<String>,
+}
+
+impl Gateway {
+    /// Fetches and reads every upstream's description, merges them, and builds the layer
+    /// and the forwarder.
+    ///
+    /// # Errors
+    /// An upstream whose description cannot be fetched or read, two tools of one name, an
+    /// issuer whose keys cannot be fetched, an audit file that cannot be opened, a Redis URL
+    /// that is not one, or a merged document the layer refuses.
+    pub async fn build(config: &Config) -> Result<Self, Error> {
+        let fetcher = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .build()
+            .map_err(|e| Error::layer(format!("cannot make an HTTP client: {e}")))?;
+        let loaded = futures_util::future::try_join_all(
+            config
+                .upstreams
+                .iter()
+                .map(|spec| upstream::load(spec, &fetcher)),
+        )
+        .await?;
+        let file = &config.file;
+        let authenticated = file.auth.is_some();
+        let mut targets = HashMap::new();
+        let mut parts = Vec::with_capacity(loaded.len());
+        let mut base_urls = Vec::with_capacity(loaded.len());
+        for (spec, loaded) in config.upstreams.iter().zip(loaded) {
+            base_urls.push(loaded.base_url);
+            parts.push(Part {
+                name: &spec.name,
+                prefix: spec.prefix,
+                document: loaded.document,
+            });
+        }
+        let title = file.name.as_deref().unwrap_or("halo gateway");
+        let merged = merge::merge(title, parts, &config.rules, authenticated)?;
+        for ((spec, base_url), credentials) in config
+            .upstreams
+            .iter()
+            .zip(base_urls)
+            .zip(merged.credentials)
+        {
+            let client = reqwest::Client::builder()
+                .connect_timeout(spec.connect_timeout)
+                .read_timeout(spec.read_timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| Error::layer(format!("cannot make an HTTP client: {e}")))?;
+            targets.insert(
+                spec.name.clone(),
+                Target {
+                    base_url,
+                    headers: spec.headers.clone(),
+                    credentials,
+                    client,
+                },
+            );
+        }
+        let layer = layer(config, merged.document).await?;
+        let app = Router::new().fallback_service(Forwarder::new(targets));
+        let mut mcp = McpService::builder(&layer, app.clone());
+        if let Some(settings) = &file.mcp {
+            mcp = mcp
+                .allowed_hosts(settings.allowed_hosts.iter().cloned())
+                .allowed_origins(settings.allowed_origins.iter().cloned());
+        }
+        let router = app
+            .layer(layer)
+            .nest_service("/mcp", mcp.build())
+            .nest_service("/playground", Playground::new());
+        let report = Report::new(
+            config
+                .upstreams
+                .iter()
+                .enumerate()
+                .map(|(index, spec)| UpstreamReport::new(&spec.name, index, &merged.tools))
+                .collect(),
+        );
+        let explained = merged
+            .tools
+            .iter()
+            .map(|tool| {
+                let spec = &config.upstreams[tool.upstream];
+                format!(
+                    "{} ({} {} of `{}`, named `{}` there)\n{}",
+                    tool.served,
+                    tool.method,
+                    tool.path,
+                    spec.name,
+                    tool.given,
+                    tool.effective
+                        .explain(&|index| config.rules.describe(index))
+                )
+            })
+            .collect();
+        Ok(Self {
+            router,
+            report,
+            tools: merged.tools,
+            explained,
+        })
+    }
+
+    /// The app to serve: the upstreams' tools under `/<upstream>/...`, discovery, `/mcp`,
+    /// `/playground` and the approvals endpoints.
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// What each upstream contributed.
+    #[must_use]
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The effective policy of the tool named `tool` (as the gateway serves it or as its
+    /// upstream gives it), field by field with the rule that set each; `None` when no
+    /// upstream has such a tool.
+    #[must_use]
+    pub fn explain(&self, tool: &str) -> Option<&str> {
+        let index = self
+            .tools
+            .iter()
+            .position(|t| t.served == tool)
+            .or_else(|| self.tools.iter().position(|t| t.given == tool))?;
+        Some(&self.explained[index])
+    }
+}
+
+/// The layer over the merged document, with the configuration's callers, approvers, audit
+/// and store.
+async fn layer(config: &Config, document: serde_json::Value) -> Result<HaloLayer, Error> {
+    let file = &config.file;
+    // Every call is checked against its schema, so every call carries the layer's mark and
+    // nothing undescribed is forwarded.
+    let mut builder = HaloBuilder::from_openapi_json(document).validate(Validation::On);
+    if let Some(auth) = &file.auth {
+        builder = builder
+            .authenticator(crate::auth::authenticator(auth).await?)
+            .require_credentials(true);
+    }
+    if let Some(approvals) = &file.approvals {
+        builder = builder
+            .approver(ApprovalQueue::new(&approvals.scope).self_approval(approvals.self_approval));
+    }
+    if let Some(path) = &file.audit {
+        let path = config.dir.join(path);
+        let sink = JsonLinesSink::open(&path)
+            .map_err(|e| Error::layer(format!("audit: cannot open {}: {e}", path.display())))?;
+        builder = builder.audit(sink);
+    }
+    if let Some(url) = &file.redis {
+        let store = RedisStore::open(url).map_err(|e| Error::layer(format!("redis: {e}")))?;
+        builder = builder.redis(store);
+    }
+    builder
+        .build()
+        .map_err(|e| Error::layer(format!("the merged document: {e}")))
+}

@@ -1,0 +1,50 @@
+//! Upstreams: each one's description fetched and read, and the base URL its calls go to.
+
+pub(crate) mod document;
+
+use reqwest::Url;
+use serde_json::Value;
+
+use crate::config::{Location, Source, UpstreamSpec};
+use crate::error::Error;
+
+/// The largest description read: GitHub's, among the largest public ones, is about 11 MB.
+pub(crate) const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// An upstream's description, read.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// Its OpenAPI document (3.1 form).
+    pub(crate) document: Value,
+    /// Where its calls go.
+    pub(crate) base_url: Url,
+}
+
+/// Fetches and reads `spec`'s description.
+pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Result<Loaded, Error> {
+    let fail = |message: String| Error::upstream(&spec.name, message);
+    let Source::OpenApi(location) = &spec.source;
+    let bytes = match location {
+        Location::File(path) => {
+            let meta = tokio::fs::metadata(path)
+                .await
+                .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
+            if meta.len() > MAX_DOCUMENT_BYTES as u64 {
+                return Err(fail(format!(
+                    "{} is larger than {MAX_DOCUMENT_BYTES} bytes",
+                    path.display()
+                )));
+            }
+            tokio::fs::read(path)
+                .await
+                .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?
+        }
+        Location::Url(url) => document::fetch(client, url).await.map_err(fail)?,
+    };
+    let document = document::read(&bytes).map_err(fail)?;
+    let base_url = match &spec.base_url {
+        Some(url) => url.clone(),
+        None => document::first_server(&document, location).map_err(fail)?,
+    };
+    Ok(Loaded { document, base_url })
+}
