@@ -10,7 +10,7 @@ mod refs;
 use std::collections::HashMap;
 
 use halo_openapi::Names;
-use halo_protocol::tool_name;
+use halo_protocol::UniqueNames;
 use http::Method;
 use serde_json::{Map, Value, json};
 
@@ -113,6 +113,7 @@ pub(crate) fn merge(
             }
         }
         let mut names = Names::default();
+        let mut served_names = UniqueNames::new();
         let items = match document.get("paths") {
             Some(Value::Object(items)) => items.clone(),
             _ => Map::new(),
@@ -131,8 +132,9 @@ pub(crate) fn merge(
                     method,
                     &key,
                 );
+                // Prefixed names cut to 64 characters may meet: `_2`, as the upstream's own.
                 let served = match part.prefix {
-                    true => tool_name(&format!("{}_{given}", part.name)),
+                    true => served_names.assign(&format!("{}_{given}", part.name)),
                     false => given.clone(),
                 };
                 let own_tags: Vec<String> = operation
