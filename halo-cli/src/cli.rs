@@ -1,5 +1,6 @@
 //! The command line: global options and subcommands (clap derive).
 
+mod gateway;
 mod lint;
 
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use halo_client::HeaderName;
 
+pub(crate) use self::gateway::GatewayCommand;
 use self::lint::rules_help;
 pub(crate) use self::lint::{LintArgs, LintRule};
 
@@ -297,6 +299,10 @@ pub(crate) enum Command {
     /// discovery; a document that cannot be read or compiled).
     #[command(after_long_help = rules_help())]
     Lint(LintArgs),
+    /// One governed entry for APIs nobody here wrote: OpenAPI upstreams compiled into one
+    /// HALO registry, served with discovery, `/mcp`, policies, limits, approvals and audit.
+    #[command(subcommand)]
+    Gateway(GatewayCommand),
     /// List the calls waiting for approval, oldest first (`GET /.well-known/halo/approvals`).
     ///
     /// For approvers (others get the server's `403`, exit 1). A table (id, tool, caller,

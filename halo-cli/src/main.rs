@@ -22,6 +22,8 @@
 //! halo --bearer demo-admin lint http://127.0.0.1:3000 -D warnings
 //! halo lint --openapi openapi.json -D warnings
 //! halo --bearer demo-reader mcp http://127.0.0.1:3000 --tags books
+//! halo gateway check gateway.yaml
+//! halo gateway run gateway.yaml
 //! halo --bearer demo-reader agent http://127.0.0.1:3000 "Is Dune in stock?" \
 //!     --llm-base-url http://127.0.0.1:11434/v1 --model qwen2.5:7b
 //! ```
@@ -36,6 +38,7 @@ mod approvals;
 mod cli;
 mod connect;
 mod failure;
+mod gateway;
 mod interrupt;
 mod lint;
 mod mcp;

@@ -18,7 +18,12 @@ use crate::{approvals, interrupt, mcp, stream};
 
 /// Runs a parsed command line on a small single-threaded runtime.
 pub(crate) fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // A gateway serves on every core; the client's commands need one thread.
+    let mut runtime = match cli.command {
+        Command::Gateway(_) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let runtime = runtime
         .enable_all()
         .build()
         .map_err(|e| Failure::other(format!("cannot start the async runtime: {e}")))?;
@@ -155,6 +160,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             };
             return crate::agent::run(&client, options, json).await;
         }
+        Command::Gateway(command) => return crate::gateway::execute(command).await,
         Command::Lint(args) => {
             return match (&args.openapi, &args.url) {
                 (Some(document), _) => crate::lint::run_document(document, &args, json),

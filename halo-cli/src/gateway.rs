@@ -1,0 +1,113 @@
+//! `halo gateway`: serve, check and explain a gateway configuration (halo-gateway).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use halo_gateway::{Config, Gateway};
+
+use crate::cli::GatewayCommand;
+use crate::failure::Failure;
+use crate::output::{print_err, print_out};
+
+/// Runs a `halo gateway` command.
+pub(crate) async fn execute(command: GatewayCommand) -> Result<ExitCode, Failure> {
+    match command {
+        GatewayCommand::Schema => {
+            let schema = serde_json::to_string_pretty(&Config::json_schema())
+                .map_err(|e| Failure::other(e.to_string()))?;
+            print_out(&format!("{schema}\n"));
+            Ok(ExitCode::SUCCESS)
+        }
+        GatewayCommand::Check { config, tools } => {
+            let Some(gateway) = build(&config).await else {
+                return Ok(ExitCode::from(1));
+            };
+            let report = gateway.report();
+            let mut out = String::new();
+            for upstream in report.upstreams() {
+                out.push_str(&format!(
+                    "{}: {} tools, {} left out\n",
+                    upstream.name(),
+                    upstream.tools().len(),
+                    upstream.left_out().len()
+                ));
+                for left in upstream.left_out() {
+                    out.push_str(&format!("  left out {}: {}\n", left.operation, left.reason));
+                }
+                if tools {
+                    for tool in upstream.tools() {
+                        out.push_str(&format!("  {tool}\n"));
+                    }
+                }
+            }
+            out.push_str(&format!("ok: {} tools\n", report.tools()));
+            print_out(&out);
+            Ok(ExitCode::SUCCESS)
+        }
+        GatewayCommand::Explain { config, tool } => {
+            let Some(gateway) = build(&config).await else {
+                return Ok(ExitCode::from(1));
+            };
+            match gateway.explain(&tool) {
+                Some(explained) => {
+                    print_out(explained);
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => {
+                    print_err(&format!("error: no upstream has a tool named `{tool}`\n"));
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        GatewayCommand::Run { config: path } => {
+            let Some(config) = read(&path) else {
+                return Ok(ExitCode::from(1));
+            };
+            let Some(gateway) = build_from(&config).await else {
+                return Ok(ExitCode::from(1));
+            };
+            print_err(&gateway.report().to_string());
+            let listener = tokio::net::TcpListener::bind(config.listen())
+                .await
+                .map_err(|e| {
+                    Failure::other(format!("cannot listen on {}: {e}", config.listen()))
+                })?;
+            let address = listener
+                .local_addr()
+                .map_err(|e| Failure::other(e.to_string()))?;
+            print_out(&format!("listening on http://{address}\n"));
+            axum::serve(listener, gateway.router())
+                .with_graceful_shutdown(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await
+                .map_err(|e| Failure::other(format!("the server stopped: {e}")))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The configuration at `path`, or `None` once the reason is printed.
+fn read(path: &Path) -> Option<Config> {
+    match Config::from_path(path) {
+        Ok(config) => Some(config),
+        Err(error) => {
+            print_err(&format!("error: {}: {error}\n", path.display()));
+            None
+        }
+    }
+}
+
+async fn build(path: &Path) -> Option<Gateway> {
+    build_from(&read(path)?).await
+}
+
+async fn build_from(config: &Config) -> Option<Gateway> {
+    match Gateway::build(config).await {
+        Ok(gateway) => Some(gateway),
+        Err(error) => {
+            print_err(&format!("error: {error}\n"));
+            None
+        }
+    }
+}
