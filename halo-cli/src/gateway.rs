@@ -1,9 +1,11 @@
 //! `halo gateway`: serve, check and explain a gateway configuration (halo-gateway).
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use halo_gateway::{Config, Gateway};
+use halo_gateway::{Config, Gateway, Reloading};
 
 use crate::cli::GatewayCommand;
 use crate::failure::Failure;
@@ -60,23 +62,35 @@ pub(crate) async fn execute(command: GatewayCommand) -> Result<ExitCode, Failure
             }
         }
         GatewayCommand::Run { config: path } => {
-            let Some(config) = read(&path) else {
-                return Ok(ExitCode::from(1));
-            };
-            let Some(gateway) = build_from(&config).await else {
-                return Ok(ExitCode::from(1));
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| "info".into()),
+                )
+                .with_writer(std::io::stderr)
+                .try_init();
+            let gateway = match Reloading::start(&path).await {
+                Ok(gateway) => gateway,
+                Err(error) => {
+                    print_err(&format!("error: {}: {error}\n", path.display()));
+                    return Ok(ExitCode::from(1));
+                }
             };
             print_err(&gateway.report().to_string());
-            let listener = tokio::net::TcpListener::bind(config.listen())
+            let listener = tokio::net::TcpListener::bind(gateway.listen())
                 .await
                 .map_err(|e| {
-                    Failure::other(format!("cannot listen on {}: {e}", config.listen()))
+                    Failure::other(format!("cannot listen on {}: {e}", gateway.listen()))
                 })?;
             let address = listener
                 .local_addr()
                 .map_err(|e| Failure::other(e.to_string()))?;
             print_out(&format!("listening on http://{address}\n"));
-            axum::serve(listener, gateway.router())
+            tokio::spawn(gateway.clone().watch(Duration::from_secs(1)));
+            let app = gateway
+                .router()
+                .into_make_service_with_connect_info::<SocketAddr>();
+            axum::serve(listener, app)
                 .with_graceful_shutdown(async {
                     let _ = tokio::signal::ctrl_c().await;
                 })

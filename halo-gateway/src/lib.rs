@@ -59,10 +59,12 @@ mod forward;
 mod gateway;
 mod merge;
 mod policy;
+mod reload;
 mod report;
 mod upstream;
 
 pub use self::config::Config;
 pub use self::error::{ConfigError, Error};
 pub use self::gateway::Gateway;
+pub use self::reload::Reloading;
 pub use self::report::{LeftOut, Report, UpstreamReport};

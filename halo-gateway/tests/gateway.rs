@@ -109,41 +109,13 @@ struct Running {
     hits: Arc<AtomicUsize>,
     gateway: Gateway,
     http: reqwest::Client,
-    _dir: tempdir::Dir,
-}
-
-mod tempdir {
-    /// A directory removed when dropped.
-    pub(crate) struct Dir(pub(crate) std::path::PathBuf);
-
-    impl Dir {
-        pub(crate) fn new() -> Self {
-            let path = std::env::temp_dir().join(format!(
-                "halo-gateway-test-{}-{}",
-                std::process::id(),
-                fastrand()
-            ));
-            std::fs::create_dir_all(&path).unwrap();
-            Self(path)
-        }
-    }
-
-    fn fastrand() -> u64 {
-        use std::hash::{BuildHasher, RandomState};
-        RandomState::new().hash_one(std::time::SystemTime::now())
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    _dir: tempfile::TempDir,
 }
 
 async fn start(policies: &str) -> Running {
     let (upstream, hits) = echo().await;
-    let dir = tempdir::Dir::new();
-    std::fs::write(dir.0.join("pets.json"), pets_document().to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pets.json"), pets_document().to_string()).unwrap();
     let text = format!(
         r#"
 listen: 127.0.0.1:0
@@ -162,7 +134,7 @@ policies:
 {policies}
 "#
     );
-    let config = Config::from_text_with_env(&text, &dir.0, |name| match name {
+    let config = Config::from_text_with_env(&text, dir.path(), |name| match name {
         "OPS_TOKEN" => Some(OPS.to_owned()),
         "PETS_KEY" => Some(UPSTREAM_KEY.to_owned()),
         _ => None,
@@ -396,12 +368,12 @@ async fn an_upstream_that_cannot_be_reached_is_a_bad_gateway() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = closed.local_addr().unwrap();
     drop(closed);
-    let dir = tempdir::Dir::new();
-    std::fs::write(dir.0.join("pets.json"), pets_document().to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pets.json"), pets_document().to_string()).unwrap();
     let text = format!(
         "upstreams:\n  pets: {{ openapi: pets.json, base_url: \"http://{address}\", headers: {{ X-Api-Key: secret-upstream-key }} }}\n"
     );
-    let config = Config::from_text(&text, &dir.0).unwrap();
+    let config = Config::from_text(&text, dir.path()).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
     let url = serve(gateway.router()).await;
     let answer = reqwest::get(format!("http://{url}/pets/pets"))
@@ -420,13 +392,13 @@ async fn an_upstream_that_cannot_be_reached_is_a_bad_gateway() {
 #[tokio::test]
 async fn a_real_document_builds_and_forwards() {
     let (upstream, hits) = echo().await;
-    let dir = tempdir::Dir::new();
+    let dir = tempfile::tempdir().unwrap();
     let github = halo_tests::corpus::Document::GitHub;
-    std::fs::write(dir.0.join("github.json"), github.text()).unwrap();
+    std::fs::write(dir.path().join("github.json"), github.text()).unwrap();
     let text = format!(
         "upstreams:\n  github: {{ openapi: github.json, base_url: \"http://{upstream}\" }}\n"
     );
-    let config = Config::from_text(&text, &dir.0).unwrap();
+    let config = Config::from_text(&text, dir.path()).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
     assert_eq!(gateway.report().tools(), 771, "{}", gateway.report());
     let url = serve(gateway.router()).await;

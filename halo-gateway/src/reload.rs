@@ -1,0 +1,189 @@
+//! [`Reloading`]: a gateway that rebuilds itself when its configuration file changes or the
+//! process gets `SIGHUP`, off the request path, and swaps the new one in atomically.
+//!
+//! Calls in flight finish on the gateway they started on (each holds it); new calls go to the
+//! new one. A file that cannot be read or built leaves the running gateway serving, and says
+//! why in the log and in the count of failed reloads. Rate budgets, idempotency records,
+//! circuits and approvals kept in Redis are keyed by tool name, so they carry over.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use axum::Router;
+use axum::body::Body;
+use axum::response::Response;
+use futures_util::future::BoxFuture;
+use http::Request;
+use tower_service::Service;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::gateway::Gateway;
+use crate::report::Report;
+
+/// A gateway served from a configuration file, rebuilt when the file changes.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use halo_gateway::Reloading;
+///
+/// let gateway = Reloading::start("gateway.yaml").await?;
+/// tokio::spawn(gateway.clone().watch(Duration::from_secs(1)));
+/// let listener = tokio::net::TcpListener::bind(gateway.listen()).await?;
+/// axum::serve(listener, gateway.router()).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Reloading {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    listen: SocketAddr,
+    current: Arc<ArcSwap<Router>>,
+    report: ArcSwap<Report>,
+    /// The file's modification time and length when it was last read.
+    stamp: std::sync::Mutex<Option<(SystemTime, u64)>>,
+}
+
+impl Reloading {
+    /// Reads the configuration at `path` and builds the first gateway.
+    ///
+    /// # Errors
+    /// As [`Config::from_path`] and [`Gateway::build`].
+    pub async fn start(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref().to_owned();
+        let stamp = stamp(&path);
+        let config = Config::from_path(&path)?;
+        let gateway = Gateway::build(&config).await?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                listen: config.listen(),
+                current: Arc::new(ArcSwap::from_pointee(gateway.router())),
+                report: ArcSwap::from_pointee(gateway.report().clone()),
+                stamp: std::sync::Mutex::new(stamp),
+                path,
+            }),
+        })
+    }
+
+    /// The address the first configuration named (a changed `listen` needs a restart).
+    #[must_use]
+    pub fn listen(&self) -> SocketAddr {
+        self.inner.listen
+    }
+
+    /// What the gateway now serving was built from.
+    #[must_use]
+    pub fn report(&self) -> Arc<Report> {
+        self.inner.report.load_full()
+    }
+
+    /// The app to serve: each request goes to the gateway serving when it arrives.
+    pub fn router(&self) -> Router {
+        Router::new().fallback_service(Current(Arc::clone(&self.inner.current)))
+    }
+
+    /// Reads the file again and, when it builds, serves the new gateway.
+    ///
+    /// # Errors
+    /// As [`Reloading::start`]; the gateway serving goes on serving.
+    pub async fn reload(&self) -> Result<Arc<Report>, Error> {
+        let inner = &self.inner;
+        let stamp = stamp(&inner.path);
+        *inner.stamp.lock().unwrap_or_else(|e| e.into_inner()) = stamp;
+        let built = async {
+            let config = Config::from_path(&inner.path)?;
+            if config.listen() != inner.listen {
+                tracing::warn!(
+                    listen = %config.listen(),
+                    serving = %inner.listen,
+                    "`listen` changed; it takes effect when the gateway is restarted"
+                );
+            }
+            Gateway::build(&config).await
+        }
+        .await;
+        match built {
+            Ok(gateway) => {
+                inner.current.store(Arc::new(gateway.router()));
+                let report = Arc::new(gateway.report().clone());
+                inner.report.store(Arc::clone(&report));
+                metrics::counter!("halo_gateway_reloads_total", "outcome" => "ok").increment(1);
+                tracing::info!(tools = report.tools(), "configuration reloaded");
+                Ok(report)
+            }
+            Err(error) => {
+                metrics::counter!("halo_gateway_reloads_total", "outcome" => "failed").increment(1);
+                tracing::error!(%error, "configuration not reloaded; the gateway serving goes on");
+                Err(error)
+            }
+        }
+    }
+
+    /// Reloads whenever the file's modification time or length changes (checked every
+    /// `every`) and, on Unix, on `SIGHUP`. Runs until the process ends.
+    pub async fn watch(self, every: Duration) {
+        #[cfg(unix)]
+        let mut hangups =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            #[cfg(unix)]
+            let hangup = async {
+                match hangups.as_mut() {
+                    Some(signals) => signals.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            #[cfg(not(unix))]
+            let hangup = std::future::pending::<Option<()>>();
+            let asked = tokio::select! {
+                _ = ticks.tick() => false,
+                _ = hangup => true,
+            };
+            let changed = {
+                let known = *self.inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
+                stamp(&self.inner.path) != known
+            };
+            if asked || changed {
+                let _ = self.reload().await;
+            }
+        }
+    }
+}
+
+/// The file's modification time and length, when it can be read.
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// Sends each request to the router serving when it arrives.
+#[derive(Debug, Clone)]
+struct Current(Arc<ArcSwap<Router>>);
+
+impl Service<Request<Body>> for Current {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let router = Router::clone(&self.0.load());
+        Box::pin(tower::ServiceExt::oneshot(router, request))
+    }
+}

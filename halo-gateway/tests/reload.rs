@@ -1,0 +1,89 @@
+//! A gateway rebuilt from its changed configuration file: new calls see the new policies, a
+//! broken file leaves the running gateway serving.
+
+use std::time::Duration;
+
+use axum::Router;
+use halo_gateway::Reloading;
+use reqwest::StatusCode;
+use serde_json::json;
+
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{address}")
+}
+
+fn document() -> serde_json::Value {
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Echo", "version": "1"},
+        "paths": {"/ping": {"get": {"operationId": "ping", "responses": {"200": {"description": "pong"}}}}}
+    })
+}
+
+fn config(upstream: &str, rate: &str) -> String {
+    format!(
+        "listen: 127.0.0.1:0\nupstreams:\n  echo: {{ openapi: echo.json, base_url: \"{upstream}\" }}\npolicies:\n  - set: {{ rate: {rate} }}\n"
+    )
+}
+
+async fn rate_of(gateway: &str) -> String {
+    let schemas: serde_json::Value = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, format!("{gateway}/echo/ping"))
+        .header("accept", "application/llm+json")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    schemas[0]["limits"]["rate"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_changed_file_is_served_and_a_broken_one_is_not() {
+    let upstream = serve(Router::new().fallback(|| async { "pong" })).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("echo.json"), document().to_string()).unwrap();
+    let path = dir.path().join("gateway.yaml");
+    std::fs::write(&path, config(&upstream, "100/minute")).unwrap();
+    let gateway = Reloading::start(&path).await.unwrap();
+    let url = serve(gateway.router()).await;
+    assert_eq!(rate_of(&url).await, "100/minute");
+
+    // Reloaded on request.
+    std::fs::write(&path, config(&upstream, "1/minute")).unwrap();
+    let report = gateway.reload().await.unwrap();
+    assert_eq!(report.tools(), 1);
+    assert_eq!(rate_of(&url).await, "1/minute");
+    let ping = || reqwest::get(format!("{url}/echo/ping"));
+    assert_eq!(ping().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        ping().await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+
+    // A broken file: the gateway serving goes on.
+    std::fs::write(&path, "upstreams: {echo: {openapi: echo.json, rate: 3}}").unwrap();
+    let error = gateway.reload().await.unwrap_err();
+    assert!(error.to_string().contains("rate"), "{error}");
+    assert_eq!(rate_of(&url).await, "1/minute");
+
+    // Watched: a change to the file is picked up without being asked.
+    tokio::spawn(gateway.clone().watch(Duration::from_millis(50)));
+    std::fs::write(&path, config(&upstream, "7/minute")).unwrap();
+    let mut seen = String::new();
+    for _ in 0..200 {
+        seen = rate_of(&url).await;
+        if seen == "7/minute" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(seen, "7/minute");
+}
