@@ -9,7 +9,7 @@ use crate::config::file;
 use crate::error::Error;
 
 /// The authenticator `auth` describes, its issuers' keys and metadata fetched.
-pub(crate) async fn authenticator(auth: &file::Auth) -> Result<impl Authenticator, Error> {
+pub(crate) async fn authenticator(auth: &file::Auth) -> Result<impl Authenticator + use<>, Error> {
     let tokens = (!auth.tokens.is_empty()).then(|| {
         auth.tokens
             .iter()

@@ -56,13 +56,13 @@ impl Gateway {
             .timeout(FETCH_TIMEOUT)
             .build()
             .map_err(|e| Error::layer(format!("cannot make an HTTP client: {e}")))?;
-        let loaded = futures_util::future::try_join_all(
-            config
-                .upstreams
-                .iter()
-                .map(|spec| upstream::load(spec, &fetcher)),
-        )
-        .await?;
+        // Pushed one by one rather than mapped: a closure's higher-ranked borrow would make
+        // the future not `Send` for every lifetime, as `tokio::spawn` needs.
+        let mut loading = Vec::with_capacity(config.upstreams.len());
+        for spec in &config.upstreams {
+            loading.push(upstream::load(spec, &fetcher));
+        }
+        let loaded = futures_util::future::try_join_all(loading).await?;
         let file = &config.file;
         let authenticated = file.auth.is_some();
         let mut targets = HashMap::new();

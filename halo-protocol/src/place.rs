@@ -259,13 +259,35 @@ fn form_body(
 /// Whether `name` is the entry that stands for the whole body (a body the server did not
 /// flatten into properties): the only body entry, named as servers name it.
 fn is_whole_body(schema: Option<&ToolSchema>, name: &str) -> bool {
-    let Some(schema) = schema else { return false };
+    schema.and_then(whole_body_entry) == Some(name)
+}
+
+/// The name of the input entry that stands for a tool's whole request body, when the server
+/// did not flatten the body into properties (§5.3): the only body entry, named `body`,
+/// `request_body` or `_body`. `None` when the body's entries are its properties, or it has
+/// none.
+///
+/// ```
+/// use halo_protocol::{ToolSchema, whole_body_entry};
+///
+/// let schema: ToolSchema = serde_json::from_value(serde_json::json!({
+///     "call": {"method": "POST", "url": "/tags"},
+///     "input": {"body": {"type": "array", "items": {"type": "string"}, "in": "body"}}
+/// })).unwrap();
+/// assert_eq!(whole_body_entry(&schema), Some("body"));
+/// ```
+#[must_use]
+pub fn whole_body_entry(schema: &ToolSchema) -> Option<&str> {
     let mut body_entries = schema
         .input
         .iter()
         .filter(|(_, entry)| entry.location == Some(Location::Body));
-    matches!(body_entries.next(), Some((only, _)) if only == name && matches!(name, "body" | "request_body" | "_body"))
-        && body_entries.next().is_none()
+    match (body_entries.next(), body_entries.next()) {
+        (Some((only, _)), None) if matches!(only.as_str(), "body" | "request_body" | "_body") => {
+            Some(only)
+        }
+        _ => None,
+    }
 }
 
 /// Whether `{name}` (or `{*name}`) is a variable of a path template.

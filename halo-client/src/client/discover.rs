@@ -145,15 +145,21 @@ impl Client {
         I: IntoIterator<Item = &'a ToolEntry>,
     {
         let tools: Vec<&ToolEntry> = tools.into_iter().collect();
-        let mut paths: Vec<&str> = tools
+        // Owned paths: a closure taking `&str` would be higher-ranked, and the future of this
+        // method not `Send` for every lifetime (rust-lang/rust#102211), as a caller's
+        // `tokio::spawn` needs.
+        let mut paths: Vec<String> = tools
             .iter()
-            .map(|tool| tool.url.as_str())
-            .filter(|url| *url != "/")
+            .map(|tool| tool.url.clone())
+            .filter(|url| url != "/")
             .collect();
         paths.sort_unstable();
         paths.dedup();
-        let fetched: HashMap<&str, Arc<Vec<ToolSchema>>> = stream::iter(paths)
-            .map(|path| async move { self.schemas(path).await.map(|schemas| (path, schemas)) })
+        let fetched: HashMap<String, Arc<Vec<ToolSchema>>> = stream::iter(paths)
+            .map(|path: String| async move {
+                let schemas = self.schemas(&path).await?;
+                Ok::<_, Error>((path, schemas))
+            })
             .buffer_unordered(self.inner.concurrency)
             .try_collect()
             .await?;

@@ -119,17 +119,21 @@ pub(crate) struct Mcp {
     pub(crate) allowed_origins: Vec<String>,
 }
 
-/// One API behind the gateway.
+/// One API behind the gateway: exactly one of `openapi` and `halo`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Upstream {
     /// An OpenAPI 3.0 or 3.1 document describing it, JSON or YAML: a file (relative to
     /// the configuration file) or an `http(s)` URL.
-    pub(crate) openapi: String,
+    pub(crate) openapi: Option<String>,
+    /// The base URL of an API that describes itself with HALO: discovered as halo-client
+    /// discovers it, its calls sent there.
+    pub(crate) halo: Option<String>,
     /// Where calls go: the document's first server when left out.
     pub(crate) base_url: Option<String>,
     /// Headers sent with every call to this upstream: its own credentials. The caller's
-    /// `Authorization`, cookies and API keys never are.
+    /// `Authorization`, cookies and API keys never are. A `halo` upstream takes at most one
+    /// (its credential, sent with discovery too).
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
     /// Whether tool names start with `<upstream>_`. Default `true`; without the prefix,

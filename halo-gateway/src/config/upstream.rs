@@ -31,6 +31,8 @@ pub(crate) struct UpstreamSpec {
 pub(crate) enum Source {
     /// An OpenAPI document.
     OpenApi(Location),
+    /// A HALO API's base URL.
+    Halo(Url),
 }
 
 /// Where a document is.
@@ -57,7 +59,25 @@ impl UpstreamSpec {
                 ),
             ));
         }
-        let source = Source::OpenApi(location(&upstream.openapi, dir));
+        let source = match (&upstream.openapi, &upstream.halo) {
+            (Some(document), None) => Source::OpenApi(location(document, dir)),
+            (None, Some(base)) => Source::Halo(url(base).map_err(|why| at(".halo", why))?),
+            _ => {
+                return Err(at(
+                    "",
+                    "give exactly one of `openapi` (a document) and `halo` (a HALO API's URL)"
+                        .to_owned(),
+                ));
+            }
+        };
+        if matches!(source, Source::Halo(_)) && upstream.headers.len() > 1 {
+            return Err(at(
+                ".headers",
+                "a `halo` upstream takes at most one header, its credential (sent with \
+                 discovery as halo-client sends one)"
+                    .to_owned(),
+            ));
+        }
         let base_url = upstream
             .base_url
             .as_deref()

@@ -5,6 +5,7 @@
 
 mod apply;
 mod credentials;
+mod links;
 mod refs;
 
 use std::collections::HashMap;
@@ -194,6 +195,7 @@ pub(crate) fn merge(
                             .map(|tag| Value::String(tag.clone())),
                     );
                     object.insert("tags".to_owned(), Value::Array(with_upstream));
+                    links::prefix(object, part.name);
                     apply::apply(&entry.effective, object, authenticated);
                 }
                 found.strip(&mut operation, &document);

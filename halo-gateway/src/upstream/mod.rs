@@ -1,6 +1,8 @@
-//! Upstreams: each one's description fetched and read, and the base URL its calls go to.
+//! Upstreams: each one's description fetched and read (an OpenAPI document, or a HALO API's
+//! discovery), and the base URL its calls go to.
 
 pub(crate) mod document;
+mod halo;
 
 use reqwest::Url;
 use serde_json::Value;
@@ -23,7 +25,14 @@ pub(crate) struct Loaded {
 /// Fetches and reads `spec`'s description.
 pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Result<Loaded, Error> {
     let fail = |message: String| Error::upstream(&spec.name, message);
-    let Source::OpenApi(location) = &spec.source;
+    let location = match &spec.source {
+        Source::OpenApi(location) => location,
+        Source::Halo(base) => {
+            let document = halo::document(base, &spec.headers).await.map_err(fail)?;
+            let base_url = spec.base_url.clone().unwrap_or_else(|| base.clone());
+            return Ok(Loaded { document, base_url });
+        }
+    };
     let bytes = match location {
         Location::File(path) => {
             let meta = tokio::fs::metadata(path)

@@ -1,0 +1,133 @@
+//! The bookstore (an axum app with the HALO layer) as a `halo` upstream: discovered as
+//! halo-client discovers it, its tools served by the gateway with their meaning kept, its
+//! calls forwarded with the gateway's credential for it.
+
+use halo_gateway::{Config, Gateway};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{address}")
+}
+
+async fn options(url: &str, token: Option<&str>) -> Value {
+    let mut request = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, url)
+        .header("accept", "application/llm+json");
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_bookstore_behind_the_gateway_keeps_its_tools_and_their_meaning() {
+    let bookstore = serve(bookstore::app()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "upstreams:\n  books: {{ halo: \"{bookstore}\", headers: {{ Authorization: \"Bearer ${{BOOKS_TOKEN}}\" }} }}\n"
+    );
+    let config = Config::from_text_with_env(&text, dir.path(), |name| {
+        (name == "BOOKS_TOKEN").then(|| bookstore::auth::ADMIN_TOKEN.to_owned())
+    })
+    .unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let url = serve(gateway.router()).await;
+
+    // Every tool the bookstore shows its administrator, each under the gateway's prefix.
+    let direct = options(&format!("{bookstore}/"), Some(bookstore::auth::ADMIN_TOKEN)).await;
+    let through = options(&format!("{url}/"), None).await;
+    let names = |manifest: &Value, prefix: &str| -> Vec<String> {
+        manifest["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| format!("{prefix}{}", tool["name"].as_str().unwrap()))
+            .collect()
+    };
+    let mut expected = names(&direct, "books_");
+    let mut served = names(&through, "");
+    expected.sort();
+    served.sort();
+    assert_eq!(served, expected);
+    assert_eq!(gateway.report().tools(), expected.len());
+
+    // The meaning travels: `why`, limits and effects as the bookstore declares them.
+    let direct: Value = options(
+        &format!("{bookstore}/api/books/1"),
+        Some(bookstore::auth::ADMIN_TOKEN),
+    )
+    .await;
+    let through: Value = options(&format!("{url}/books/api/books/1"), None).await;
+    let get = |schemas: &Value, method: &str| -> Value {
+        schemas
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["call"]["method"] == method)
+            .cloned()
+            .unwrap_or_else(|| panic!("{schemas:#}"))
+    };
+    for method in ["GET", "PUT", "DELETE"] {
+        let (direct, through) = (get(&direct, method), get(&through, method));
+        assert_eq!(through["why"], direct["why"], "{method}");
+        // Links name the same tools, under the gateway's prefix.
+        let mut effects = direct["effects"].clone();
+        if let Some(undo) = effects.get_mut("undo") {
+            *undo = json!(format!("/books{}", undo.as_str().unwrap()));
+        }
+        assert_eq!(through["effects"], effects, "{method}");
+        assert_eq!(through["limits"], direct["limits"], "{method}");
+        assert_eq!(
+            through["input"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            direct["input"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            "{method}"
+        );
+    }
+
+    // Calls reach it with the gateway's credential: an administrator's operation works.
+    let created = reqwest::Client::new()
+        .post(format!("{url}/books/api/books"))
+        .json(
+            &json!({"title": "Gateway Tales", "author": "A. Writer", "isbn": "9780000000002",
+                      "price": 9.99, "published_year": 2024, "pages": 120}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        created.status(),
+        StatusCode::CREATED,
+        "{:?}",
+        created.text().await
+    );
+    let book: Value = created.json().await.unwrap();
+    let id = book["id"].as_u64().unwrap();
+    let fetched: Value = reqwest::get(format!("{url}/books/api/books/{id}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(fetched["title"], book["title"]);
+    // Arguments are checked by the gateway before they leave.
+    let refused = reqwest::get(format!("{url}/books/api/books/not-a-number"))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        json!(refused.headers()["content-type"].to_str().unwrap()),
+        "application/problem+json"
+    );
+}
