@@ -111,7 +111,8 @@ pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{Form, accepts, accepts_halo, essence, is_json, negotiate_language};
 pub use personal::depends_on_caller;
 pub use place::{
-    Payload, PlaceError, Placement, place_arguments, template_variables, whole_body_entry,
+    Payload, PlaceError, Placement, implied_location, place_arguments, template_variables,
+    whole_body_entry,
 };
 pub use pointer::{escape_token, unescape_token};
 pub use problem::{FieldError, Problem};

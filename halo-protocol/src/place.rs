@@ -137,15 +137,9 @@ pub fn place_arguments(
     let mut whole_body: Option<(Value, Option<String>)> = None;
     for (name, value) in args {
         let entry = schema.and_then(|s| s.input.get(&name));
-        let location = entry.and_then(|e| e.location).unwrap_or_else(|| {
-            if is_template_variable(template, &name) {
-                Location::Path
-            } else if is("GET") || is("HEAD") || is("DELETE") {
-                Location::Query
-            } else {
-                Location::Body
-            }
-        });
+        let location = entry
+            .and_then(|e| e.location)
+            .unwrap_or_else(|| implied_location(template, method, &name));
         match location {
             Location::Path => {
                 let text = scalar(&name, "path", &value)?;
@@ -260,6 +254,29 @@ fn form_body(
 /// flatten into properties): the only body entry, named as servers name it.
 fn is_whole_body(schema: Option<&ToolSchema>, name: &str) -> bool {
     schema.and_then(whole_body_entry) == Some(name)
+}
+
+/// Where an argument goes when its input entry says no `in` (entries of HALO 0.3.1 servers
+/// may not): a variable of the path template in the path; any other argument of `GET`,
+/// `HEAD` and `DELETE` in the query, and of other methods in the JSON body.
+///
+/// ```
+/// use halo_protocol::{Location, implied_location};
+///
+/// assert_eq!(implied_location("/notes/{note_id}", "GET", "note_id"), Location::Path);
+/// assert_eq!(implied_location("/notes", "get", "limit"), Location::Query);
+/// assert_eq!(implied_location("/notes", "POST", "title"), Location::Body);
+/// ```
+#[must_use]
+pub fn implied_location(template: &str, method: &str, name: &str) -> Location {
+    let is = |name: &str| method.eq_ignore_ascii_case(name);
+    if is_template_variable(template, name) {
+        Location::Path
+    } else if is("GET") || is("HEAD") || is("DELETE") {
+        Location::Query
+    } else {
+        Location::Body
+    }
 }
 
 /// The name of the input entry that stands for a tool's whole request body, when the server

@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use halo_client::{Client, Credential};
-use halo_protocol::{InputField, Location, ToolSchema, whole_body_entry};
+use halo_protocol::{
+    InputField, Location, ToolSchema, implied_location, template_variables, whole_body_entry,
+};
 use http::HeaderMap;
 use reqwest::Url;
 use serde_json::{Map, Value, json};
@@ -79,13 +81,24 @@ fn operation(name: &str, schema: &ToolSchema, definitions: &mut Definitions) -> 
     for (field_name, field) in &schema.input {
         let mut entry = field.schema.clone();
         definitions.take(&mut entry);
-        match field.location {
-            Some(Location::Body) if Some(field_name.as_str()) == whole => {
+        let location = field
+            .location
+            .unwrap_or_else(|| implied_location(&schema.call.url, &schema.call.method, field_name));
+        match location {
+            Location::Body if Some(field_name.as_str()) == whole => {
                 body.whole = Some((entry, field.required, field.media_type.clone()));
             }
-            Some(Location::Body) => body.property(field_name, entry, field),
-            Some(location) => parameters.push(parameter(field_name, entry, location, field)),
-            None => {}
+            Location::Body => body.property(field_name, entry, field),
+            location => parameters.push(parameter(field_name, entry, location, field)),
+        }
+    }
+    // A template variable the input leaves out (halo-fastapi 0.3 lists none) is still an
+    // argument of the call: a string in the path.
+    for variable in template_variables(&schema.call.url) {
+        if !schema.input.contains_key(variable) {
+            parameters.push(json!({
+                "name": variable, "in": "path", "required": true, "schema": {"type": "string"}
+            }));
         }
     }
     if !parameters.is_empty() {

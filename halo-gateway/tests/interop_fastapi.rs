@@ -1,0 +1,83 @@
+//! A service made HALO-compliant by the Python reference implementation (`halo-fastapi`
+//! 0.3.0) as a `halo` upstream: discovered, served under the gateway's prefix, called with
+//! the gateway's credential for it and never the caller's.
+//!
+//! Needs the interop virtualenv (`bash .ci/test` creates it) or `HALO_PYTHON`.
+
+use halo_gateway::{Config, Gateway};
+use halo_tests::FastApiServer;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{address}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_halo_fastapi_service_behind_the_gateway() {
+    let server = tokio::task::spawn_blocking(FastApiServer::start)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "auth: {{ tokens: {{ \"caller-token-0123456789\": {{ caller: agent }} }} }}\n\
+         upstreams:\n  notes: {{ halo: \"{}\", headers: {{ Authorization: \"Bearer {}\" }} }}\n",
+        server.base_url(),
+        FastApiServer::TOKEN
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    assert_eq!(gateway.report().tools(), 4, "{}", gateway.report());
+    let url = serve(gateway.router()).await;
+    let http = reqwest::Client::new();
+
+    let manifest: Value = http
+        .request(reqwest::Method::OPTIONS, format!("{url}/"))
+        .header("accept", "application/llm+json")
+        .bearer_auth("caller-token-0123456789")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = manifest["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"notes_create_note"), "{names:?}");
+
+    let note: Value = http
+        .get(format!("{url}/notes/notes/1"))
+        .bearer_auth("caller-token-0123456789")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(note["title"], "first", "{note}");
+
+    // Creating a note needs the service's token: the gateway's, not the caller's.
+    let created = http
+        .post(format!("{url}/notes/notes"))
+        .bearer_auth("caller-token-0123456789")
+        .json(&json!({"title": "through the gateway"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(created.status().is_success(), "{}", created.status());
+    let created: Value = created.json().await.unwrap();
+    assert_eq!(created["title"], "through the gateway");
+    let anonymous = http
+        .get(format!("{url}/notes/notes/1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+}
