@@ -95,6 +95,7 @@ impl Gateway {
                 Target {
                     base_url,
                     headers: spec.headers.clone(),
+                    oauth: spec.oauth.clone(),
                     credentials,
                     client,
                 },

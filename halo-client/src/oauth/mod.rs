@@ -252,13 +252,31 @@ impl ClientCredentials {
         self
     }
 
-    /// The `Authorization` value to send to `url`: the kept token for its resource, or a new
-    /// one from the endpoint (found first, for an issuer).
-    pub(crate) async fn authorization(
-        &self,
-        http: &reqwest::Client,
-        url: &Url,
-    ) -> Result<HeaderValue> {
+    /// The `Authorization` value to send to `url` (`Bearer <token>`, marked sensitive): the
+    /// kept token for its resource while it is fresh, or a new one from the token endpoint
+    /// (found first, for an issuer), sent with `http`. For a proxy or gateway that sends its
+    /// own requests with these credentials; a [`Client`](crate::Client) given them does this
+    /// itself.
+    ///
+    /// ```no_run
+    /// # async fn run() -> halo_client::Result<()> {
+    /// use halo_client::ClientCredentials;
+    ///
+    /// let token_url = "https://id.example.com/token".parse().expect("a URL");
+    /// let oauth = ClientCredentials::new(token_url, "gateway", "s3cret")?
+    ///     .resource("https://api.example.com");
+    /// let http = reqwest::Client::new();
+    /// let url = "https://api.example.com/orders".parse().expect("a URL");
+    /// let authorization = oauth.authorization(&http, &url).await?;
+    /// let answer = http.get(url).header("authorization", authorization).send().await;
+    /// # let _ = answer;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::is_credentials`] when the issuer's metadata or the token endpoint cannot be
+    /// read, or the endpoint refuses the client.
+    pub async fn authorization(&self, http: &reqwest::Client, url: &Url) -> Result<HeaderValue> {
         let mut state = self.state.lock().await;
         let resource = self.resource.clone().or_else(|| {
             // The most specific resource learned for the URL.
@@ -291,8 +309,9 @@ impl ClientCredentials {
         Ok(authorization)
     }
 
-    /// Forgets the token sent as `sent`, after the API refused it; a newer token is kept.
-    pub(crate) async fn refused(&self, sent: &HeaderValue) {
+    /// Forgets the token sent as `sent`, after the API refused it (`401`), so that the next
+    /// [`authorization`](Self::authorization) asks for a new one; a newer token is kept.
+    pub async fn refused(&self, sent: &HeaderValue) {
         let mut state = self.state.lock().await;
         state
             .tokens

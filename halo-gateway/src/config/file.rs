@@ -136,6 +136,9 @@ pub(crate) struct Upstream {
     /// (its credential, sent with discovery too).
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
+    /// OAuth 2.0 client credentials the gateway gets the upstream's access tokens with
+    /// (sent as `Authorization: Bearer`, renewed before they expire).
+    pub(crate) oauth: Option<OAuth>,
     /// Whether tool names start with `<upstream>_`. Default `true`; without the prefix,
     /// two upstreams' tools of one name are a configuration error.
     pub(crate) prefix: Option<bool>,
@@ -143,6 +146,27 @@ pub(crate) struct Upstream {
     pub(crate) connect_timeout: Option<String>,
     /// How long the upstream may stay silent while answering (`300s` by default).
     pub(crate) read_timeout: Option<String>,
+}
+
+/// An OAuth 2.0 client of the upstream's authorization server (client credentials grant):
+/// exactly one of `issuer` and `token_url`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OAuth {
+    /// The authorization server's issuer identifier: its token endpoint is read from its
+    /// metadata (RFC 8414, or OpenID Connect discovery).
+    pub(crate) issuer: Option<String>,
+    /// The token endpoint itself.
+    pub(crate) token_url: Option<String>,
+    /// The gateway's client id there.
+    pub(crate) client_id: String,
+    /// The gateway's client secret there (write it as an `${ENV}` reference).
+    pub(crate) client_secret: String,
+    /// The scopes to ask for.
+    #[serde(default)]
+    pub(crate) scopes: Vec<String>,
+    /// The resource the tokens are for (RFC 8707): the upstream's resource identifier.
+    pub(crate) resource: Option<String>,
 }
 
 /// A policy rule: the tools it matches, and what it sets on them.

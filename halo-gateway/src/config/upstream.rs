@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use halo_client::ClientCredentials;
 use halo_protocol::parse_duration;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
@@ -21,6 +22,8 @@ pub(crate) struct UpstreamSpec {
     pub(crate) base_url: Option<Url>,
     /// Sent with every call: the upstream's own credentials.
     pub(crate) headers: HeaderMap,
+    /// Where the upstream's access tokens come from, when it takes OAuth.
+    pub(crate) oauth: Option<ClientCredentials>,
     pub(crate) prefix: bool,
     pub(crate) connect_timeout: Duration,
     pub(crate) read_timeout: Duration,
@@ -70,11 +73,13 @@ impl UpstreamSpec {
                 ));
             }
         };
-        if matches!(source, Source::Halo(_)) && upstream.headers.len() > 1 {
+        if matches!(source, Source::Halo(_))
+            && upstream.headers.len() + usize::from(upstream.oauth.is_some()) > 1
+        {
             return Err(at(
                 ".headers",
-                "a `halo` upstream takes at most one header, its credential (sent with \
-                 discovery as halo-client sends one)"
+                "a `halo` upstream takes at most one credential, a header or `oauth` (sent \
+                 with discovery as halo-client sends one)"
                     .to_owned(),
             ));
         }
@@ -103,6 +108,19 @@ impl UpstreamSpec {
             value.set_sensitive(true);
             headers.insert(header, value);
         }
+        let oauth = upstream
+            .oauth
+            .as_ref()
+            .map(|oauth| {
+                if headers.contains_key(header::AUTHORIZATION) {
+                    return Err(at(
+                        ".oauth",
+                        "give `oauth` or an `Authorization` header, not both".to_owned(),
+                    ));
+                }
+                client_credentials(oauth).map_err(|why| at(".oauth", why))
+            })
+            .transpose()?;
         let duration = |key: &str, text: Option<&str>, default: u64| match text {
             None => Ok(Duration::from_secs(default)),
             Some(text) => parse_duration(text)
@@ -119,11 +137,31 @@ impl UpstreamSpec {
             source,
             base_url,
             headers,
+            oauth,
             prefix: upstream.prefix.unwrap_or(true),
             connect_timeout: duration(".connect_timeout", upstream.connect_timeout.as_deref(), 5)?,
             read_timeout: duration(".read_timeout", upstream.read_timeout.as_deref(), 300)?,
         })
     }
+}
+
+/// The OAuth client `oauth` describes.
+fn client_credentials(oauth: &file::OAuth) -> Result<ClientCredentials, String> {
+    let client = match (&oauth.issuer, &oauth.token_url) {
+        (Some(issuer), None) => {
+            ClientCredentials::from_issuer(issuer, &oauth.client_id, &oauth.client_secret)
+        }
+        (None, Some(token_url)) => {
+            ClientCredentials::new(url(token_url)?, &oauth.client_id, &oauth.client_secret)
+        }
+        _ => return Err("give exactly one of `issuer` and `token_url`".to_owned()),
+    }
+    .map_err(|e| e.to_string())?;
+    let client = client.scopes(oauth.scopes.iter().cloned());
+    Ok(match &oauth.resource {
+        Some(resource) => client.resource(resource),
+        None => client,
+    })
 }
 
 /// A document's place: a URL when it has an `http(s)` scheme, a file otherwise.

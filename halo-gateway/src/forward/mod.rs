@@ -18,6 +18,7 @@ use axum::body::Body;
 use axum::response::Response;
 use futures_util::future::BoxFuture;
 use halo_axum::ToolCall;
+use halo_client::ClientCredentials;
 use http::{HeaderMap, Request, StatusCode};
 use http_body::Body as _;
 use http_body_util::BodyExt as _;
@@ -32,6 +33,8 @@ use crate::upstream::document::without_url;
 pub(crate) struct Target {
     pub(crate) base_url: Url,
     pub(crate) headers: HeaderMap,
+    /// Where its access tokens come from, when it takes OAuth.
+    pub(crate) oauth: Option<ClientCredentials>,
     pub(crate) credentials: Credentials,
     pub(crate) client: reqwest::Client,
 }
@@ -81,7 +84,23 @@ async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> R
         parts.uri.query(),
         &target.credentials,
     );
-    let headers = headers::to_upstream(&parts.headers, &target.credentials, &target.headers);
+    let mut headers = headers::to_upstream(&parts.headers, &target.credentials, &target.headers);
+    let token = match &target.oauth {
+        None => None,
+        Some(oauth) => match oauth.authorization(&target.client, &url).await {
+            Ok(token) => {
+                headers.insert(http::header::AUTHORIZATION, token.clone());
+                Some(token)
+            }
+            Err(error) => {
+                tracing::warn!(upstream = name, %error, "no access token for an upstream");
+                return problem::answer(
+                    StatusCode::BAD_GATEWAY,
+                    format!("the gateway could not get an access token for the upstream `{name}`"),
+                );
+            }
+        },
+    };
     let body = match body.size_hint().exact() {
         // Read by the layer already (validated): sent whole, with its length.
         Some(_) => match body.collect().await {
@@ -113,6 +132,12 @@ async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> R
             return problem::answer(status, format!("the upstream `{name}` {what}"));
         }
     };
+    // A refused token is not sent again: the next call gets a new one.
+    if let (Some(oauth), Some(token)) = (&target.oauth, &token)
+        && answer.status() == StatusCode::UNAUTHORIZED
+    {
+        oauth.refused(token).await;
+    }
     let mut response = Response::new(Body::empty());
     *response.status_mut() = answer.status();
     *response.headers_mut() = headers::to_caller(answer.headers());

@@ -10,15 +10,18 @@ use halo_client::{Client, Credential};
 use halo_protocol::{
     InputField, Location, ToolSchema, implied_location, template_variables, whole_body_entry,
 };
-use http::HeaderMap;
 use reqwest::Url;
 use serde_json::{Map, Value, json};
 
-/// Discovers the HALO API at `base` with its configured credential header (at most one), and
-/// writes the OpenAPI document of the tools it shows the gateway.
-pub(super) async fn document(base: &Url, headers: &HeaderMap) -> Result<Value, String> {
+use crate::config::UpstreamSpec;
+
+/// Discovers the HALO API at `base` with the upstream's credential (its one header, or its
+/// OAuth client), and writes the OpenAPI document of the tools it shows the gateway.
+pub(super) async fn document(base: &Url, spec: &UpstreamSpec) -> Result<Value, String> {
     let mut builder = Client::builder(base.as_str());
-    if let Some((name, value)) = headers.iter().next() {
+    if let Some(oauth) = &spec.oauth {
+        builder = builder.credential(Credential::from(oauth.clone()));
+    } else if let Some((name, value)) = spec.headers.iter().next() {
         let value = value
             .to_str()
             .map_err(|_| "its header is not text".to_owned())?;

@@ -28,7 +28,7 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
     let location = match &spec.source {
         Source::OpenApi(location) => location,
         Source::Halo(base) => {
-            let document = halo::document(base, &spec.headers).await.map_err(fail)?;
+            let document = halo::document(base, spec).await.map_err(fail)?;
             let base_url = spec.base_url.clone().unwrap_or_else(|| base.clone());
             return Ok(Loaded { document, base_url });
         }
