@@ -38,6 +38,14 @@ impl ConfigError {
         }
     }
 
+    /// The same error, its message without the values `used` read from the environment.
+    pub(crate) fn scrubbed(self, used: &crate::config::Used) -> Self {
+        Self {
+            kind: self.kind,
+            message: used.scrub(self.message),
+        }
+    }
+
     /// Whether the file could not be read.
     #[must_use]
     pub fn is_io(&self) -> bool {

@@ -8,12 +8,44 @@
 
 use serde_json::{Map, Value};
 
-/// Expands every reference in `value`, reading variables with `lookup`.
+/// Expands every reference in `value`, reading variables with `lookup`: the variables used,
+/// with their values, so that messages can be kept from showing them ([`Used::scrub`]).
 pub(crate) fn expand(
     value: &mut Value,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), String> {
-    walk(value, lookup, &mut Vec::new())
+) -> Result<Used, String> {
+    let used = std::cell::RefCell::new(Used::default());
+    let recording = |name: &str| {
+        let value = lookup(name);
+        if let Some(value) = &value {
+            used.borrow_mut().0.push((name.to_owned(), value.clone()));
+        }
+        value
+    };
+    walk(value, &recording, &mut Vec::new())?;
+    Ok(used.into_inner())
+}
+
+/// The variables an expansion used, with their values.
+#[derive(Debug, Default)]
+pub(crate) struct Used(Vec<(String, String)>);
+
+impl Used {
+    /// `message` with every value of a variable (of 4 characters or more) written as the
+    /// reference it came from: what is read from the environment is often a secret, and a
+    /// message that quotes a bad value must not show it.
+    pub(crate) fn scrub(&self, message: String) -> String {
+        let mut values: Vec<&(String, String)> = self
+            .0
+            .iter()
+            .filter(|(_, value)| value.len() >= 4)
+            .collect();
+        // Longest first, so that a value inside another is not replaced first.
+        values.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+        values.into_iter().fold(message, |message, (name, value)| {
+            message.replace(value.as_str(), &format!("${{{name}}}"))
+        })
+    }
 }
 
 fn walk(
@@ -143,6 +175,11 @@ mod tests {
     fn errors_name_the_variable_and_the_key_never_a_value() {
         let mut value = json!({"upstreams": {"gh": {"headers": {"X-Key": "${GH_KEY}"}}}});
         let error = expand(&mut value, &lookup).unwrap_err();
+        let used = expand(&mut json!(["${TOKEN}", "${EMPTY:-x}"]), &lookup).unwrap();
+        assert_eq!(
+            used.scrub("`s3cret` is not an address".into()),
+            "`${TOKEN}` is not an address"
+        );
         assert_eq!(
             error,
             "upstreams.gh.headers.X-Key: the environment variable `GH_KEY` is not set"
