@@ -38,6 +38,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct Gateway {
     router: Router,
+    layer: HaloLayer,
     report: Report,
     tools: Vec<Entry>,
     explained: Vec<String>,
@@ -52,6 +53,21 @@ impl Gateway {
     /// issuer whose keys cannot be fetched, an audit file that cannot be opened, a Redis URL
     /// that is not one, or a merged document the layer refuses.
     pub async fn build(config: &Config) -> Result<Self, Error> {
+        Self::build_with(config, None).await
+    }
+
+    /// Builds a gateway that replaces `previous` (its configuration reloaded), as
+    /// [`build`](Self::build) does, keeping `previous`'s state in this process's memory: the
+    /// rate budgets and circuits of tools whose declarations did not change, and the
+    /// idempotency records. Calls in flight on `previous` finish there.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub async fn build_after(config: &Config, previous: &Self) -> Result<Self, Error> {
+        Self::build_with(config, Some(&previous.layer)).await
+    }
+
+    async fn build_with(config: &Config, previous: Option<&HaloLayer>) -> Result<Self, Error> {
         let fetcher = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()
@@ -101,7 +117,7 @@ impl Gateway {
                 },
             );
         }
-        let layer = layer(config, merged.document).await?;
+        let layer = layer(config, merged.document, previous).await?;
         let app = Router::new().fallback_service(Forwarder::new(targets));
         let mut mcp = McpService::builder(&layer, app.clone());
         if let Some(settings) = &file.mcp {
@@ -110,7 +126,7 @@ impl Gateway {
                 .allowed_origins(settings.allowed_origins.iter().cloned());
         }
         let router = app
-            .layer(layer)
+            .layer(layer.clone())
             .nest_service("/mcp", mcp.build())
             .nest_service("/playground", Playground::new());
         let report = Report::new(
@@ -140,6 +156,7 @@ impl Gateway {
             .collect();
         Ok(Self {
             router,
+            layer,
             report,
             tools: merged.tools,
             explained,
@@ -174,7 +191,11 @@ impl Gateway {
 
 /// The layer over the merged document, with the configuration's callers, approvers, audit
 /// and store.
-async fn layer(config: &Config, document: serde_json::Value) -> Result<HaloLayer, Error> {
+async fn layer(
+    config: &Config,
+    document: serde_json::Value,
+    previous: Option<&HaloLayer>,
+) -> Result<HaloLayer, Error> {
     let file = &config.file;
     // Every call is checked against its schema, so every call carries the layer's mark and
     // nothing undescribed is forwarded.
@@ -197,6 +218,9 @@ async fn layer(config: &Config, document: serde_json::Value) -> Result<HaloLayer
     if let Some(url) = &file.redis {
         let store = RedisStore::open(url).map_err(|e| Error::layer(format!("redis: {e}")))?;
         builder = builder.redis(store);
+    }
+    if let Some(previous) = previous {
+        builder = builder.carry_over(previous);
     }
     builder
         .build()

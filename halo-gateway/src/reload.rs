@@ -3,8 +3,9 @@
 //!
 //! Calls in flight finish on the gateway they started on (each holds it); new calls go to the
 //! new one. A file that cannot be read or built leaves the running gateway serving, and says
-//! why in the log and in the count of failed reloads. Rate budgets, idempotency records,
-//! circuits and approvals kept in Redis are keyed by tool name, so they carry over.
+//! why in the log and in the count of failed reloads. The new gateway keeps the old one's
+//! state ([`Gateway::build_after`]): rate budgets and circuits of tools whose declarations did
+//! not change, and idempotency records; in Redis they are keyed by tool name anyway.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -50,7 +51,10 @@ struct Inner {
     path: PathBuf,
     listen: SocketAddr,
     current: Arc<ArcSwap<Router>>,
-    report: ArcSwap<Report>,
+    /// The gateway serving, whose state the next one keeps.
+    gateway: ArcSwap<Gateway>,
+    /// One reload at a time.
+    reloading: tokio::sync::Mutex<()>,
     /// The file's modification time and length when it was last read.
     stamp: std::sync::Mutex<Option<(SystemTime, u64)>>,
 }
@@ -69,7 +73,8 @@ impl Reloading {
             inner: Arc::new(Inner {
                 listen: config.listen(),
                 current: Arc::new(ArcSwap::from_pointee(gateway.router())),
-                report: ArcSwap::from_pointee(gateway.report().clone()),
+                gateway: ArcSwap::from_pointee(gateway),
+                reloading: tokio::sync::Mutex::new(()),
                 stamp: std::sync::Mutex::new(stamp),
                 path,
             }),
@@ -84,8 +89,8 @@ impl Reloading {
 
     /// What the gateway now serving was built from.
     #[must_use]
-    pub fn report(&self) -> Arc<Report> {
-        self.inner.report.load_full()
+    pub fn report(&self) -> Report {
+        self.inner.gateway.load().report().clone()
     }
 
     /// The app to serve: each request goes to the gateway serving when it arrives.
@@ -97,8 +102,9 @@ impl Reloading {
     ///
     /// # Errors
     /// As [`Reloading::start`]; the gateway serving goes on serving.
-    pub async fn reload(&self) -> Result<Arc<Report>, Error> {
+    pub async fn reload(&self) -> Result<Report, Error> {
         let inner = &self.inner;
+        let _one = inner.reloading.lock().await;
         let stamp = stamp(&inner.path);
         *inner.stamp.lock().unwrap_or_else(|e| e.into_inner()) = stamp;
         let built = async {
@@ -110,14 +116,15 @@ impl Reloading {
                     "`listen` changed; it takes effect when the gateway is restarted"
                 );
             }
-            Gateway::build(&config).await
+            let previous = inner.gateway.load_full();
+            Gateway::build_after(&config, &previous).await
         }
         .await;
         match built {
             Ok(gateway) => {
                 inner.current.store(Arc::new(gateway.router()));
-                let report = Arc::new(gateway.report().clone());
-                inner.report.store(Arc::clone(&report));
+                let report = gateway.report().clone();
+                inner.gateway.store(Arc::new(gateway));
                 metrics::counter!("halo_gateway_reloads_total", "outcome" => "ok").increment(1);
                 tracing::info!(tools = report.tools(), "configuration reloaded");
                 Ok(report)

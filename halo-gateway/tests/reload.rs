@@ -74,6 +74,15 @@ async fn a_changed_file_is_served_and_a_broken_one_is_not() {
     assert!(error.to_string().contains("rate"), "{error}");
     assert_eq!(rate_of(&url).await, "1/minute");
 
+    // The same declarations again: the budget spent is still spent.
+    std::fs::write(&path, format!("{}\n", config(&upstream, "1/minute"))).unwrap();
+    gateway.reload().await.unwrap();
+    assert_eq!(rate_of(&url).await, "1/minute");
+    assert_eq!(
+        ping().await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+
     // Watched: a change to the file is picked up without being asked.
     tokio::spawn(gateway.clone().watch(Duration::from_millis(50)));
     std::fs::write(&path, config(&upstream, "7/minute")).unwrap();
@@ -86,4 +95,6 @@ async fn a_changed_file_is_served_and_a_broken_one_is_not() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert_eq!(seen, "7/minute");
+    // A changed rate is a new budget.
+    assert_eq!(ping().await.unwrap().status(), StatusCode::OK);
 }

@@ -53,6 +53,12 @@ impl<T: AuditSink + ?Sized> AuditSink for Arc<T> {
     }
 }
 
+impl std::fmt::Debug for dyn AuditSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditSink")
+    }
+}
+
 /// An [`AuditSink`] that emits each record as one `tracing` event at `INFO` level, with
 /// target `halo_axum::audit` and the record's fields as structured fields (absent options
 /// are left out; `arguments`, when present, is compact JSON).

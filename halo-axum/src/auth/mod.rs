@@ -35,3 +35,9 @@ impl<A: Authenticator> DynAuthenticator for A {
         Box::pin(self.authenticate(parts))
     }
 }
+
+impl std::fmt::Debug for dyn DynAuthenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authenticator")
+    }
+}

@@ -4,6 +4,7 @@
 //! this process's memory, or Redis.
 
 mod breaker;
+mod carry;
 mod idempotency;
 mod rate;
 pub(crate) mod refusal;
@@ -35,9 +36,9 @@ pub(crate) use halo_govern::{RedisLink, decode_headers, encode_headers};
 #[derive(Debug, Default)]
 pub(crate) struct Rules {
     /// `limits.rate`, when the tool declares no `limits.rates`.
-    pub(crate) rate: Option<ToolRate>,
+    pub(crate) rate: Option<Arc<ToolRate>>,
     /// `limits.rates` and `limits.rate`, enforced together.
-    pub(crate) limits: Option<Box<ToolLimits>>,
+    pub(crate) limits: Option<Arc<ToolLimits>>,
     /// The header whose value makes a repeat of a call safe.
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) timeout: Option<Duration>,
@@ -63,7 +64,9 @@ impl Rules {
 #[derive(Debug)]
 pub(crate) struct Stores {
     pub(crate) rates: Box<dyn RateStore>,
-    pub(crate) records: Box<dyn IdempotencyStore>,
+    pub(crate) records: Arc<dyn IdempotencyStore>,
+    /// Whether every store is this process's memory.
+    pub(crate) local: bool,
     pub(crate) replay: Option<Arc<dyn ReplayStore>>,
     /// Where circuit breakers share their state (none: each instance's own).
     pub(crate) circuits: Option<Arc<dyn CircuitStore>>,
@@ -74,9 +77,10 @@ impl Stores {
     pub(crate) fn local(ttl: Duration, limits: IdempotencyLimits) -> Self {
         Self {
             rates: Box::new(LocalRates),
-            records: Box::new(Idempotency::new(ttl, limits)),
+            records: Arc::new(Idempotency::new(ttl, limits)),
             replay: None,
             circuits: None,
+            local: true,
         }
     }
 
@@ -95,9 +99,10 @@ impl Stores {
             store.into_stores(ttl, limits, retention, max_events);
         let stores = Self {
             rates,
-            records,
+            records: Arc::from(records),
             replay: Some(replay),
             circuits: Some(circuits),
+            local: false,
         };
         (stores, link)
     }
@@ -116,13 +121,18 @@ pub(crate) struct Governance {
 impl Governance {
     /// The rules the registry's schemas declare; `default_timeout` applies to tools that
     /// declare none. (A default circuit is written into the schemas by the registry: what a
-    /// tool shows is what it gets.) `metered`: circuits report their state to the metrics.
+    /// tool shows is what it gets.) `metered`: circuits report their state to the metrics. A
+    /// tool `previous` (the registry and governance of the layer this one replaces) had, with
+    /// the same declarations, keeps its rate budgets and circuit.
     pub(crate) fn new(
         registry: &Registry,
         default_timeout: Option<Duration>,
         stores: Stores,
         metered: bool,
+        previous: Option<(&Registry, &Self)>,
     ) -> Self {
+        let carried =
+            previous.map(|(registry, governance)| carry::Carried::new(registry, governance));
         let rules: Vec<Rules> = registry
             .tools()
             .map(|tool| {
@@ -132,6 +142,16 @@ impl Governance {
                     .and_then(|r| r.timeout_ms)
                     .map(Duration::from_millis)
                     .or(default_timeout);
+                if let Some(kept) = carried.as_ref().and_then(|c| c.same(tool, timeout)) {
+                    return Rules {
+                        rate: kept.rate.clone(),
+                        limits: kept.limits.clone(),
+                        key_header: kept.key_header.clone(),
+                        timeout,
+                        breaker: kept.breaker.clone(),
+                        approval: kept.approval,
+                    };
+                }
                 let dimensioned = limits.and_then(|l| {
                     ToolLimits::new(tool.name(), l.rate, &l.rates, &tool.schema().input)
                 });
@@ -139,8 +159,8 @@ impl Governance {
                     rate: limits
                         .and_then(|l| l.rate)
                         .filter(|_| dimensioned.is_none())
-                        .map(|rate| ToolRate::new(tool.name(), rate)),
-                    limits: dimensioned.map(Box::new),
+                        .map(|rate| Arc::new(ToolRate::new(tool.name(), rate))),
+                    limits: dimensioned.map(Arc::new),
                     key_header: limits
                         .and_then(|l| l.idempotency_key.as_deref())
                         .and_then(|name| HeaderName::try_from(name).ok()),

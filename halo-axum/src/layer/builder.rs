@@ -65,18 +65,8 @@ pub struct HaloBuilder {
     catalogs: Catalogs,
     /// Who decides held calls, what is kept, which operations need approval.
     pub(crate) approvals: crate::approval::Settings,
-}
-
-impl std::fmt::Debug for dyn AuditSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AuditSink")
-    }
-}
-
-impl std::fmt::Debug for dyn DynAuthenticator {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Authenticator")
-    }
+    /// The layer this one replaces, whose state it keeps.
+    previous: Option<Arc<Shared>>,
 }
 
 impl HaloBuilder {
@@ -129,6 +119,7 @@ impl HaloBuilder {
             document_limits: DocumentLimits::default(),
             catalogs: Catalogs::new(),
             approvals: crate::approval::Settings::default(),
+            previous: None,
         }
     }
 
@@ -556,6 +547,32 @@ impl HaloBuilder {
         self
     }
 
+    /// Builds a layer that replaces `previous` (a configuration reloaded, a document
+    /// changed) and keeps its state: each tool with the same name that declares the same
+    /// limits, input and resilience keeps its rate budgets and its circuit breaker's state,
+    /// and the idempotency records kept in this process's memory stay (with the limits they
+    /// were made with). Calls in flight on `previous` finish there. State kept in Redis
+    /// ([`redis`](Self::redis)) is keyed by tool name and needs none of this.
+    ///
+    /// ```
+    /// use halo_axum::HaloBuilder;
+    /// use serde_json::json;
+    ///
+    /// let document = json!({
+    ///     "openapi": "3.1.0", "info": {"title": "Pets", "version": "1"},
+    ///     "paths": {"/pets": {"get": {"operationId": "list_pets", "responses": {},
+    ///         "x-halo-limits": {"rate": "10/minute"}}}}
+    /// });
+    /// let first = HaloBuilder::from_openapi_json(document.clone()).build().unwrap();
+    /// // Later, the same document (or a changed one) again: `list_pets` keeps its budget.
+    /// let second = HaloBuilder::from_openapi_json(document).carry_over(&first).build().unwrap();
+    /// # let _ = second;
+    /// ```
+    pub fn carry_over(mut self, previous: &HaloLayer) -> Self {
+        self.previous = Some(Arc::clone(&previous.shared));
+        self
+    }
+
     /// Walks the document and pre-serialises every HALO response.
     ///
     /// # Errors
@@ -625,7 +642,20 @@ impl HaloBuilder {
             None => approvals,
         };
         let replay = stores.replay.take();
-        let governance = Governance::new(&registry, self.timeout, stores, self.metrics);
+        let previous = self.previous.as_deref();
+        if let Some(old) = previous
+            && old.governance.stores.local
+            && stores.local
+        {
+            stores.records = Arc::clone(&old.governance.stores.records);
+        }
+        let governance = Governance::new(
+            &registry,
+            self.timeout,
+            stores,
+            self.metrics,
+            previous.map(|old| (&old.discovery.registry, &old.governance)),
+        );
         let metrics = self.metrics.then(|| Metrics::new(&registry));
         let catalogs = Documents::new(
             self.catalogs
