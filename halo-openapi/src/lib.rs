@@ -35,6 +35,7 @@ mod approval_rule;
 mod document_limits;
 mod error;
 mod registry;
+mod skipped;
 mod validate;
 
 pub use self::approval_rule::ApprovalRule;
@@ -43,6 +44,7 @@ pub use self::error::BuildError;
 pub use self::registry::{
     Audience, Cached, Registry, RegistryBuilder, Rope, RopeBody, Route, Tool, View,
 };
+pub use self::skipped::Skipped;
 pub use self::validate::{Validation, Validator};
 
 /// Internals for the fuzz targets (`fuzz/`); not a stable API.

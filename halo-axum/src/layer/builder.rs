@@ -44,6 +44,8 @@ pub struct HaloBuilder {
     described: Vec<(String, Describe)>,
     /// Operations left out, by `operationId` and by path.
     excluded: (Vec<String>, Vec<String>),
+    /// Operations that cannot be served are left out rather than failing the build.
+    lenient: bool,
     max_age: Duration,
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
@@ -109,6 +111,7 @@ impl HaloBuilder {
             document,
             described: Vec::new(),
             excluded: (Vec::new(), Vec::new()),
+            lenient: false,
             max_age: Duration::from_secs(60),
             authenticator: None,
             realm: None,
@@ -172,6 +175,32 @@ impl HaloBuilder {
     /// fails if the document has no such path.
     pub fn exclude_path(mut self, path: impl Into<String>) -> Self {
         self.excluded.1.push(path.into());
+        self
+    }
+
+    /// Builds leniently, for a document you do not own (a vendor's API behind a gateway):
+    /// an operation that cannot be served is left out, or repaired where that is obvious and
+    /// safe, and listed by [`HaloLayer::skipped`], rather than failing the build. See
+    /// halo-openapi's [`RegistryBuilder::lenient`](halo_openapi::RegistryBuilder::lenient)
+    /// for what is left out and what repaired. An application's own document is better
+    /// built strictly (the default), which fails on the first such operation.
+    ///
+    /// ```
+    /// use halo_axum::HaloBuilder;
+    /// use serde_json::json;
+    ///
+    /// let layer = HaloBuilder::from_openapi_json(json!({
+    ///     "openapi": "3.1.0", "info": {"title": "Vendor", "version": "1"},
+    ///     "paths": {"/pets": {"get": {"operationId": "list_pets", "responses": {},
+    ///         "parameters": [{"$ref": "#/components/parameters/Gone"}]}}}
+    /// }))
+    /// .lenient()
+    /// .build()?;
+    /// assert_eq!(layer.skipped()[0].operation_id(), Some("list_pets"));
+    /// # Ok::<(), halo_axum::BuildError>(())
+    /// ```
+    pub fn lenient(mut self) -> Self {
+        self.lenient = true;
         self
     }
 
@@ -595,6 +624,9 @@ impl HaloBuilder {
         }
         for path in self.excluded.1 {
             compiler = compiler.exclude_path(path);
+        }
+        if self.lenient {
+            compiler = compiler.lenient();
         }
         let registry = compiler.build()?;
         let mut challenges = Challenges::new(&document, self.realm.as_deref());
