@@ -24,15 +24,3 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Value, ReadError> {
         ReadError::syntax("JSON", error.line(), error.column(), bare)
     })
 }
-
-/// What a value is, in words: `an array`, `a string`.
-pub(super) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}

@@ -108,10 +108,10 @@ impl Document {
 
     fn from_json(mut json: Value) -> Result<Self, ReadError> {
         let Value::Object(map) = &json else {
-            return Err(ReadError::unsupported(format!(
-                "the document is {}, not an object",
-                json::kind(&json)
-            )));
+            return Err(ReadError::unsupported(
+                "the document is not an object of `openapi` (or `swagger`), `info` and `paths`"
+                    .to_owned(),
+            ));
         };
         let mut notes = Notes::default();
         match (version(map.get("openapi")), version(map.get("swagger"))) {
