@@ -19,8 +19,8 @@ use serde_json::Value;
 pub use self::error::ReadError;
 use self::notes::Notes;
 
-/// The most bytes a document may have: GitHub's, among the largest described APIs, has
-/// 9 MB of JSON.
+/// The most bytes a document may have: Stripe's, among the largest described APIs, has
+/// 5 MB of JSON.
 const MAX_BYTES: usize = 64 * 1024 * 1024;
 
 /// How deeply a document may nest (objects and arrays inside each other): as deep as
