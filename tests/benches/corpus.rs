@@ -26,7 +26,7 @@ use halo_axum::HaloBuilder;
 use halo_axum::Validation;
 use halo_tests::corpus::Document;
 use halo_tests::discovery_request;
-use halo_tests::slice::{minified, slice_bytes};
+use halo_tests::slice::{minified, tool_slice};
 use http::StatusCode;
 use serde_json::Value;
 
@@ -228,7 +228,7 @@ fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
     let mut ratios = Vec::new();
     let paths = document["paths"].as_object().expect("paths");
     let mut served_paths = BTreeSet::new();
-    for (key, item) in paths {
+    for key in paths.keys() {
         let template = key.split('#').next().unwrap_or(key);
         if template == "/" || !served_paths.insert(template) {
             continue;
@@ -240,20 +240,8 @@ fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
         assert_eq!(status, StatusCode::OK, "{template}");
         let served: Vec<Value> = serde_json::from_slice(&body).expect("JSON");
         for tool in served {
-            let method = tool["call"]["method"]
-                .as_str()
-                .expect("a method")
-                .to_ascii_lowercase();
-            let operation = paths
-                .iter()
-                .filter(|(k, _)| k.split('#').next() == Some(template))
-                .find_map(|(_, item)| item.get(&method))
-                .expect("the operation");
-            let slice = slice_bytes(document, item, operation);
-            ratios.push((
-                minified(&tool) as f64 / slice as f64,
-                format!("{} {template}", method.to_ascii_uppercase()),
-            ));
+            let (slice, label) = tool_slice(document, template, &tool).expect("the operation");
+            ratios.push((minified(&tool) as f64 / slice as f64, label));
         }
     }
     let counted: usize = paths

@@ -55,6 +55,24 @@ pub fn slice_bytes(document: &Value, path_item: &Value, operation: &Value) -> us
     size
 }
 
+/// The slice of the operation the served schema `tool` describes (found in `document`'s
+/// `paths` by `template`, which path keys that differ only in a `#fragment` share, and by
+/// the tool's method), and its label (`POST /pets`); `None` when the document has none.
+///
+/// # Panics
+/// As [`slice_bytes`].
+#[must_use]
+pub fn tool_slice(document: &Value, template: &str, tool: &Value) -> Option<(usize, String)> {
+    let method = tool["call"]["method"].as_str()?.to_ascii_lowercase();
+    let (item, operation) = document["paths"]
+        .as_object()?
+        .iter()
+        .filter(|(key, _)| key.split('#').next() == Some(template))
+        .find_map(|(_, item)| Some((item, item.get(&method)?)))?;
+    let label = format!("{} {template}", method.to_ascii_uppercase());
+    Some((slice_bytes(document, item, operation), label))
+}
+
 /// The references of a value: those of schemas (not inside instance data such as `example`
 /// or `enum`), and of OpenAPI's `examples` maps, whose entries may be Reference Objects to
 /// `#/components/examples`.

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use halo_openapi::{Document, Registry, Validation};
 use halo_tests::corpus;
-use halo_tests::slice::{minified, slice_bytes};
+use halo_tests::slice::{minified, tool_slice};
 use serde_json::Value;
 
 #[test]
@@ -114,20 +114,9 @@ fn ratios(document: &Value, registry: &Registry) -> Vec<(f64, String)> {
         };
         let served: Vec<Value> = serde_json::from_slice(&cached.body.to_bytes()).expect("JSON");
         for tool in served {
-            let method = tool["call"]["method"]
-                .as_str()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            let found = paths
-                .iter()
-                .filter(|(k, _)| k.split('#').next() == Some(template))
-                .find_map(|(_, item)| Some((item, item.get(&method)?)));
-            let Some((item, operation)) = found else {
-                continue;
-            };
-            let slice = slice_bytes(document, item, operation);
-            let label = format!("{} {template}", method.to_ascii_uppercase());
-            ratios.push((minified(&tool) as f64 / slice as f64, label));
+            if let Some((slice, label)) = tool_slice(document, template, &tool) {
+                ratios.push((minified(&tool) as f64 / slice as f64, label));
+            }
         }
     }
     ratios
