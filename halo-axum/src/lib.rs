@@ -105,7 +105,7 @@ pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::{ValidJson, ValidJsonRejection};
 pub use halo_openapi::ApprovalRule;
-pub use halo_openapi::{BuildError, DocumentLimits, Validation};
+pub use halo_openapi::{BuildError, DocumentLimits, Skipped, Validation};
 
 /// Internals for the fuzz targets (`fuzz/`); not a stable API.
 #[cfg(feature = "fuzzing")]

@@ -2,15 +2,16 @@
 //! should never be offered. Left out by the builder or by `x-halo-exclude`, it is no tool,
 //! discovery does not know it, and the app still answers its requests untouched.
 
-use std::net::SocketAddr;
+mod common;
 
 use axum::Json;
 use axum::http::StatusCode;
 use halo_axum::{BuildError, HaloBuilder, HaloLayer};
 use halo_tests::json::each_str;
-use reqwest::Method;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
+
+use common::served::{discover, serve};
 
 /// Lists the books.
 #[utoipa::path(get, path = "/books", responses((status = 200, body = Value)))]
@@ -33,22 +34,6 @@ fn app() -> (axum::Router, utoipa::openapi::OpenApi) {
         .routes(routes!(list_books))
         .routes(routes!(not_found))
         .split_for_parts()
-}
-
-async fn serve(router: axum::Router, layer: HaloLayer) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router.layer(layer)).await.unwrap() });
-    format!("http://{addr}")
-}
-
-async fn discover(base: &str, path: &str) -> reqwest::Response {
-    reqwest::Client::new()
-        .request(Method::OPTIONS, format!("{base}{path}"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
 }
 
 /// The fallback is gone from discovery and still the app's own for every other request.
@@ -88,7 +73,7 @@ async fn an_operation_left_out_by_id_is_no_tool_and_the_app_still_serves_it() {
         .exclude_operation("not_found")
         .build()
         .unwrap();
-    assert_left_out(&serve(router, layer).await).await;
+    assert_left_out(&serve(router.layer(layer)).await).await;
 }
 
 #[tokio::test]
@@ -98,7 +83,7 @@ async fn a_path_left_out_takes_its_operations_with_it() {
         .exclude_path("/{path}")
         .build()
         .unwrap();
-    assert_left_out(&serve(router, layer).await).await;
+    assert_left_out(&serve(router.layer(layer)).await).await;
 }
 
 #[tokio::test]
@@ -107,7 +92,7 @@ async fn the_extension_leaves_an_operation_out_of_the_document_itself() {
     let mut document = serde_json::to_value(&api).unwrap();
     document["paths"]["/{path}"]["get"]["x-halo-exclude"] = json!(true);
     let layer = HaloBuilder::from_openapi_json(document).build().unwrap();
-    assert_left_out(&serve(router, layer).await).await;
+    assert_left_out(&serve(router.layer(layer)).await).await;
 }
 
 #[test]

@@ -26,19 +26,11 @@ pub(crate) async fn execute(command: GatewayCommand) -> Result<ExitCode, Failure
             };
             let report = gateway.report();
             let mut out = String::new();
-            for upstream in report.upstreams() {
-                out.push_str(&format!(
-                    "{}: {} tools, {} left out\n",
-                    upstream.name(),
-                    upstream.tools().len(),
-                    upstream.left_out().len()
-                ));
-                for left in upstream.left_out() {
-                    out.push_str(&format!("  left out {}: {}\n", left.operation, left.reason));
-                }
-                if tools {
+            out.push_str(&report.to_string());
+            if tools {
+                for upstream in report.upstreams() {
                     for tool in upstream.tools() {
-                        out.push_str(&format!("  {tool}\n"));
+                        out.push_str(&format!("{}: {tool}\n", upstream.name()));
                     }
                 }
             }

@@ -84,8 +84,10 @@ impl Gateway {
         let mut targets = HashMap::new();
         let mut parts = Vec::with_capacity(loaded.len());
         let mut base_urls = Vec::with_capacity(loaded.len());
+        let mut notes = Vec::with_capacity(loaded.len());
         for (spec, loaded) in config.upstreams.iter().zip(loaded) {
             base_urls.push(loaded.base_url);
+            notes.push(loaded.notes);
             parts.push(Part {
                 name: &spec.name,
                 prefix: spec.prefix,
@@ -133,8 +135,11 @@ impl Gateway {
             config
                 .upstreams
                 .iter()
+                .zip(notes)
                 .enumerate()
-                .map(|(index, spec)| UpstreamReport::new(&spec.name, index, &merged.tools))
+                .map(|(index, (spec, notes))| {
+                    UpstreamReport::new(&spec.name, index, &merged.tools, layer.skipped(), notes)
+                })
                 .collect(),
         );
         let explained = merged
@@ -199,7 +204,11 @@ async fn layer(
     let file = &config.file;
     // Every call is checked against its schema, so every call carries the layer's mark and
     // nothing undescribed is forwarded.
-    let mut builder = HaloBuilder::from_openapi_json(document).validate(Validation::On);
+    // Documents nobody here wrote: an operation that cannot be served is left out (or
+    // repaired) and reported, never the whole upstream.
+    let mut builder = HaloBuilder::from_openapi_json(document)
+        .validate(Validation::On)
+        .lenient();
     if let Some(auth) = &file.auth {
         builder = builder
             .authenticator(crate::auth::authenticator(auth).await?)

@@ -67,4 +67,4 @@ pub use self::config::Config;
 pub use self::error::{ConfigError, Error};
 pub use self::gateway::Gateway;
 pub use self::reload::Reloading;
-pub use self::report::{LeftOut, Report, UpstreamReport};
+pub use self::report::{Finding, Report, UpstreamReport};

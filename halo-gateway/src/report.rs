@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use halo_axum::Skipped;
+
 use crate::merge::Entry;
 
 /// What every upstream contributed, in the configuration's order.
@@ -17,14 +19,16 @@ pub struct Report {
 pub struct UpstreamReport {
     name: String,
     tools: Vec<String>,
-    left_out: Vec<LeftOut>,
+    left_out: Vec<Finding>,
+    repaired: Vec<Finding>,
+    notes: Vec<String>,
 }
 
-/// An operation of an upstream that the gateway does not serve, and why.
+/// An operation of an upstream that the gateway does not serve, or serves repaired, and why.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct LeftOut {
-    /// `METHOD path`, as the upstream's document writes it.
+pub struct Finding {
+    /// `METHOD path`, as the upstream's document writes it (`*` for every method of a path).
     pub operation: String,
     /// Why.
     pub reason: String,
@@ -48,12 +52,21 @@ impl Report {
 }
 
 impl UpstreamReport {
-    pub(crate) fn new(name: &str, index: usize, entries: &[Entry]) -> Self {
+    /// Upstream `index`'s part: its `entries` (those a policy left out among them), what the
+    /// compiler `skipped` or repaired of the merged document, and what reading its document
+    /// changed (`notes`).
+    pub(crate) fn new(
+        name: &str,
+        index: usize,
+        entries: &[Entry],
+        skipped: &[Skipped],
+        notes: Vec<String>,
+    ) -> Self {
         let mut tools = Vec::new();
         let mut left_out = Vec::new();
         for entry in entries.iter().filter(|e| e.upstream == index) {
             if let Some(exclude) = entry.effective.exclude.as_ref().filter(|s| s.value) {
-                left_out.push(LeftOut {
+                left_out.push(Finding {
                     operation: format!("{} {}", entry.method, entry.path),
                     reason: format!("left out by {}", exclude.origin),
                 });
@@ -61,10 +74,38 @@ impl UpstreamReport {
                 tools.push(entry.served.clone());
             }
         }
+        let mut repaired = Vec::new();
+        let prefix = format!("/{name}");
+        for skip in skipped {
+            let Some(rest) = skip.path().strip_prefix(&prefix) else {
+                continue;
+            };
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                continue;
+            }
+            let finding = Finding {
+                operation: format!(
+                    "{} {}",
+                    skip.method(),
+                    if rest.is_empty() { "/" } else { rest }
+                ),
+                reason: skip.reason().to_owned(),
+            };
+            if skip.is_repaired() {
+                repaired.push(finding);
+            } else {
+                if let Some(id) = skip.operation_id() {
+                    tools.retain(|tool| tool != id);
+                }
+                left_out.push(finding);
+            }
+        }
         Self {
             name: name.to_owned(),
             tools,
             left_out,
+            repaired,
+            notes,
         }
     }
 
@@ -80,10 +121,24 @@ impl UpstreamReport {
         &self.tools
     }
 
-    /// Its operations the gateway does not serve.
+    /// Its operations the gateway does not serve: left out by a policy, or that could not
+    /// be served as the document writes them.
     #[must_use]
-    pub fn left_out(&self) -> &[LeftOut] {
+    pub fn left_out(&self) -> &[Finding] {
         &self.left_out
+    }
+
+    /// Its operations served repaired (a path parameter the document did not declare, a
+    /// link to an operation left out dropped).
+    #[must_use]
+    pub fn repaired(&self) -> &[Finding] {
+        &self.repaired
+    }
+
+    /// What reading its document changed (a Swagger 2.0 document converted, ...).
+    #[must_use]
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 }
 
@@ -92,13 +147,20 @@ impl fmt::Display for Report {
         for upstream in &self.upstreams {
             writeln!(
                 f,
-                "{}: {} tools, {} left out",
+                "{}: {} tools, {} left out, {} repaired",
                 upstream.name,
                 upstream.tools.len(),
-                upstream.left_out.len()
+                upstream.left_out.len(),
+                upstream.repaired.len()
             )?;
+            for note in &upstream.notes {
+                writeln!(f, "  note: {note}")?;
+            }
             for left in &upstream.left_out {
                 writeln!(f, "  left out {}: {}", left.operation, left.reason)?;
+            }
+            for repaired in &upstream.repaired {
+                writeln!(f, "  repaired {}: {}", repaired.operation, repaired.reason)?;
             }
         }
         Ok(())

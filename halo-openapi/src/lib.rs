@@ -8,7 +8,8 @@
 //! shared pieces ([`Rope`]). A tool may carry a [`Validator`] that checks a call's
 //! parameters and body against its schema before anything runs it.
 //!
-//! The crate reads JSON and does no I/O: no web framework, no runtime. halo-axum's layer
+//! The crate reads JSON (and, with its `yaml` feature, YAML: [`Document`], which also
+//! converts Swagger 2.0) and does no I/O: no web framework, no runtime. halo-axum's layer
 //! serves and enforces what it compiles; the halo-rs gateway compiles the documents of APIs
 //! it does not own with it.
 //!
@@ -32,19 +33,23 @@
 //! ```
 
 mod approval_rule;
+mod document;
 mod document_limits;
 mod error;
 pub(crate) mod registry;
+mod skipped;
 mod upgrade;
 mod validate;
 
 pub use self::approval_rule::ApprovalRule;
+pub use self::document::{Document, ReadError};
 pub use self::document_limits::DocumentLimits;
 pub use self::error::BuildError;
 pub use self::registry::{
     Audience, Cached, Names, Registry, RegistryBuilder, Rope, RopeBody, Route, Tool, View,
     operations,
 };
+pub use self::skipped::Skipped;
 pub use self::upgrade::upgrade_to_3_1;
 pub use self::validate::{Validation, Validator};
 

@@ -16,7 +16,7 @@
 //! discovery ≥ 0.9× the bookstore's).
 #![allow(missing_docs)]
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -26,6 +26,7 @@ use halo_axum::HaloBuilder;
 use halo_axum::Validation;
 use halo_tests::corpus::Document;
 use halo_tests::discovery_request;
+use halo_tests::slice::{minified, tool_slice};
 use http::StatusCode;
 use serde_json::Value;
 
@@ -217,70 +218,6 @@ fn child_rss(mode: &str, document: Document) -> f64 {
         .expect("a number of KiB")
 }
 
-fn minified(value: &Value) -> usize {
-    serde_json::to_vec(value).expect("JSON").len()
-}
-
-/// The references of a value: those of schemas (not inside instance data such as `example`
-/// or `enum`), and of OpenAPI's `examples` maps, whose entries may be Reference Objects to
-/// `#/components/examples`.
-fn references<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
-    match value {
-        Value::Object(map) => {
-            for (key, inner) in map {
-                match inner {
-                    Value::String(reference) if key == "$ref" => out.push(reference),
-                    Value::Object(examples) if key == "examples" => out.extend(
-                        examples
-                            .values()
-                            .filter_map(|example| example.get("$ref")?.as_str())
-                            .filter(|reference| reference.starts_with("#/")),
-                    ),
-                    _ if halo_axum::protocol::is_data_keyword(key) => {}
-                    _ => references(inner, out),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| references(item, out)),
-        _ => {}
-    }
-}
-
-/// Bytes of the minimal OpenAPI slice of an operation.
-fn slice_bytes(document: &Value, path_item: &Value, operation: &Value) -> usize {
-    let mut size = minified(operation);
-    let mut pending = Vec::new();
-    for (key, inner) in operation.as_object().into_iter().flatten() {
-        match (key.as_str(), inner) {
-            // Responses by status, `default` among them (not JSON Schema's `default`).
-            ("responses", Value::Object(responses)) => {
-                responses.values().for_each(|r| references(r, &mut pending));
-            }
-            _ => references(inner, &mut pending),
-        }
-    }
-    if let Some(parameters) = path_item.get("parameters") {
-        size += minified(parameters);
-        references(parameters, &mut pending);
-    }
-    let mut seen = HashSet::new();
-    while let Some(reference) = pending.pop() {
-        if !seen.insert(reference) {
-            continue;
-        }
-        let target = reference
-            .strip_prefix('#')
-            .and_then(|pointer| document.pointer(pointer))
-            .unwrap_or_else(|| panic!("a local reference: {reference}"));
-        size += minified(target);
-        // An Example Object's `value` is instance data.
-        if !reference.starts_with("#/components/examples/") {
-            references(target, &mut pending);
-        }
-    }
-    size
-}
-
 /// Each operation's served schema size over its slice's, with its label.
 fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
     let layer = HaloBuilder::from_openapi_json(document.clone())
@@ -291,7 +228,7 @@ fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
     let mut ratios = Vec::new();
     let paths = document["paths"].as_object().expect("paths");
     let mut served_paths = BTreeSet::new();
-    for (key, item) in paths {
+    for key in paths.keys() {
         let template = key.split('#').next().unwrap_or(key);
         if template == "/" || !served_paths.insert(template) {
             continue;
@@ -303,20 +240,8 @@ fn schema_ratios(document: &Value) -> Vec<(f64, String)> {
         assert_eq!(status, StatusCode::OK, "{template}");
         let served: Vec<Value> = serde_json::from_slice(&body).expect("JSON");
         for tool in served {
-            let method = tool["call"]["method"]
-                .as_str()
-                .expect("a method")
-                .to_ascii_lowercase();
-            let operation = paths
-                .iter()
-                .filter(|(k, _)| k.split('#').next() == Some(template))
-                .find_map(|(_, item)| item.get(&method))
-                .expect("the operation");
-            let slice = slice_bytes(document, item, operation);
-            ratios.push((
-                minified(&tool) as f64 / slice as f64,
-                format!("{} {template}", method.to_ascii_uppercase()),
-            ));
+            let (slice, label) = tool_slice(document, template, &tool).expect("the operation");
+            ratios.push((minified(&tool) as f64 / slice as f64, label));
         }
     }
     let counted: usize = paths

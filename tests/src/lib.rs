@@ -9,7 +9,9 @@
 //!   of the shared stores.
 //! - [`oidc::AuthorizationServer`] runs a real OAuth 2.0 authorization server (node's
 //!   `oidc-provider`) on a loopback port, for the tests of JWT bearer tokens.
-//! - [`corpus`] reads the real OpenAPI documents kept as fixtures (GitHub's, Stripe's).
+//! - [`corpus`] reads the real OpenAPI documents kept as fixtures (GitHub's, Stripe's, and
+//!   Slack's, OpenAI's, Discord's and Adyen's); [`slice::slice_bytes`] measures the OpenAPI
+//!   slice of an operation, which its served schema is held to.
 //! - [`tokens::cl100k`] counts tokens with a real tokenizer (bundled, no network).
 //! - [`llm::ScriptedLlm`] is an OpenAI-compatible chat-completions server that streams the
 //!   turns a test scripts, for the tests of agents.
@@ -37,6 +39,7 @@ pub mod llm;
 pub mod mcp;
 pub mod oidc;
 pub mod redis;
+pub mod slice;
 pub mod sse;
 pub mod tokens;
 pub mod wait;

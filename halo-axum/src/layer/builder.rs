@@ -41,9 +41,11 @@ use crate::{BuildError, DocumentLimits, IdempotencyLimits, Validation};
 #[must_use]
 pub struct HaloBuilder {
     document: Result<Value, String>,
-    described: Vec<(String, Describe)>,
+    pub(super) described: Vec<(String, Describe)>,
     /// Operations left out, by `operationId` and by path.
-    excluded: (Vec<String>, Vec<String>),
+    pub(super) excluded: (Vec<String>, Vec<String>),
+    /// Operations that cannot be served are left out rather than failing the build.
+    pub(super) lenient: bool,
     max_age: Duration,
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
@@ -61,12 +63,12 @@ pub struct HaloBuilder {
     audit: Option<Box<dyn AuditSink>>,
     audit_arguments: bool,
     metrics: bool,
-    document_limits: DocumentLimits,
+    pub(super) document_limits: DocumentLimits,
     catalogs: Catalogs,
     /// Who decides held calls, what is kept, which operations need approval.
     pub(crate) approvals: crate::approval::Settings,
     /// The layer this one replaces, whose state it keeps.
-    previous: Option<Arc<Shared>>,
+    pub(super) previous: Option<Arc<Shared>>,
 }
 
 impl HaloBuilder {
@@ -99,6 +101,7 @@ impl HaloBuilder {
             document,
             described: Vec::new(),
             excluded: (Vec::new(), Vec::new()),
+            lenient: false,
             max_age: Duration::from_secs(60),
             authenticator: None,
             realm: None,
@@ -121,49 +124,6 @@ impl HaloBuilder {
             approvals: crate::approval::Settings::default(),
             previous: None,
         }
-    }
-
-    /// Attaches HALO metadata to the operation with this `operationId`, for operations you
-    /// cannot annotate with `#[halo(...)]`. What it sets replaces what the operation's own
-    /// extensions say. [`build`](Self::build) fails if no operation has this id.
-    pub fn describe(mut self, operation_id: impl Into<String>, describe: Describe) -> Self {
-        self.described.push((operation_id.into(), describe));
-        self
-    }
-
-    /// Leaves out the operation with this `operationId`: it becomes no tool (discovery does
-    /// not know it, agents are not offered it) and the layer passes its calls to the app
-    /// untouched, as if the document marked it `x-halo-exclude: true`. For an operation
-    /// agents should not call, such as a documented fallback (`GET /{path}`).
-    /// [`build`](Self::build) fails if no operation has this id.
-    ///
-    /// ```
-    /// use halo_axum::HaloLayer;
-    /// # use utoipa_axum::{router::OpenApiRouter, routes};
-    /// # /// Ping.
-    /// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-    /// # async fn ping() {}
-    /// # /// Answers unknown paths.
-    /// # #[utoipa::path(get, path = "/{path}", responses((status = 404)))]
-    /// # async fn not_found() {}
-    /// # let (router, api) = OpenApiRouter::new()
-    /// #     .routes(routes!(ping)).routes(routes!(not_found)).split_for_parts();
-    /// // `not_found` documents `/{path}` without declaring `{path}`: left out, it is fine.
-    /// let layer = HaloLayer::builder(api).exclude_operation("not_found").build()?;
-    /// # let _: axum::Router = router.layer(layer);
-    /// # Ok::<(), halo_axum::BuildError>(())
-    /// ```
-    pub fn exclude_operation(mut self, operation_id: impl Into<String>) -> Self {
-        self.excluded.0.push(operation_id.into());
-        self
-    }
-
-    /// Leaves out every operation of `path`, as the document writes it (`/{path}`), as
-    /// [`exclude_operation`](Self::exclude_operation) leaves out one. [`build`](Self::build)
-    /// fails if the document has no such path.
-    pub fn exclude_path(mut self, path: impl Into<String>) -> Self {
-        self.excluded.1.push(path.into());
-        self
     }
 
     /// How long clients may cache discovery responses (`Cache-Control: max-age`); 60 seconds
@@ -513,13 +473,6 @@ impl HaloBuilder {
         self
     }
 
-    /// Bounds what building may take from the document: how deeply its schemas nest, how
-    /// large a served schema may be. See [`DocumentLimits`] for the defaults.
-    pub fn document_limits(mut self, limits: DocumentLimits) -> Self {
-        self.document_limits = limits;
-        self
-    }
-
     /// Serves the discovery documents `catalogs` chooses beside HALO, generated from the
     /// same operations (none by default): an RFC 9727 API catalog at
     /// `/.well-known/api-catalog`, a Markdown digest of the caller's tools at `/llms.txt`,
@@ -544,32 +497,6 @@ impl HaloBuilder {
     /// ```
     pub fn catalogs(mut self, catalogs: Catalogs) -> Self {
         self.catalogs = catalogs;
-        self
-    }
-
-    /// Builds a layer that replaces `previous` (a configuration reloaded, a document
-    /// changed) and keeps its state: each tool with the same name that declares the same
-    /// limits, input and resilience keeps its rate budgets and its circuit breaker's state,
-    /// and the idempotency records kept in this process's memory stay (with the limits they
-    /// were made with). Calls in flight on `previous` finish there. State kept in Redis
-    /// ([`redis`](Self::redis)) is keyed by tool name and needs none of this.
-    ///
-    /// ```
-    /// use halo_axum::HaloBuilder;
-    /// use serde_json::json;
-    ///
-    /// let document = json!({
-    ///     "openapi": "3.1.0", "info": {"title": "Pets", "version": "1"},
-    ///     "paths": {"/pets": {"get": {"operationId": "list_pets", "responses": {},
-    ///         "x-halo-limits": {"rate": "10/minute"}}}}
-    /// });
-    /// let first = HaloBuilder::from_openapi_json(document.clone()).build().unwrap();
-    /// // Later, the same document (or a changed one) again: `list_pets` keeps its budget.
-    /// let second = HaloBuilder::from_openapi_json(document).carry_over(&first).build().unwrap();
-    /// # let _ = second;
-    /// ```
-    pub fn carry_over(mut self, previous: &HaloLayer) -> Self {
-        self.previous = Some(Arc::clone(&previous.shared));
         self
     }
 
@@ -612,6 +539,9 @@ impl HaloBuilder {
         }
         for path in self.excluded.1 {
             compiler = compiler.exclude_path(path);
+        }
+        if self.lenient {
+            compiler = compiler.lenient();
         }
         let registry = compiler.build()?;
         let mut challenges = Challenges::new(&document, self.realm.as_deref());
@@ -666,6 +596,7 @@ impl HaloBuilder {
             self.authenticator.is_some(),
         )
         .map(Arc::new);
+        let tool_names = registry.tools().map(|tool| Arc::from(tool.name())).collect();
         Ok(HaloLayer {
             catalogs,
             shared: Arc::new(Shared {
@@ -684,6 +615,7 @@ impl HaloBuilder {
                 audit_arguments: self.audit_arguments,
                 metrics,
                 approvals,
+                tool_names,
             }),
         })
     }

@@ -28,29 +28,24 @@ use super::Shared;
 /// let app: Router = Router::new().route("/ping", get(ping));
 /// # let _ = app;
 /// ```
-#[derive(Clone)]
+// The name only, shared: a held call keeps its request (extensions included) in the layer's
+// book, so a handle on the layer here would keep the layer alive for ever.
+#[derive(Debug, Clone)]
 pub struct ToolCall {
-    shared: Arc<Shared>,
-    tool: usize,
+    name: Arc<str>,
 }
 
 impl ToolCall {
-    pub(crate) fn new(shared: &Arc<Shared>, tool: usize) -> Self {
+    /// The call of the tool at `tool` of the layer's registry.
+    pub(crate) fn new(shared: &Shared, tool: usize) -> Self {
         Self {
-            shared: Arc::clone(shared),
-            tool,
+            name: Arc::clone(&shared.tool_names[tool]),
         }
     }
 
     /// The tool's name, as discovery serves it.
     #[must_use]
     pub fn name(&self) -> &str {
-        self.shared.discovery.registry.tool_at(self.tool).name()
-    }
-}
-
-impl std::fmt::Debug for ToolCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("ToolCall").field(&self.name()).finish()
+        &self.name
     }
 }

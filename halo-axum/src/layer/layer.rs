@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use halo_openapi::Skipped;
 use tower_layer::Layer;
 use utoipa::openapi::OpenApi;
 
@@ -60,6 +61,31 @@ impl HaloLayer {
     /// `operationId` to operations you cannot annotate.
     pub fn builder(openapi: OpenApi) -> HaloBuilder {
         HaloBuilder::new(&openapi)
+    }
+
+    /// What a [lenient](HaloBuilder::lenient) build left out of the document or repaired,
+    /// in document order; empty when built strictly.
+    ///
+    /// ```
+    /// use halo_axum::HaloBuilder;
+    /// use serde_json::json;
+    ///
+    /// let layer = HaloBuilder::from_openapi_json(json!({
+    ///     "openapi": "3.1.0", "info": {"title": "Vendor", "version": "1"},
+    ///     "paths": {"/pets/{id}": {"get": {"operationId": "get_pet", "responses": {}}}}
+    /// }))
+    /// .lenient()
+    /// .build()?;
+    /// for skipped in layer.skipped() {
+    ///     let what = if skipped.is_repaired() { "repaired" } else { "left out" };
+    ///     println!("{} {} {what}: {}", skipped.method(), skipped.path(), skipped.reason());
+    /// }
+    /// assert!(layer.skipped()[0].is_repaired(), "`{{id}}` declared by no parameter");
+    /// # Ok::<(), halo_axum::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn skipped(&self) -> &[Skipped] {
+        self.shared.discovery.registry.skipped()
     }
 }
 

@@ -4,6 +4,7 @@
 mod builder;
 mod called;
 mod cancel;
+mod compile;
 mod describe;
 mod future;
 pub(crate) mod held;

@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) metrics: Option<Metrics>,
     /// Calls held for approval, and who decides them.
     pub(crate) approvals: Book,
+    /// Each tool's name, shared with the calls that name it (`ToolCall`).
+    pub(crate) tool_names: Box<[std::sync::Arc<str>]>,
 }
 
 impl std::fmt::Debug for Shared {

@@ -1,8 +1,8 @@
 //! What the integration tests share: the pet shop API ([`petshop()`]), calling an app in
 //! process ([`client`]), handlers the test holds or watches ([`gate`]), audit records kept
 //! in memory ([`audit`]), the parts of a notes API that several tests serve ([`notes`]), the
-//! payments API of the approval tests ([`approvals`]) and the keys the JWT tests sign with
-//! ([`jwt_keys`]).
+//! payments API of the approval tests ([`approvals`]), the keys the JWT tests sign with
+//! ([`jwt_keys`]) and an app served on a loopback port ([`served`]).
 #![allow(dead_code, missing_docs, unreachable_pub, clippy::use_self)]
 
 pub mod approvals;
@@ -12,6 +12,7 @@ pub mod gate;
 pub mod jwt_keys;
 pub mod notes;
 mod petshop;
+pub mod served;
 
 #[allow(unused_imports)] // not every test uses the pet shop
 pub use petshop::*;

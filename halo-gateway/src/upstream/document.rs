@@ -57,22 +57,12 @@ pub(crate) fn without_url(error: &reqwest::Error) -> String {
     })
 }
 
-/// The document in `bytes`: JSON, or YAML.
-pub(super) fn read(bytes: &[u8]) -> Result<Value, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "the document is not UTF-8".to_owned())?;
-    let document: Value = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| format!("the document is not valid JSON: {e}"))?
-    } else {
-        serde_saphyr::from_str(text).map_err(|e| format!("the document is not valid YAML: {e}"))?
-    };
-    match document.get("openapi").and_then(Value::as_str) {
-        Some(version) if version.starts_with("3.0") || version.starts_with("3.1") => Ok(document),
-        Some(version) => Err(format!("OpenAPI {version} is not read (3.0 and 3.1 are)")),
-        None if document.get("swagger").is_some() => {
-            Err("this is a Swagger 2.0 document; convert it to OpenAPI 3 first".to_owned())
-        }
-        None => Err("this is not an OpenAPI document (no `openapi` version)".to_owned()),
-    }
+/// The document in `bytes` (JSON or YAML; OpenAPI 3.0, 3.1, or Swagger 2.0 converted), and
+/// what reading it changed.
+pub(super) fn read(bytes: &[u8]) -> Result<(Value, Vec<String>), String> {
+    let document = halo_openapi::Document::read(bytes).map_err(|e| e.to_string())?;
+    let notes = document.notes().to_vec();
+    Ok((document.into_json(), notes))
 }
 
 /// The document's first server, as an absolute URL (its variables at their defaults).

@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::config::{Location, Source, UpstreamSpec};
 use crate::error::Error;
 
-/// The largest description read: GitHub's, among the largest public ones, is about 11 MB.
+/// The largest description fetched (halo-openapi's reader refuses more): GitHub's, among the
+/// largest public ones, is about 11 MB.
 pub(crate) const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
 
 /// An upstream's description, read.
@@ -20,6 +21,8 @@ pub(crate) struct Loaded {
     pub(crate) document: Value,
     /// Where its calls go.
     pub(crate) base_url: Url,
+    /// What reading the document changed (a Swagger 2.0 document converted, ...).
+    pub(crate) notes: Vec<String>,
 }
 
 /// Fetches and reads `spec`'s description.
@@ -30,7 +33,11 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
         Source::Halo(base) => {
             let document = halo::document(base, spec).await.map_err(fail)?;
             let base_url = spec.base_url.clone().unwrap_or_else(|| base.clone());
-            return Ok(Loaded { document, base_url });
+            return Ok(Loaded {
+                document,
+                base_url,
+                notes: Vec::new(),
+            });
         }
     };
     let bytes = match location {
@@ -50,10 +57,14 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
         }
         Location::Url(url) => document::fetch(client, url).await.map_err(fail)?,
     };
-    let document = document::read(&bytes).map_err(fail)?;
+    let (document, notes) = document::read(&bytes).map_err(fail)?;
     let base_url = match &spec.base_url {
         Some(url) => url.clone(),
         None => document::first_server(&document, location).map_err(fail)?,
     };
-    Ok(Loaded { document, base_url })
+    Ok(Loaded {
+        document,
+        base_url,
+        notes,
+    })
 }

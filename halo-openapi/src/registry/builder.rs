@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use halo_protocol::{Circuit, Metadata};
 use serde_json::Value;
 
+use super::compile::Settings;
 use super::exclude::Exclusions;
+use super::lenient::{self, Record};
 use super::{Formats, Registry};
 use crate::{ApprovalRule, BuildError, DocumentLimits, Validation};
 
@@ -45,6 +47,7 @@ pub struct RegistryBuilder<'d> {
     circuit: Option<Circuit>,
     approval_rules: Vec<ApprovalRule>,
     exclusions: Exclusions,
+    lenient: bool,
 }
 
 impl Registry {
@@ -58,6 +61,7 @@ impl Registry {
             circuit: None,
             approval_rules: Vec::new(),
             exclusions: Exclusions::default(),
+            lenient: false,
         }
     }
 }
@@ -112,6 +116,55 @@ impl RegistryBuilder<'_> {
         self
     }
 
+    /// Builds leniently, for documents you do not own (a vendor's API): an operation that
+    /// cannot be served is left out, or repaired where the repair is obvious and safe, and
+    /// recorded in [`Registry::skipped`], rather than failing the whole document.
+    ///
+    /// Left out: an operation whose metadata does not parse, with a `$ref` that resolves
+    /// nowhere, a parameter `in: path` its template does not have, an input schema the
+    /// validator cannot compile, a [`DocumentLimits`] limit passed, a template that matches
+    /// the same paths as an earlier one, a rate limit that cannot be enforced. Repaired: a
+    /// template variable no parameter declares becomes a required string path parameter; a
+    /// link (`undo`, `next`, `replace_with`, `fallback`) to no served operation is dropped.
+    /// What is served is what a strict build of the document without the operations left
+    /// out would serve.
+    ///
+    /// What concerns the document or the builder still fails the build: a document that is
+    /// not an object, `paths` that is not one, an `operationId` given to
+    /// [`describe`](Self::describe) or an exclusion that names nothing in the document.
+    /// Without `lenient`, the first operation that cannot be served fails the build: the
+    /// checks an application wants of its own document.
+    ///
+    /// ```
+    /// use halo_openapi::Registry;
+    /// use serde_json::json;
+    ///
+    /// let document = json!({
+    ///     "openapi": "3.0.3",
+    ///     "info": {"title": "Vendor", "version": "1"},
+    ///     "paths": {
+    ///         "/users": {"get": {"operationId": "list_users", "responses": {}}},
+    ///         "/users/{id}/avatar": {"get": {
+    ///             "operationId": "get_avatar",
+    ///             "parameters": [{"name": "size", "in": "path", "required": true}],
+    ///             "responses": {}
+    ///         }}
+    ///     }
+    /// });
+    /// assert!(Registry::builder(&document).build().is_err());
+    ///
+    /// let registry = Registry::builder(&document).lenient().build()?;
+    /// assert_eq!(registry.tools().count(), 1);
+    /// let skipped = &registry.skipped()[0];
+    /// assert_eq!(skipped.operation_id(), Some("get_avatar"));
+    /// assert!(skipped.reason().contains("`size` is declared `in: path`"));
+    /// # Ok::<(), halo_openapi::BuildError>(())
+    /// ```
+    pub fn lenient(mut self) -> Self {
+        self.lenient = true;
+        self
+    }
+
     /// Walks the document and pre-serialises every response.
     ///
     /// # Errors
@@ -119,19 +172,27 @@ impl RegistryBuilder<'_> {
     /// A [`BuildError`] naming the operation and what is wrong with it: metadata that does
     /// not parse, a reference that does not resolve, a limit passed, a link to no described
     /// path, an `operationId` given to [`describe`](Self::describe) that no operation has.
+    /// A [`lenient`](Self::lenient) build fails only on what concerns the whole document.
     pub fn build(self) -> Result<Registry, BuildError> {
-        let formats = match self.validation {
+        let validate = match self.validation {
             Validation::Off => None,
             Validation::On => Some(Formats(true)),
             Validation::WithoutFormats => Some(Formats(false)),
         };
-        Registry::build(
-            self.document,
-            self.described,
-            formats,
-            self.limits,
-            (self.circuit, &self.approval_rules),
-            &self.exclusions,
-        )
+        let settings = Settings {
+            document: self.document,
+            described: self.described,
+            validate,
+            limits: self.limits,
+            default_circuit: self.circuit,
+            approval_rules: self.approval_rules,
+            exclusions: self.exclusions,
+        };
+        if self.lenient {
+            lenient::build(&settings)
+        } else {
+            let described = settings.described.clone();
+            settings.compile(described, &mut Record::strict())
+        }
     }
 }

@@ -5,8 +5,11 @@ mod access;
 mod auth;
 mod builder;
 pub(crate) mod bundle;
+mod compile;
 mod exclude;
 mod input;
+mod lenient;
+mod links;
 mod names;
 mod operation;
 mod rates;
@@ -17,13 +20,11 @@ mod splice;
 mod templates;
 mod view;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use halo_protocol::{
-    Circuit, LocalizedText, Metadata, Resilience, ToolEntry, ToolIndex, ToolSchema,
-};
+use halo_protocol::{LocalizedText, ToolEntry, ToolIndex, ToolSchema};
 use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
@@ -31,17 +32,15 @@ use self::access::Access;
 pub use self::builder::RegistryBuilder;
 pub(crate) use self::bundle::Problem;
 use self::bundle::{Bundler, Direction};
-use self::exclude::Exclusions;
 pub use self::names::Names;
-use self::operation::Source;
 pub use self::rope::{Rope, RopeBody};
 pub use self::route::Route;
-use self::templates::{Templates, TemplatesBuilder};
+use self::templates::Templates;
 pub use self::view::View;
 use crate::validate::Validator;
 use halo_auth::Principal;
 
-use crate::{ApprovalRule, BuildError, DocumentLimits};
+use crate::{BuildError, Skipped};
 
 /// OpenAPI operation keys, in the order tools are listed per path. `options` is left out: on
 /// a HALO server, `OPTIONS` with the HALO media type is discovery.
@@ -273,213 +272,11 @@ pub struct Registry {
     /// The path entry of `/`, when an operation is described there: looked up once, since
     /// every manifest request asks for it (its `Allow`).
     root: Option<usize>,
+    /// What a lenient build left out or repaired, in document order.
+    skipped: Vec<Skipped>,
 }
 
 impl Registry {
-    /// Walks the document (OpenAPI 3.x as JSON) and pre-serialises every response.
-    ///
-    /// `described` attaches metadata by `operationId`, over what the operation's own
-    /// extensions say. With `validate`, each operation's checks are compiled (asserting
-    /// `format` keywords when it says so). `default_circuit` is written into the schemas of
-    /// operations that declare no circuit, and `"approval": "required"` into the effects of
-    /// those an approval rule matches.
-    pub(crate) fn build(
-        document: &Value,
-        mut described: HashMap<String, Metadata>,
-        validate: Option<Formats>,
-        limits: DocumentLimits,
-        (default_circuit, approval_rules): (Option<Circuit>, &[ApprovalRule]),
-        exclusions: &Exclusions,
-    ) -> Result<Self, BuildError> {
-        if let Some(version) = document.get("swagger") {
-            return Err(BuildError::document(format!(
-                "this is a Swagger {version} document; HALO reads OpenAPI 3.0 and 3.1 (convert \
-                 it first, with swagger2openapi or the Swagger Editor)"
-            )));
-        }
-        let bundler = Bundler::new(document, limits);
-        let schemes = document.pointer("/components/securitySchemes");
-        let default_security = document.get("security");
-        let path_items = match document.get("paths") {
-            None | Some(Value::Null) => &serde_json::Map::new(),
-            Some(Value::Object(paths)) => paths,
-            Some(_) => return Err(BuildError::document("`paths` is not an object")),
-        };
-
-        // A path item may be a reference (OpenAPI 3.1): each is followed once.
-        let path_items: Vec<(&String, &Value)> = path_items
-            .iter()
-            .map(|(key, item)| {
-                let item = bundler
-                    .follow(item)
-                    .map_err(|problem| problem.into_error(key))?;
-                Ok((key, item))
-            })
-            .collect::<Result<_, BuildError>>()?;
-        if let Some(excluded) = exclusions.unmatched(&path_items) {
-            return Err(BuildError::unknown_exclusion(excluded));
-        }
-        // Each path item's operations but those left out, found once for both walks below;
-        // metadata given to an operation left out is dropped with it.
-        let path_items: Vec<_> = path_items
-            .into_iter()
-            .map(|(key, item)| {
-                let (kept, left_out): (Vec<_>, Vec<_>) =
-                    operations(item).partition(|(_, operation)| {
-                        !exclusions.excludes((key, template_of(key)), item, operation)
-                    });
-                for (_, operation) in left_out {
-                    if let Some(id) = operation.get("operationId").and_then(Value::as_str) {
-                        described.remove(id);
-                    }
-                }
-                (key, item, kept)
-            })
-            .collect();
-        // What each schema references is counted first, so that a definition used once
-        // can be written in its place.
-        for (path_key, path_item, operations) in &path_items {
-            for &(method, operation) in operations {
-                let source = Source {
-                    key: path_key,
-                    template: template_of(path_key),
-                    method,
-                    path_item,
-                    operation,
-                };
-                operation::survey(&source, &bundler)?;
-            }
-        }
-
-        let mut templates = TemplatesBuilder::default();
-        // Path keys that differ only in a `#fragment` share one entry.
-        let mut by_template: HashMap<&str, usize> = HashMap::new();
-        let mut names = Names::default();
-        let mut tools = Vec::new();
-        let mut paths = Vec::new();
-        let mut classes: Vec<Access> = Vec::new();
-        let mut languages = BTreeSet::new();
-        for &(path_key, path_item, ref operations) in &path_items {
-            let template = template_of(path_key);
-            let mut methods = Vec::new();
-            for &(method, operation) in operations {
-                let source = Source {
-                    key: path_key,
-                    template,
-                    method,
-                    path_item,
-                    operation,
-                };
-                let mut meta = source.metadata()?;
-                if let Some(extra) = source.operation_id().and_then(|id| described.remove(id)) {
-                    meta.merge(extra);
-                }
-                crate::approval_rule::apply(approval_rules, &mut meta, operation);
-                if let Some(circuit) = default_circuit {
-                    let resilience = meta.resilience.get_or_insert_with(Resilience::default);
-                    resilience.circuit.get_or_insert(circuit);
-                }
-                let locales = std::mem::take(&mut meta.locales);
-                languages.extend(locales.keys().cloned());
-                let name = names.assign(source.operation_id(), method, path_key);
-                let label = source.label();
-                let mut built =
-                    operation::build(&source, name, meta, &bundler, schemes, default_security)?;
-                let class =
-                    match Access::derive(operation.get("security").or(default_security), schemes) {
-                        Access::Anyone => None,
-                        access => Some(match classes.iter().position(|known| *known == access) {
-                            Some(index) => index,
-                            None => {
-                                classes.push(access);
-                                classes.len() - 1
-                            }
-                        }),
-                    };
-                let validator = validate
-                    .map(|formats| {
-                        let mut checked = built.schema.input.clone();
-                        for field in checked.values_mut() {
-                            with_defs(&bundler, &mut field.schema);
-                        }
-                        let mut body = built.body.take();
-                        if let Some(Value::Object(schema)) = body.as_mut().map(|b| &mut b.schema) {
-                            with_defs(&bundler, schema);
-                        }
-                        Validator::compile(&checked, body.as_ref(), formats.0)
-                    })
-                    .transpose()
-                    .map_err(|message| BuildError::invalid_schema(&label, message))?;
-                let parts = Parts::take(&mut built.schema, &bundler)
-                    .map_err(|problem| problem.into_error(&label))?;
-                let schema_bytes = parts.render(&built.schema);
-                if schema_bytes.len() > limits.max_schema_bytes {
-                    return Err(BuildError::limit(
-                        &label,
-                        String::new(),
-                        "max_schema_bytes",
-                        limits.max_schema_bytes,
-                    ));
-                }
-                methods.push((method, tools.len()));
-                tools.push(Tool {
-                    entry_bytes: Bytes::from(
-                        serde_json::to_vec(&built.entry).map_err(BuildError::document)?,
-                    ),
-                    schema_bytes,
-                    parts,
-                    sensitive: sensitive::sensitive(&built.schema.input),
-                    entry: built.entry,
-                    schema: built.schema,
-                    locales,
-                    class,
-                    validator,
-                    own_stream: built.own_stream,
-                });
-            }
-            if methods.is_empty() {
-                continue;
-            }
-            if let Some(&index) = by_template.get(template) {
-                let entry: &mut PathEntry = &mut paths[index];
-                entry.methods.extend(methods);
-                continue;
-            }
-            templates
-                .insert(template, paths.len())
-                .map_err(|e| BuildError::invalid_path(path_key, e))?;
-            by_template.insert(template, paths.len());
-            paths.push(PathEntry {
-                template: template.to_owned(),
-                methods,
-            });
-        }
-        let templates = templates
-            .build()
-            .map_err(|e| BuildError::invalid_path("(all templates)", e))?;
-        if let Some(operation_id) = described.keys().next() {
-            return Err(BuildError::unknown_operation(operation_id));
-        }
-
-        let mut registry = Self {
-            index: OnceLock::new(),
-            manifest_head: manifest_head(document.get("info"))?,
-            tools,
-            templates,
-            paths,
-            classes,
-            languages: languages.into_iter().collect(),
-            key_headers: key_headers(schemes),
-            full: View::empty(),
-            root: None,
-        };
-        registry.root = registry.templates.index("/");
-        registry.check_links()?;
-        registry.check_rates()?;
-        registry.full = registry.render(None, None);
-        Ok(registry)
-    }
-
     /// The search index over every tool, built on first use.
     fn index(&self) -> &ToolIndex {
         self.index.get_or_init(|| {
@@ -516,6 +313,14 @@ impl Registry {
     pub fn admits(&self, tool: &Tool, caller: Option<&Principal>) -> bool {
         tool.class
             .is_none_or(|class| self.classes[class].admits(caller))
+    }
+
+    /// What a [lenient](RegistryBuilder::lenient) build left out of the document or
+    /// repaired, in document order; empty for a strict build (which fails instead). See
+    /// [`Skipped`] for an example.
+    #[must_use]
+    pub fn skipped(&self) -> &[Skipped] {
+        &self.skipped
     }
 
     /// The languages operations have texts in.
@@ -560,48 +365,6 @@ impl Registry {
             .filter(|entry| entry.methods.iter().any(|&(_, tool)| keep(tool)))
             .map(|entry| entry.template.as_str())
             .collect()
-    }
-
-    /// Every relative link a schema declares must name a described path, so that nothing
-    /// drifts: `undo`, `next[].suggest`, `replace_with`, `fallback`.
-    fn check_links(&self) -> Result<(), BuildError> {
-        for tool in &self.tools {
-            let schema = &tool.schema;
-            let links = [
-                (
-                    "effects.undo",
-                    schema.effects.as_ref().and_then(|e| e.undo.as_deref()),
-                ),
-                ("replace_with", schema.lifecycle.replace_with.as_deref()),
-                (
-                    "resilience.fallback",
-                    schema
-                        .resilience
-                        .as_ref()
-                        .and_then(|r| r.fallback.as_deref()),
-                ),
-            ]
-            .into_iter()
-            .chain(
-                schema
-                    .next
-                    .iter()
-                    .map(|next| ("next.suggest", Some(next.suggest.as_str()))),
-            );
-            for (field, link) in links {
-                let Some(link) = link else { continue };
-                if let Some((method, path)) = halo_protocol::link_target(link)
-                    && !self.templates.index(path).is_some_and(|index| {
-                        let methods = &self.paths[index].methods;
-                        method.is_none_or(|method| methods.iter().any(|(m, _)| *m == method))
-                    })
-                {
-                    let label = format!("{} {}", schema.call.method, schema.call.url);
-                    return Err(BuildError::dangling_link(&label, field, link));
-                }
-            }
-        }
-        Ok(())
     }
 }
 

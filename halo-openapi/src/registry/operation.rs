@@ -20,7 +20,7 @@ pub(crate) struct Source<'a> {
     pub(crate) operation: &'a Value,
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
     /// `GET /api/books/{id} (get_book)`, for error messages.
     pub(crate) fn label(&self) -> String {
         match self.operation_id() {
@@ -29,7 +29,7 @@ impl Source<'_> {
         }
     }
 
-    pub(crate) fn operation_id(&self) -> Option<&str> {
+    pub(crate) fn operation_id(&self) -> Option<&'a str> {
         self.operation.get("operationId").and_then(Value::as_str)
     }
 
@@ -58,16 +58,21 @@ pub(crate) struct Built {
     /// Whether a successful answer of the operation is the application's own event stream
     /// (`text/event-stream`): such a call is never run as a tool stream.
     pub(crate) own_stream: bool,
+    /// In a lenient build, what was wrong and has been repaired, each in the words of the
+    /// error a strict build fails with, followed by what was done.
+    pub(crate) repairs: Vec<String>,
 }
 
-/// Builds the manifest entry and the schema of an operation.
+/// Builds the manifest entry and the schema of an operation; `security` is the document's
+/// security schemes and default requirement. `lenient`: what can be repaired is (see
+/// [`Built::repairs`]).
 pub(crate) fn build<'d>(
     source: &Source<'d>,
     name: String,
     meta: Metadata,
     bundler: &Bundler<'d>,
-    security_schemes: Option<&Value>,
-    default_security: Option<&Value>,
+    (security_schemes, default_security): (Option<&Value>, Option<&Value>),
+    lenient: bool,
 ) -> Result<Built, BuildError> {
     let unresolved = |problem: Problem| problem.into_error(&source.label());
     let (summary, description) = texts(source);
@@ -79,9 +84,9 @@ pub(crate) fn build<'d>(
         source.operation.get("security").or(default_security),
         security_schemes,
     );
-    let (input, body) =
+    let (mut input, body) =
         input::derive(bundler, source.path_item, source.operation).map_err(unresolved)?;
-    check_path_parameters(source, &input)?;
+    let repairs = check_path_parameters(source, &mut input, lenient)?;
     schema.input = input;
     schema.output = match output_root(source, bundler).map_err(unresolved)? {
         Some(root) => {
@@ -116,6 +121,7 @@ pub(crate) fn build<'d>(
         schema,
         body,
         own_stream,
+        repairs,
     })
 }
 
@@ -163,15 +169,14 @@ fn is_version(segment: &str) -> bool {
 
 fn check_path_parameters(
     source: &Source<'_>,
-    input: &indexmap::IndexMap<String, halo_protocol::InputField>,
-) -> Result<(), BuildError> {
+    input: &mut indexmap::IndexMap<String, halo_protocol::InputField>,
+    lenient: bool,
+) -> Result<Vec<String>, BuildError> {
     let variables: Vec<&str> = halo_protocol::template_variables(source.template).collect();
-    let declared = input
-        .iter()
-        .filter(|(_, field)| field.location == Some(halo_protocol::Location::Path))
-        .map(|(name, _)| name.as_str());
-    for name in declared.clone() {
-        if !variables.contains(&name) {
+    let is_path =
+        |field: &halo_protocol::InputField| field.location == Some(halo_protocol::Location::Path);
+    for (name, _) in input.iter().filter(|(_, field)| is_path(field)) {
+        if !variables.contains(&name.as_str()) {
             return Err(BuildError::parameter(
                 &source.label(),
                 format!(
@@ -183,9 +188,12 @@ fn check_path_parameters(
             ));
         }
     }
-    let declared: Vec<&str> = declared.collect();
-    if let Some(variable) = variables.iter().find(|v| !declared.contains(v)) {
-        return Err(BuildError::parameter(
+    let mut repairs = Vec::new();
+    for variable in variables {
+        if input.get(variable).is_some_and(is_path) {
+            continue;
+        }
+        let error = BuildError::parameter(
             &source.label(),
             format!(
                 "the template's `{{{variable}}}` is not declared as a path parameter; declare it \
@@ -194,9 +202,22 @@ fn check_path_parameters(
                  `x-halo-exclude: true` on the operation, or `exclude_operation`/`exclude_path` \
                  on the builder"
             ),
+        );
+        // Declared as the string it is in the path, unless an argument of another kind
+        // already has its name: then which one the template means is not obvious.
+        if !lenient || input.contains_key(variable) {
+            return Err(error);
+        }
+        let field = halo_protocol::InputField::new(serde_json::json!({"type": "string"}))
+            .located(halo_protocol::Location::Path)
+            .required(true);
+        let at = input.values().filter(|field| is_path(field)).count();
+        input.shift_insert(at, variable.to_owned(), field);
+        repairs.push(format!(
+            "{error}; declared as a required string path parameter"
         ));
     }
-    Ok(())
+    Ok(repairs)
 }
 
 /// The short text for the manifest and the full text for the schema: the summary (the doc

@@ -53,14 +53,15 @@ impl Bundler<'_> {
     /// Every entry served counts towards [`DocumentLimits::max_defs`].
     pub(crate) fn defs_rope(&self, defs: &[u32], direction: Direction) -> Result<Rope, Problem> {
         let mut state = self.state.borrow_mut();
-        state.defs_served += defs.len();
-        if state.defs_served > self.limits.max_defs {
+        let served = state.defs_served.saturating_add(defs.len());
+        if served > self.limits.max_defs {
             return Err(Problem::Limit {
                 at: String::new(),
                 limit: "max_defs",
                 value: self.limits.max_defs,
             });
         }
+        state.defs_served = served;
         let mut parts = Vec::with_capacity(defs.len() * 2 + 1);
         parts.push(Rope::from_static(b"{"));
         for (i, &id) in defs.iter().enumerate() {
@@ -71,6 +72,17 @@ impl Bundler<'_> {
         }
         parts.push(Rope::from_static(b"}"));
         Ok(Rope::join(parts))
+    }
+
+    /// How many `$defs` entries the schemas served so far hold, to
+    /// [`rewind`](Self::rewind) to when the schemas of an operation are not served after all.
+    pub(crate) fn served(&self) -> usize {
+        self.state.borrow().defs_served
+    }
+
+    /// Forgets the `$defs` entries counted since [`served`](Self::served) said `served`.
+    pub(crate) fn rewind(&self, served: usize) {
+        self.state.borrow_mut().defs_served = served;
     }
 
     /// `defs` as a `$defs` object of values, for code that needs the whole schema (the

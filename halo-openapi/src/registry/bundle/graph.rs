@@ -7,6 +7,15 @@ use serde_json::Value;
 use super::rewrite::rewrite_value;
 use super::{Bundler, Done, Id, Ids, Link, Pass, Problem, State, Target};
 
+/// What interning did to a target interned before it began, to be undone on a problem.
+#[derive(Debug, Clone, Copy)]
+enum Undo {
+    /// A use counted.
+    Use(Id),
+    /// An edge added (the last of its edges).
+    Edge(Id),
+}
+
 /// A definition whose bundled body serialises to at most this many bytes (and holds no
 /// reference) is copied to its uses: `{"$ref":"#/$defs/timestamp"}` is not shorter.
 const TINY: usize = 48;
@@ -14,12 +23,55 @@ const TINY: usize = 48;
 impl<'d> Bundler<'d> {
     /// Interns the references in `found` and, transitively, everything their bodies
     /// reference; `from` is the target whose body they were found in.
+    ///
+    /// On a problem, the state is as it was before: nothing is left half-interned (a target
+    /// whose own references were never walked), so a build that goes on past an operation
+    /// that failed ([`lenient`](crate::RegistryBuilder::lenient)) finds every target whole.
     pub(super) fn intern_all(
         &self,
         state: &mut State<'d>,
         found: Vec<Link<'d>>,
         from: Option<Id>,
     ) -> Result<(), Problem> {
+        let known = state.targets.len();
+        let unfinished = [state.unfinished[0].len(), state.unfinished[1].len()];
+        let mut undo = Vec::new();
+        let result = self.intern_each(state, found, from, &mut undo);
+        if result.is_err() {
+            // The uses counted of targets interned before and the edges added to them, last
+            // first; then every target interned since.
+            for step in undo.into_iter().rev() {
+                match step {
+                    Undo::Use(id) => {
+                        let target = &mut state.targets[id as usize];
+                        target.uses = target.uses.saturating_sub(1);
+                    }
+                    Undo::Edge(from) => {
+                        state.targets[from as usize].edges.pop();
+                    }
+                }
+            }
+            state.targets.truncate(known);
+            let kept = |id: &mut Id| (*id as usize) < known;
+            state.by_reference.retain(|_, id| kept(id));
+            state.by_share.retain(|_, id| kept(id));
+            for (list, len) in state.unfinished.iter_mut().zip(unfinished) {
+                list.truncate(len);
+            }
+        }
+        result
+    }
+
+    /// [`intern_all`](Self::intern_all) under way, recording in `undo` what it did to the
+    /// targets interned before.
+    fn intern_each(
+        &self,
+        state: &mut State<'d>,
+        found: Vec<Link<'d>>,
+        from: Option<Id>,
+        undo: &mut Vec<Undo>,
+    ) -> Result<(), Problem> {
+        let known = state.targets.len();
         let mut pending: Vec<(Option<Id>, Vec<Link<'d>>)> = vec![(from, found)];
         while let Some((from, found)) = pending.pop() {
             for link in found {
@@ -66,6 +118,12 @@ impl<'d> Bundler<'d> {
                 };
                 let target = &mut state.targets[id as usize];
                 target.uses = target.uses.saturating_add(1);
+                if (id as usize) < known {
+                    undo.push(Undo::Use(id));
+                }
+                if let Some(from) = from.filter(|from| (*from as usize) < known) {
+                    undo.push(Undo::Edge(from));
+                }
                 if let Some(from) = from {
                     state.targets[from as usize].edges.push(id);
                 }
@@ -82,13 +140,28 @@ impl<'d> Bundler<'d> {
         if starts.is_empty() {
             return Ok(());
         }
+        let result = self.finish_from(state, &starts, pass);
+        if result.is_err() {
+            // What was not bundled is still to be: a later schema meets the problem again
+            // where it reaches it, and nothing it reaches is left without a body.
+            state.unfinished[at] = starts
+                .into_iter()
+                .filter(|&id| state.targets[id as usize].done[at].is_none())
+                .collect();
+        }
+        result
+    }
+
+    /// [`finish`](Self::finish) from the targets `starts`.
+    fn finish_from(&self, state: &mut State<'d>, starts: &[Id], pass: Pass) -> Result<(), Problem> {
+        let at = pass.at();
         let count = state.targets.len();
         let mut index: Vec<Option<u32>> = vec![None; count];
         let mut low = vec![0u32; count];
         let mut on_stack = vec![false; count];
         let mut stack: Vec<Id> = Vec::new();
         let mut next = 0u32;
-        for start in starts {
+        for &start in starts {
             let start = start as usize;
             if state.targets[start].done[at].is_some() || index[start].is_some() {
                 continue;
@@ -156,15 +229,26 @@ impl<'d> Bundler<'d> {
             let only = component[0];
             state.targets[only as usize].edges.contains(&only)
         };
-        if recursive
+        let empty = recursive
             && component
                 .iter()
-                .all(|&id| is_bare_reference(state.targets[id as usize].body))
-        {
+                .all(|&id| is_bare_reference(state.targets[id as usize].body));
+        if empty && !self.lenient {
             return Err(Problem::EmptyCycle(
                 state.targets[component[0] as usize].reference.to_owned(),
             ));
         }
+        // Lenient, a cycle of bare references is marked broken instead, with everything that
+        // reaches it: a schema that does is refused where it is bundled, and only that one.
+        let broken = if empty {
+            Some(component[0])
+        } else {
+            component
+                .iter()
+                .flat_map(|&id| &state.targets[id as usize].edges)
+                .filter(|edge| !component.contains(edge))
+                .find_map(|&edge| state.targets[edge as usize].done[at].as_ref()?.broken)
+        };
         // Members refer to each other through `$defs`; mark them before any body is written.
         for &id in component {
             state.targets[id as usize].done[at] = Some(Done {
@@ -173,7 +257,11 @@ impl<'d> Bundler<'d> {
                 inline: false,
                 depth: 0,
                 deps: Vec::new(),
+                broken,
             });
+        }
+        if broken.is_some() {
+            return Ok(());
         }
         for &id in component {
             let source = state.targets[id as usize].body;
@@ -192,6 +280,7 @@ impl<'d> Bundler<'d> {
                 inline,
                 depth,
                 deps: deps.list,
+                broken: None,
             };
         }
         Ok(())

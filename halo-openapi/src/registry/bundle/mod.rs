@@ -153,6 +153,9 @@ struct Done {
     depth: usize,
     /// The definitions its bundled body refers to (`#/$defs/...`), each once.
     deps: Vec<Id>,
+    /// In a lenient build, the target of a cycle of bare references it reaches (itself
+    /// included): it has no body, and no schema that reaches it is served.
+    broken: Option<Id>,
 }
 
 /// Definition ids in the order first met, each once.
@@ -203,15 +206,19 @@ pub(crate) struct Bundler<'d> {
     limits: DocumentLimits,
     /// OpenAPI 3.0 (`nullable`), rather than 3.1 (JSON Schema as it is).
     openapi_30: bool,
+    /// Whether a cycle of bare references fails only the schemas that reach it, rather than
+    /// the first schema bundled ([`RegistryBuilder::lenient`](crate::RegistryBuilder::lenient)).
+    lenient: bool,
     state: RefCell<State<'d>>,
 }
 
 impl<'d> Bundler<'d> {
-    pub(crate) fn new(document: &'d Value, limits: DocumentLimits) -> Self {
+    pub(crate) fn new(document: &'d Value, limits: DocumentLimits, lenient: bool) -> Self {
         let version = document.get("openapi").and_then(Value::as_str);
         Self {
             document,
             limits,
+            lenient,
             openapi_30: version.is_some_and(|version| version.starts_with("3.0")),
             state: RefCell::new(State {
                 shares: Shares::find(document, limits.max_depth),
@@ -272,11 +279,20 @@ impl<'d> Bundler<'d> {
             .map_err(|e| e.at_root())?;
         // Anything not surveyed before is taken in now, counted as it is found.
         let unknown: Vec<Link<'d>> = found
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|link| state.id(*link).is_none())
             .collect();
         self.intern_all(&mut state, unknown, None)?;
         self.finish(&mut state, pass)?;
+        let broken = found.iter().find_map(|&link| {
+            let id = state.id(link)?;
+            done(&state, id, pass).broken
+        });
+        if let Some(cycle) = broken {
+            let reference = state.targets[cycle as usize].reference;
+            return Err(Problem::EmptyCycle(reference.to_owned()));
+        }
         let mut deps = Ids::default();
         let whole = reference_of(schema).filter(|reference| {
             let id = state.by_reference[reference];

@@ -2,7 +2,7 @@ use super::*;
 use serde_json::json;
 
 fn bundle(document: &Value, schema: &Value, direction: Direction) -> Value {
-    let bundler = Bundler::new(document, DocumentLimits::default());
+    let bundler = Bundler::new(document, DocumentLimits::default(), false);
     let mut out = bundler.schema(schema, Root::Reference, direction).unwrap();
     let defs = bundler.defs_of(&out, direction);
     if !defs.is_empty() {
