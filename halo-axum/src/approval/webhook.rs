@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use halo_protocol::Rfc3339;
 use http::header::{CONTENT_TYPE, USER_AGENT};
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
@@ -16,7 +17,6 @@ use tokio::time::{Instant, timeout_at};
 pub use self::signature::{SignatureError, WebhookSecret};
 use super::{APPROVALS_PATH, ApprovalRequest, Approver, DynApprover, Verdict};
 use crate::Principal;
-use crate::audit::Rfc3339;
 
 /// The name of the event a held call is sent as.
 const EVENT: &str = "approval.requested";
