@@ -18,7 +18,7 @@ use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::APPROVALS_PATH;
-use super::book::{Answer, Entry, Phase, State};
+use super::{Answer, Entry, Phase, State};
 
 /// The words of the `state` member.
 pub(crate) fn state_name(phase: Phase) -> &'static str {

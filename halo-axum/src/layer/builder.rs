@@ -654,6 +654,8 @@ impl HaloBuilder {
                 audit_arguments: self.audit_arguments,
                 metrics,
                 approvals,
+                #[cfg(feature = "redis")]
+                takeover: crate::approval::Slot::default(),
             }),
         })
     }

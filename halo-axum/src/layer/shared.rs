@@ -27,6 +27,10 @@ pub(crate) struct Shared {
     pub(crate) metrics: Option<Metrics>,
     /// Calls held for approval, and who decides them.
     pub(crate) approvals: Book,
+    /// The app that runs approved calls whose holder stopped, when the layer was given one
+    /// (`HaloLayer::take_over_with`).
+    #[cfg(feature = "redis")]
+    pub(crate) takeover: crate::approval::Slot,
 }
 
 impl std::fmt::Debug for Shared {
