@@ -10,6 +10,7 @@ use reqwest::Url;
 use tokio::time::Instant;
 
 use crate::Error;
+use crate::error::Unavailable;
 use crate::retry::Failure;
 
 /// How many hosts the breaker keeps a record of; past it, hosts that are not open are
@@ -124,36 +125,6 @@ impl std::fmt::Debug for CircuitBreaker {
             .field("failures", &self.failures)
             .field("cool_down", &self.cool_down)
             .finish()
-    }
-}
-
-/// Why calls to a host fail at once: what an [`Error::is_unavailable`] error holds.
-#[derive(Debug, Clone)]
-pub(crate) struct Unavailable {
-    /// `https://api.example.com`: scheme, host and port, never a credential.
-    pub(crate) origin: String,
-    /// The failed calls in a row that opened the circuit.
-    pub(crate) failures: u32,
-    /// How long until a trial call; zero while one is under way.
-    pub(crate) retry_in: Duration,
-}
-
-impl Unavailable {
-    /// `last call` or `last 5 calls`.
-    pub(crate) fn calls(&self) -> String {
-        match self.failures {
-            1 => "last call".to_owned(),
-            n => format!("last {n} calls"),
-        }
-    }
-
-    /// `try again in 30 s`, or that a trial call is under way.
-    pub(crate) fn when(&self) -> String {
-        if self.retry_in.is_zero() {
-            return "a trial call is under way, try again in a moment".to_owned();
-        }
-        let seconds = self.retry_in.as_secs() + u64::from(self.retry_in.subsec_nanos() > 0);
-        format!("try again in {seconds} s")
     }
 }
 

@@ -11,7 +11,7 @@ use halo_protocol::{Auth, AuthType};
 use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 
-use crate::{ClientCredentials, Error, Result};
+use crate::{ClientCredentials, Error, Result, Secret};
 
 /// Credentials by host: `host` or `host:port` → [`Credential`].
 ///
@@ -74,29 +74,6 @@ pub enum Credential {
 impl From<ClientCredentials> for Credential {
     fn from(oauth: ClientCredentials) -> Self {
         Self::ClientCredentials(oauth)
-    }
-}
-
-/// A secret string: never printed by `Debug` or `Display`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Self(secret.into())
-    }
-
-    /// The secret itself.
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(***)")
     }
 }
 

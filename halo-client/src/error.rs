@@ -6,7 +6,6 @@ use std::time::Duration;
 use halo_protocol::{Problem, ToolOutput};
 use reqwest::StatusCode;
 
-use crate::breaker::Unavailable;
 use crate::{Approval, ApprovalState, ToolResponse};
 
 /// A `Result` with [`Error`].
@@ -481,5 +480,35 @@ impl From<&Error> for ToolOutput {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.inner.source.as_deref().map(|source| source as _)
+    }
+}
+
+/// Why calls to a host fail at once: what an [`Error::is_unavailable`] error holds.
+#[derive(Debug, Clone)]
+pub(crate) struct Unavailable {
+    /// `https://api.example.com`: scheme, host and port, never a credential.
+    pub(crate) origin: String,
+    /// The failed calls in a row that opened the circuit.
+    pub(crate) failures: u32,
+    /// How long until a trial call; zero while one is under way.
+    pub(crate) retry_in: Duration,
+}
+
+impl Unavailable {
+    /// `last call` or `last 5 calls`.
+    pub(crate) fn calls(&self) -> String {
+        match self.failures {
+            1 => "last call".to_owned(),
+            n => format!("last {n} calls"),
+        }
+    }
+
+    /// `try again in 30 s`, or that a trial call is under way.
+    pub(crate) fn when(&self) -> String {
+        if self.retry_in.is_zero() {
+            return "a trial call is under way, try again in a moment".to_owned();
+        }
+        let seconds = self.retry_in.as_secs() + u64::from(self.retry_in.subsec_nanos() > 0);
+        format!("try again in {seconds} s")
     }
 }

@@ -52,14 +52,15 @@ mod breaker;
 mod client;
 mod credentials;
 mod error;
+mod event;
 mod export;
 mod oauth;
 mod pin;
 mod response;
 mod retry;
 mod search;
+mod secret;
 mod sse;
-mod stream;
 mod strict;
 
 pub use halo_protocol as protocol;
@@ -68,9 +69,10 @@ pub use reqwest::{Method, StatusCode};
 
 pub use crate::approval::{Approval, ApprovalCall, ApprovalResponse, ApprovalState};
 pub use crate::breaker::CircuitBreaker;
-pub use crate::client::{CallId, CancelOutcome, Client, ClientBuilder, Discovered};
-pub use crate::credentials::{Credential, Credentials, Secret};
+pub use crate::client::{CallId, CancelOutcome, Client, ClientBuilder, Discovered, ToolStream};
+pub use crate::credentials::{Credential, Credentials};
 pub use crate::error::{Error, Result};
+pub use crate::event::StreamEvent;
 pub use crate::export::{
     ANTHROPIC_MAX_DEFERRED, Defer, ExportError, ExportOptions, Exported, OPENAI_MAX_TOOLS,
     ToolFormat, export_tools,
@@ -80,7 +82,7 @@ pub use crate::pin::{Pin, PinDiff, PinPolicy, PinnedTool};
 pub use crate::response::{Body, ToolResponse};
 pub use crate::retry::RetryPolicy;
 pub use crate::search::{SearchResults, ToolSearch};
-pub use crate::stream::{StreamEvent, ToolStream};
+pub use crate::secret::Secret;
 pub use crate::strict::strict_schema;
 
 /// The event-stream decoder, for the fuzz targets (`fuzz/`); not a stable API.

@@ -9,13 +9,18 @@
 //! - idempotency records ([`Idempotency`], bounded by [`IdempotencyLimits`]): the first
 //!   request with a key runs, a repeat is answered with what it answered;
 //! - the stores behind them ([`RateStore`], [`IdempotencyStore`], [`ReplayStore`]), and
-//!   [`RedisStore`] for all of them at once.
+//!   [`RedisStore`] for all of them at once;
+//! - the book of approvals ([`approval`]): calls held until an [`Approver`](approval::Approver)
+//!   decides them, each run at most once, kept in memory or in Redis; approvers decide over
+//!   HTTP ([`ApprovalQueue`](approval::ApprovalQueue)), at once, or through a signed webhook
+//!   (`WebhookApprover`, feature `webhook`).
 //!
 //! The crate knows nothing of a web framework: it decides (let through, refuse until, replay
 //! this) and keeps state; halo-axum's layer turns its decisions into answers and puts them on
 //! a call's path.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod approval;
 mod breaker;
 mod idempotency;
 mod rate;

@@ -1,5 +1,6 @@
 //! Calendar dates (`sunset`) and RFC 3339 timestamps (an approval's `requested_at`).
 
+use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Checks that `text` is an ISO calendar date, `YYYY-MM-DD`, that exists (the month is
@@ -114,6 +115,65 @@ pub fn parse_timestamp(text: &str) -> Option<SystemTime> {
     UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
 }
 
+/// Displays an instant as RFC 3339 in UTC, truncated to the millisecond
+/// (`2026-11-30T18:07:01.123Z`): what [`parse_timestamp`] reads back. Instants outside the
+/// years 0000 to 9999 are clamped to them.
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// use halo_protocol::Rfc3339;
+///
+/// let at = UNIX_EPOCH + Duration::from_millis(1_796_205_600_250);
+/// assert_eq!(Rfc3339(at).to_string(), "2026-12-02T10:00:00.250Z");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Rfc3339(pub SystemTime);
+
+/// `0000-01-01T00:00:00.000Z` and `9999-12-31T23:59:59.999Z`, in milliseconds from the epoch.
+const MIN_MILLIS: i128 = -62_167_219_200_000;
+const MAX_MILLIS: i128 = 253_402_300_799_999;
+
+impl fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nanos: i128 = match self.0.duration_since(UNIX_EPOCH) {
+            Ok(after) => i128::try_from(after.as_nanos()).unwrap_or(i128::MAX),
+            Err(before) => i128::try_from(before.duration().as_nanos()).map_or(i128::MIN, |n| -n),
+        };
+        let millis = nanos.div_euclid(1_000_000).clamp(MIN_MILLIS, MAX_MILLIS);
+        // Within the clamp every quantity below fits an i64 comfortably.
+        let millis = i64::try_from(millis).map_err(|_| fmt::Error)?;
+        let (secs, milli) = (millis.div_euclid(1000), millis.rem_euclid(1000));
+        let (days, of_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        let (hour, minute, second) = (of_day / 3600, of_day % 3600 / 60, of_day % 60);
+        write!(
+            f,
+            "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{milli:03}Z"
+        )
+    }
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`): year, month 1 to 12, day 1 to 31.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    // The month counted from March: 0 is March, 11 is February.
+    let march_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * march_month + 2) / 5 + 1;
+    let month = if march_month < 10 {
+        march_month + 3
+    } else {
+        march_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 /// Days since 1970-01-01 (negative before it) of a valid date (Howard Hinnant's
 /// `days_from_civil`: years start in March, so the leap day is last).
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
@@ -138,6 +198,70 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(secs: i64, nanos: u32) -> String {
+        let offset = Duration::new(secs.unsigned_abs(), 0);
+        let time = if secs >= 0 {
+            UNIX_EPOCH + offset
+        } else {
+            UNIX_EPOCH - offset
+        };
+        Rfc3339(time + Duration::from_nanos(u64::from(nanos))).to_string()
+    }
+
+    #[test]
+    fn rfc3339_of_the_epoch() {
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn rfc3339_of_a_leap_day() {
+        // 2024-02-29T12:34:56Z
+        assert_eq!(at(1_709_210_096, 0), "2024-02-29T12:34:56.000Z");
+        // The day after is March 1st, not February 30th.
+        assert_eq!(at(1_709_210_096 + 86_400, 0), "2024-03-01T12:34:56.000Z");
+        // 2000 is a leap year (divisible by 400).
+        assert_eq!(at(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn rfc3339_at_the_end_of_a_century() {
+        assert_eq!(at(946_684_799, 0), "1999-12-31T23:59:59.000Z");
+        assert_eq!(at(946_684_800, 0), "2000-01-01T00:00:00.000Z");
+        // 2100 is not a leap year: February 28th is followed by March 1st.
+        assert_eq!(at(4_107_456_000, 0), "2100-02-28T00:00:00.000Z");
+        assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
+        assert_eq!(at(4_102_444_799, 999_000_000), "2099-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn rfc3339_of_a_known_instant() {
+        assert_eq!(at(1_796_062_021, 123_000_000), "2026-11-30T18:07:01.123Z");
+    }
+
+    #[test]
+    fn rfc3339_truncates_to_the_millisecond() {
+        // Truncated, never rounded up into the next second (or minute, or year).
+        assert_eq!(at(0, 999_999_999), "1970-01-01T00:00:00.999Z");
+        assert_eq!(at(0, 1_500_000), "1970-01-01T00:00:00.001Z");
+        assert_eq!(at(946_684_799, 999_999_999), "1999-12-31T23:59:59.999Z");
+        assert_eq!(at(0, 999_999), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn rfc3339_before_the_epoch() {
+        assert_eq!(at(-1, 0), "1969-12-31T23:59:59.000Z");
+        // Half a millisecond before the epoch is in the millisecond before it.
+        let time = UNIX_EPOCH - Duration::from_micros(500);
+        assert_eq!(Rfc3339(time).to_string(), "1969-12-31T23:59:59.999Z");
+        assert_eq!(at(-2_208_988_800, 0), "1900-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn rfc3339_clamps_to_four_digit_years() {
+        assert_eq!(at(300_000_000_000, 0), "9999-12-31T23:59:59.999Z");
+        assert_eq!(at(-70_000_000_000, 0), "0000-01-01T00:00:00.000Z");
+    }
 
     #[test]
     fn days_since_the_epoch() {

@@ -28,6 +28,7 @@
 //!   [`ToolCatalog`] with the `search_tools` / `call_tool` definitions: progressive
 //!   disclosure for every channel when an API's tools cost more than a token budget
 //!   ([`estimate_tokens`]).
+//! - [`Rfc3339`] and [`parse_timestamp`]: RFC 3339 timestamps, written and read back.
 //! - [`RetrySchedule`]: the delays between a request's attempts (exponential backoff with
 //!   full jitter, `Retry-After` as a floor), shared by halo-client and halo-agent.
 //! - [`lint`]: rules on the quality of an API's descriptions (`why`, tags, input
@@ -85,7 +86,7 @@ pub use agent::{
 pub use brief::{brief_schema, brief_text};
 #[cfg(feature = "mcp")]
 pub use confirm::{Asking, Confirmation, HeldCall, confirmed_approval};
-pub use date::{check_date, parse_timestamp};
+pub use date::{Rfc3339, check_date, parse_timestamp};
 pub use definition::{
     ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
     tool_description, tool_names,

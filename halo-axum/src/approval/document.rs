@@ -12,13 +12,13 @@
 
 use axum::body::Body;
 use axum::response::Response;
+use halo_protocol::Rfc3339;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::APPROVALS_PATH;
-use super::book::{Answer, Entry, Phase, State};
-use crate::audit::Rfc3339;
+use super::{Answer, Entry, Phase, State};
 
 /// The words of the `state` member.
 pub(crate) fn state_name(phase: Phase) -> &'static str {

@@ -1,5 +1,5 @@
 //! How a held request runs once approved: through the application's service, kept with the
-//! request as a boxed call.
+//! request as a boxed call (the `R` of halo-govern's book, which only keeps it).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,14 +1,15 @@
 //! Where a layer keeps the app that runs approved calls whose holder stopped (feature
-//! `redis`): set by `HaloLayer::take_over_with`.
+//! `redis`): set by `HaloLayer::take_over_with`, kept beside the book in the layer's shared
+//! state (the book, halo-govern's, knows no app).
 
 use std::sync::{OnceLock, Weak};
 
 use axum::Router;
 
 /// The app that runs approved calls whose holder stopped. Held weakly: the app holds the
-/// layer, whose book holds this slot, and a strong hold would keep both alive for ever. The
-/// router `HaloLayer::take_over_with` gives back holds it instead, for as long as it is
-/// served.
+/// layer, whose shared state holds this slot, and a strong hold would keep both alive for
+/// ever. The router `HaloLayer::take_over_with` gives back holds it instead, for as long as
+/// it is served.
 #[derive(Debug, Default)]
 pub(crate) struct Slot(OnceLock<Weak<Router>>);
 

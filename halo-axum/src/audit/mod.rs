@@ -12,10 +12,12 @@ mod record;
 
 use std::sync::Arc;
 
+use halo_protocol::Rfc3339;
+
 pub use self::jsonl::{JsonLinesSink, JsonLinesSinkBuilder};
+pub(crate) use self::record::redact;
 use self::record::round_millis;
 pub use self::record::{AuditRecord, Outcome};
-pub(crate) use self::record::{Rfc3339, redact};
 
 /// Where audit records go.
 ///

@@ -596,7 +596,10 @@ impl HaloBuilder {
             self.authenticator.is_some(),
         )
         .map(Arc::new);
-        let tool_names = registry.tools().map(|tool| Arc::from(tool.name())).collect();
+        let tool_names = registry
+            .tools()
+            .map(|tool| Arc::from(tool.name()))
+            .collect();
         Ok(HaloLayer {
             catalogs,
             shared: Arc::new(Shared {
@@ -616,6 +619,8 @@ impl HaloBuilder {
                 metrics,
                 approvals,
                 tool_names,
+                #[cfg(feature = "redis")]
+                takeover: crate::approval::Slot::default(),
             }),
         })
     }

@@ -11,6 +11,7 @@ use http::StatusCode;
 use http::request::Parts;
 
 use super::Shared;
+use crate::approval::{Unreachable, unreachable};
 use crate::audit::{AuditRecord, Outcome};
 use crate::stream::{self, Cancel, Found, PREFIX};
 use crate::{Principal, problem};
@@ -55,7 +56,7 @@ pub(crate) async fn answer(shared: &Shared, parts: &Parts) -> Response {
                     return StatusCode::NO_CONTENT.into_response();
                 }
                 Ok(false) => {}
-                Err(unreachable) => return unreachable.response(),
+                Err(Unreachable) => return unreachable(),
             }
             match call.cancel(stream::problem()) {
                 Cancel::Now => (call.tool, true),

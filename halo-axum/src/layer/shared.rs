@@ -29,6 +29,10 @@ pub(crate) struct Shared {
     pub(crate) approvals: Book,
     /// Each tool's name, shared with the calls that name it (`ToolCall`).
     pub(crate) tool_names: Box<[std::sync::Arc<str>]>,
+    /// The app that runs approved calls whose holder stopped, when the layer was given one
+    /// (`HaloLayer::take_over_with`).
+    #[cfg(feature = "redis")]
+    pub(crate) takeover: crate::approval::Slot,
 }
 
 impl std::fmt::Debug for Shared {

@@ -28,7 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use halo_protocol::{
-    APPROVALS_PATH, Asking, Confirmation, HeldCall, Problem, ToolOutput, confirmed_approval,
+    APPROVALS_PATH, Asking, Confirmation, HeldCall, Problem, Rfc3339, ToolOutput,
+    confirmed_approval,
 };
 use http::header::LOCATION;
 use http::request::Parts;
@@ -40,7 +41,6 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::Principal;
-use crate::audit::Rfc3339;
 use crate::layer::Shared;
 use crate::layer::held::decision::{
     Entry, Phase, Refusal, State, decide_as, kept_answer, read_as, wait_end,

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use reqwest::{Url, redirect};
 
+use super::ApprovalSettings;
 use super::{Client, Inner, SchemaCache};
-use crate::approval::ApprovalSettings;
 use crate::breaker::Breakers;
 use crate::{CircuitBreaker, Credential, Credentials, Error, Result, RetryPolicy};
 

@@ -4,7 +4,7 @@
 //! code:
 //!
 //! - this file: the [`Client`] and its calls ([`Client::invoke`], [`Client::call`], and
-//!   their streamed forms, opened in [`crate::stream`]);
+//!   their streamed forms, opened in [`stream`]);
 //! - [`builder`]: [`ClientBuilder`], the settings and the HTTP client under them;
 //! - [`discover`]: the manifest, the per-path schemas and their cache;
 //! - [`request`]: a tool call made ready to send (arguments placed, URL resolved,
@@ -12,14 +12,23 @@
 //! - [`execute`]: a request under its retry policy, the client's timeout and its host's
 //!   circuit breaker;
 //! - [`redirect`]: one attempt's hops, with the credential of each hop's own host;
-//! - [`cancel`]: a running call cancelled, and calls named so that they can be.
+//! - [`cancel`]: a running call cancelled, and calls named so that they can be;
+//! - [`stream`]: a streamed call opened, and its events read ([`ToolStream`]), resumed across
+//!   dropped connections;
+//! - [`approval`]: approvals read, decided and withdrawn, and the wait of a held call for its
+//!   decision.
+//!
+//! What these files name of the rest of the crate sits below them: the data types of
+//! approvals, events, responses and errors never name the client back.
 
+mod approval;
 mod builder;
 mod cancel;
 mod discover;
 mod execute;
 mod redirect;
 mod request;
+mod stream;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,6 +37,7 @@ use halo_protocol::ToolSchema;
 use reqwest::{Method, Url};
 use serde_json::Value;
 
+pub(crate) use self::approval::ApprovalSettings;
 pub use self::builder::ClientBuilder;
 pub use self::cancel::{CallId, CancelOutcome};
 pub use self::discover::Discovered;
@@ -35,9 +45,9 @@ use self::discover::{SchemaCache, find};
 pub(crate) use self::execute::{checked, read};
 pub(crate) use self::request::Prepared;
 use self::request::decode_error;
-use crate::approval::ApprovalSettings;
+pub use self::stream::ToolStream;
 use crate::breaker::{Breakers, Pass};
-use crate::{Credentials, Result, RetryPolicy, ToolResponse, ToolStream};
+use crate::{Credentials, Result, RetryPolicy, ToolResponse};
 
 /// A HALO client for one API: discovers it, describes its tools (cached), and calls them.
 ///

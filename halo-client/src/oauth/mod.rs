@@ -25,7 +25,7 @@ use tokio::time::Instant;
 
 pub(crate) use self::challenge::resource_metadata;
 use self::metadata::{Unread, read_bounded, secure};
-use crate::credentials::Secret;
+use crate::secret::Secret;
 use crate::{Error, Result};
 
 /// Characters escaped in `application/x-www-form-urlencoded`: all but the unreserved ones

@@ -5,20 +5,20 @@
 //! approval's end.
 
 use std::sync::Arc;
+#[cfg(feature = "redis")]
+use std::time::Duration;
 
 use axum::response::Response;
 use http::StatusCode;
 
 use super::run;
-#[cfg(feature = "redis")]
-use crate::approval::ApprovalLimits;
 #[cfg(feature = "mcp")]
 pub(crate) use crate::approval::State;
-use crate::approval::Unreachable;
 use crate::approval::Verdict;
 use crate::approval::state_name;
 /// An approval, where it is, and what it holds, for those who read it as a caller.
 pub(crate) use crate::approval::{Entry, Phase};
+use crate::approval::{Unreachable, unreachable};
 use crate::layer::Shared;
 use crate::{Principal, problem};
 
@@ -72,7 +72,7 @@ impl Refusal {
                 StatusCode::CONFLICT,
                 format!("the approval is {} already", state_name(phase)),
             ),
-            Self::Unreachable => return Unreachable.response(),
+            Self::Unreachable => return unreachable(),
         };
         problem::response(status, detail)
     }
@@ -154,7 +154,7 @@ pub(crate) fn kept_answer(entry: &Entry) -> Option<(StatusCode, serde_json::Valu
 
 /// Waits until `entry` is over (ran, denied, expired or cancelled): the approval as it ended. An
 /// approval this process follows is watched; one kept in Redis by another replica is read
-/// again every `approval::redis::POLL`, until it is over or gone, or (Redis unreachable)
+/// again every `POLL` (halo-govern's `approval::POLL`), until it is over or gone, or (Redis unreachable)
 /// until it would have been forgotten.
 pub(crate) async fn wait_end(shared: &Arc<Shared>, entry: Arc<Entry>) -> Arc<Entry> {
     #[cfg(feature = "redis")]
@@ -163,7 +163,7 @@ pub(crate) async fn wait_end(shared: &Arc<Shared>, entry: Arc<Entry>) -> Arc<Ent
             // This replica's own approval is the entry it moves; a read of it may be a copy.
             Some(own) => own,
             None if entry.phase().is_over() => entry,
-            None => return poll_end(shared, entry, &shared.approvals.limits).await,
+            None => return poll_end(shared, entry, shared.approvals.keep_decided()).await,
         },
         None => entry,
     };
@@ -180,12 +180,8 @@ async fn watch_end(entry: Arc<Entry>) -> Arc<Entry> {
 
 /// [`wait_end`] for an approval of another replica.
 #[cfg(feature = "redis")]
-async fn poll_end(
-    shared: &Arc<Shared>,
-    mut entry: Arc<Entry>,
-    limits: &ApprovalLimits,
-) -> Arc<Entry> {
-    let give_up = entry.deadline + limits.keep_decided;
+async fn poll_end(shared: &Arc<Shared>, mut entry: Arc<Entry>, keep: Duration) -> Arc<Entry> {
+    let give_up = entry.deadline + keep;
     while tokio::time::Instant::now() < give_up {
         tokio::time::sleep(crate::approval::POLL).await;
         match run::find(shared, &entry.id).await {

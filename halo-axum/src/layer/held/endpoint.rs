@@ -31,7 +31,7 @@ use super::decision::{approver, decide_as, read_as};
 use super::run;
 use super::withdraw::withdraw_as;
 use crate::approval::APPROVALS_PATH;
-use crate::approval::{document, respond};
+use crate::approval::{Unreachable, document, respond, unreachable};
 use crate::layer::Shared;
 use crate::{Principal, body, problem};
 
@@ -102,7 +102,7 @@ async fn list(shared: &Shared, caller: Option<&Principal>) -> Response {
             let pending: Vec<Value> = pending.iter().map(|entry| document(entry)).collect();
             respond(StatusCode::OK, &json!({"approvals": pending}))
         }
-        Err(unreachable) => unreachable.response(),
+        Err(Unreachable) => unreachable(),
     }
 }
 

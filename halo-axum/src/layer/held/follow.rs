@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use super::run;
-use crate::approval::{Entry, Follower, Kept, RedisBook};
+use crate::approval::{Entry, Follower, Kept, RedisBook, Runner};
 use crate::audit::Outcome;
 use crate::layer::Shared;
 
-impl Follower for Shared {
+impl Follower<Runner> for Shared {
     fn book(&self) -> Option<&RedisBook> {
         self.approvals.redis()
     }

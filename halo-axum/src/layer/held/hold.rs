@@ -23,7 +23,7 @@ use super::run::watch;
 use crate::approval::ApprovalRequest;
 use crate::approval::runner;
 use crate::approval::{Asked, Booked, Entry, Kept, Phase, State};
-use crate::approval::{accepted, document, href};
+use crate::approval::{Unreachable, accepted, document, href, unreachable};
 use crate::audit::{Outcome, redact};
 use crate::govern::{caller_bucket, fingerprint};
 use crate::layer::Shared;
@@ -100,16 +100,14 @@ where
             redact(&mut value, tool.sensitive());
             value
         });
-    let request = ApprovalRequest {
-        id: String::new(),
-        tool: tool.name().to_owned(),
-        caller: caller_id.clone(),
-        method: parts.method.as_str().to_owned(),
+    // Its id and expiry are set when it is booked.
+    let request = ApprovalRequest::new(
+        tool.name().to_owned(),
+        caller_id.clone(),
+        parts.method.as_str().to_owned(),
         target,
         arguments,
-        // Set with the id, when it is booked.
-        expires_at: std::time::SystemTime::UNIX_EPOCH,
-    };
+    );
     let quota = caller_bucket(caller_id.as_deref(), &parts);
     let trail = trail(&parts.headers);
     // What another replica needs to run it, when this layer lets one (no credentials).
@@ -158,7 +156,7 @@ where
     let booked = match book.book(asked).await {
         Ok(booked) => booked,
         // Never run without an approval, never kept where other replicas cannot see it.
-        Err(unreachable) => return refuse(Outcome::Unavailable, unreachable.response()),
+        Err(Unreachable) => return refuse(Outcome::Unavailable, unreachable()),
     };
     match booked {
         Booked::New(entry) => {

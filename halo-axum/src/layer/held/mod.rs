@@ -2,7 +2,8 @@
 //! run of an approved one (`run`), reading and deciding as a caller (`decision`),
 //! withdrawing by the caller (`withdraw`), running another replica's approved call whose
 //! replica stopped (`takeover`), the HTTP endpoints (`endpoint`) and the builder's settings
-//! (`builder`). The book they keep approvals in is `crate::approval`'s.
+//! (`builder`). The book they keep approvals in is halo-govern's, as `crate::approval`
+//! names it for the layer.
 
 mod builder;
 pub(crate) mod decision;

@@ -40,7 +40,7 @@ const KEPT_HEADERS: [HeaderName; 8] = [
 
 /// Watches a new approval: tells the approver, expires it when nobody decides in time, and
 /// forgets it its while after the decision (or expiry) and run. In Redis, the replica
-/// follows its own approvals instead (see `approval::redis`).
+/// follows its own approvals instead (see halo-govern's `approval::redis`).
 pub(crate) fn watch(shared: &Arc<Shared>, entry: Arc<Entry>) {
     let weak = Arc::downgrade(shared);
     // Only held when there is an approver (`hold` refuses the call otherwise).
@@ -50,7 +50,7 @@ pub(crate) fn watch(shared: &Arc<Shared>, entry: Arc<Entry>) {
         book.follow(shared);
         return;
     }
-    let keep = shared.approvals.limits.keep_decided;
+    let keep = shared.approvals.keep_decided();
     tokio::spawn(async move {
         let mut phase = entry.watch();
         let decided = phase.wait_for(|phase| *phase != Phase::Pending);
@@ -212,7 +212,7 @@ async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: Str
             .collect(),
         body: None,
     };
-    let limit = shared.approvals.limits.answer_bytes;
+    let limit = shared.approvals.answer_bytes();
     answer.body = http_body_util::Limited::new(response.into_body(), limit)
         .collect()
         .await

@@ -7,11 +7,11 @@
 //! credentials, the body, and the caller's [`Principal`]. A pending approval whose holder
 //! stopped then stays pending (it can still run). Once it is approved, a replica that finds
 //! it approved, not run, and its holder's heartbeat gone claims it in one script (exactly
-//! one replica wins: `CLAIM` in `redis::scripts`) and runs it as the holder would (`run`):
-//! the circuit, the idempotency key, the deadline, and the handler, reached through the app
-//! with a [`Takeover`] mark that tells the layer the checks before are done. The caller's
-//! principal travels in the request's extensions, so no credential is needed, and an HTTP
-//! client cannot forge the mark (extensions never come from the wire).
+//! one replica wins: `CLAIM` in halo-govern's `approval::redis::scripts`) and runs it as the
+//! holder would (`run`): the circuit, the idempotency key, the deadline, and the handler,
+//! reached through the app with a [`Takeover`] mark that tells the layer the checks before
+//! are done. The caller's principal travels in the request's extensions, so no credential is
+//! needed, and an HTTP client cannot forge the mark (extensions never come from the wire).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -74,7 +74,7 @@ impl HaloLayer {
     #[must_use = "serve the router it gives back: taking over lasts while it is served"]
     pub fn take_over_with(&self, app: Router) -> Router {
         let app = Arc::new(app);
-        self.shared.approvals.takeover.set(Arc::downgrade(&app));
+        self.shared.takeover.set(Arc::downgrade(&app));
         Router::new().fallback_service(Holds {
             app: (*app).clone(),
             _held: app,
@@ -113,7 +113,7 @@ pub(crate) fn portable(
     caller: Option<&Principal>,
 ) -> Option<Vec<u8>> {
     shared.approvals.redis()?;
-    if !shared.approvals.takeover.is_set() {
+    if !shared.takeover.is_set() {
         return None;
     }
     let mut headers = parts.headers.clone();
@@ -192,7 +192,7 @@ pub(crate) async fn take_over(shared: &Arc<Shared>, entry: &Arc<Entry>) {
         }
         _ => return,
     };
-    let Some(app) = shared.approvals.takeover.app() else {
+    let Some(app) = shared.takeover.app() else {
         return;
     };
     let Some(kept) = book.claim(&entry.id).await else {

@@ -11,35 +11,47 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::book::{
-    Answer, Asked, Booked, Decided, Entry, Found, Made, Phase, State, Withdrawn, head_size,
-};
+use super::book::{Asked, Booked, Decided, Found, Pending, Withdrawn};
+use super::entry::{Answer, Entry, Made, Phase, State, head_size};
 use super::{ApprovalLimits, Verdict};
 
 /// The approvals of one layer, in memory.
-#[derive(Debug, Default)]
-pub(crate) struct Memory {
-    ledger: Mutex<Ledger>,
+#[derive(Debug)]
+pub(crate) struct Memory<R> {
+    ledger: Mutex<Ledger<R>>,
 }
 
-#[derive(Debug, Default)]
-struct Ledger {
-    by_id: HashMap<Arc<str>, Arc<Entry>>,
+impl<R> Default for Memory<R> {
+    fn default() -> Self {
+        Self {
+            ledger: Mutex::new(Ledger {
+                by_id: HashMap::new(),
+                by_key: HashMap::new(),
+                per_caller: HashMap::new(),
+                bytes: 0,
+            }),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Ledger<R> {
+    by_id: HashMap<Arc<str>, Arc<Entry<R>>>,
     /// Tool, caller and key → the approval asked for with that key.
-    by_key: HashMap<String, Arc<Entry>>,
+    by_key: HashMap<String, Arc<Entry<R>>>,
     /// Approvals kept per caller (principal, else address).
     per_caller: HashMap<String, usize>,
     /// Bytes of requests and answers kept.
     bytes: usize,
 }
 
-impl Memory {
-    fn ledger(&self) -> MutexGuard<'_, Ledger> {
+impl<R> Memory<R> {
+    fn ledger(&self) -> MutexGuard<'_, Ledger<R>> {
         self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Books a held call: a new approval, the one its key was used for, or no room.
-    pub(crate) fn book(&self, limits: &ApprovalLimits, asked: Asked) -> Booked {
+    pub(crate) fn book(&self, limits: &ApprovalLimits, asked: Asked<R>) -> Booked<R> {
         let mut ledger = self.ledger();
         if let Some((key, digest)) = &asked.key
             && let Some(entry) = ledger.by_key.get(key)
@@ -91,15 +103,15 @@ impl Memory {
     }
 
     /// The approval with this id (expired when its time is up).
-    pub(crate) fn find(&self, id: &str) -> Option<Found> {
+    pub(crate) fn find(&self, id: &str) -> Option<Found<R>> {
         let entry = self.ledger().by_id.get(id).cloned()?;
         let expired = self.expire_due(&entry);
         Some((entry, expired))
     }
 
     /// The approvals still pending; and those found due and expired.
-    pub(crate) fn pending(&self) -> (Vec<Arc<Entry>>, Vec<Arc<Entry>>) {
-        let waiting: Vec<Arc<Entry>> = self
+    pub(crate) fn pending(&self) -> Pending<R> {
+        let waiting: Vec<Arc<Entry<R>>> = self
             .ledger()
             .by_id
             .values()
@@ -112,7 +124,7 @@ impl Memory {
     }
 
     /// Decides a pending approval: the request to run when approved.
-    pub(crate) fn decide(&self, entry: &Entry, verdict: &Verdict) -> Decided {
+    pub(crate) fn decide(&self, entry: &Entry<R>, verdict: &Verdict) -> Decided<R> {
         let mut ledger = self.ledger();
         let mut slot = entry.slot();
         if !matches!(slot.state, State::Pending(_)) {
@@ -138,7 +150,7 @@ impl Memory {
     /// Withdraws a pending approval: moves it to `cancelled` (a [`State::Cancelled`]) and
     /// drops the request it kept, under the same locks as a decision, so that of a withdrawal
     /// and a decision at once exactly one takes it.
-    pub(crate) fn withdraw(&self, entry: &Entry, cancelled: State) -> Withdrawn {
+    pub(crate) fn withdraw(&self, entry: &Entry<R>, cancelled: State<R>) -> Withdrawn {
         let mut ledger = self.ledger();
         let mut slot = entry.slot();
         if !matches!(slot.state, State::Pending(_)) {
@@ -157,7 +169,7 @@ impl Memory {
     }
 
     /// Expires a pending approval whose time is up: whether this call expired it.
-    pub(crate) fn expire_due(&self, entry: &Entry) -> bool {
+    pub(crate) fn expire_due(&self, entry: &Entry<R>) -> bool {
         if Instant::now() < entry.deadline {
             return false;
         }
@@ -174,7 +186,7 @@ impl Memory {
 
     /// Keeps the answer of an approved call's run: without its body when that is over the
     /// bounds.
-    pub(crate) fn finish(&self, limits: &ApprovalLimits, entry: &Entry, mut answer: Answer) {
+    pub(crate) fn finish(&self, limits: &ApprovalLimits, entry: &Entry<R>, mut answer: Answer) {
         let mut ledger = self.ledger();
         let mut slot = entry.slot();
         ledger.bytes -= std::mem::take(&mut slot.counted);
@@ -190,7 +202,7 @@ impl Memory {
     }
 
     /// Forgets an approval.
-    pub(crate) fn remove(&self, entry: &Entry) {
+    pub(crate) fn remove(&self, entry: &Entry<R>) {
         let mut ledger = self.ledger();
         if ledger.by_id.remove(&entry.id).is_none() {
             return;
@@ -208,7 +220,7 @@ impl Memory {
     }
 }
 
-impl Ledger {
+impl<R> Ledger<R> {
     /// When an approval (of `quota`, or of anyone) is likely forgotten: the soonest that one
     /// kept now expires and is kept its while after, at least a second away.
     fn room_in(&self, quota: Option<&str>, keep: Duration) -> Duration {

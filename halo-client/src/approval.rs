@@ -14,9 +14,9 @@
 //! ([`ClientBuilder::on_approval_pending`]); one that must not block asks for the `202` back
 //! ([`ClientBuilder::await_approvals`]) and waits later ([`Client::wait_for_approval`]).
 //!
-//! The parts: the approval as the server shows it (this file), the times it carries
-//! (`time`), reading and deciding approvals as an approver, or withdrawing one's own
-//! (`decide`), and waiting for a decision (`wait`).
+//! Here: the approval as the server shows it, and the approval of an `approval_pending`
+//! event. Reading and deciding approvals as an approver, withdrawing one's own, and waiting
+//! for a decision are the client's (`client::approval`).
 //!
 //! [`Client::invoke`]: crate::Client::invoke
 //! [`Client::call`]: crate::Client::call
@@ -26,9 +26,6 @@
 //! [`Error::is_denied`]: crate::Error::is_denied
 //! [`Error::is_approval_expired`]: crate::Error::is_approval_expired
 //! [`Error::is_approval_cancelled`]: crate::Error::is_approval_cancelled
-
-mod decide;
-mod wait;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,7 +37,6 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub(crate) use self::wait::ApprovalSettings;
 use crate::{StreamEvent, ToolResponse};
 
 pub(crate) use halo_protocol::APPROVALS_PATH;

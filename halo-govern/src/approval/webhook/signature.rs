@@ -23,7 +23,7 @@ const TAG_BYTES: usize = 32;
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use halo_axum::{SignatureError, WebhookSecret};
+/// use halo_govern::approval::{SignatureError, WebhookSecret};
 ///
 /// let secret = WebhookSecret::new("whsec-7f1c9a0e5b2d4c68");
 /// let body = br#"{"event":"approval.requested"}"#;
@@ -49,27 +49,27 @@ pub struct WebhookSecret {
 
 /// Why a signature header was refused by [`WebhookSecret::verify`].
 ///
-/// A receiver answers any of them with `401` and reads nothing of the body:
+/// A receiver answers any of them with `401` and reads nothing of the body (an axum handler
+/// takes the same `HeaderMap`, and the body as `Bytes`):
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use axum::body::Bytes;
-/// use axum::http::{HeaderMap, StatusCode};
-/// use halo_axum::{WebhookApprover, WebhookSecret};
+/// use http::{HeaderMap, StatusCode};
+/// use halo_govern::approval::{WebhookApprover, WebhookSecret};
 ///
-/// async fn hook(headers: HeaderMap, body: Bytes) -> (StatusCode, &'static str) {
+/// fn hook(headers: &HeaderMap, body: &[u8]) -> (StatusCode, &'static str) {
 ///     let secret = WebhookSecret::new("whsec-7f1c9a0e5b2d4c68");
 ///     let header = headers
 ///         .get(WebhookApprover::SIGNATURE_HEADER)
 ///         .and_then(|value| value.to_str().ok())
 ///         .unwrap_or("");
 ///     let tolerance = Duration::from_secs(300);
-///     match secret.verify(header, &body, SystemTime::now(), tolerance) {
+///     match secret.verify(header, body, SystemTime::now(), tolerance) {
 ///         Ok(()) => (StatusCode::OK, r#"{"approved": true}"#),
 ///         Err(_) => (StatusCode::UNAUTHORIZED, "bad signature"),
 ///     }
 /// }
-/// # let _: axum::Router = axum::Router::new().route("/hook", axum::routing::post(hook));
+/// # let _ = hook;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

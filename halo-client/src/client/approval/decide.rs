@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{APPROVALS_PATH, Approval};
+use crate::approval::{APPROVALS_PATH, Approval};
 use crate::client::Prepared;
 use crate::{Client, Error, Result, ToolResponse};
 

@@ -20,7 +20,7 @@ use reqwest::{Method, StatusCode, Url};
 use tokio::time::Instant;
 
 use super::decide::{decode, path};
-use super::{APPROVALS_PATH, Approval, ApprovalState};
+use crate::approval::{APPROVALS_PATH, Approval, ApprovalState};
 use crate::client::{Prepared, checked};
 use crate::{Client, ClientBuilder, Error, Result, ToolResponse};
 

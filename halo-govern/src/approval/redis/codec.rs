@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::scripts::FIELDS;
 use crate::approval::ApprovalRequest;
-use crate::approval::book::{Answer, Entry, Made, Phase, State};
-use crate::govern::decode_headers;
+use crate::approval::entry::{Answer, Entry, Made, Phase, State};
+use crate::redis::decode_headers;
 
 /// One approval as the scripts answer it: its id, whether the script expired it, and the
 /// fields in the order of [`FIELDS`].
@@ -62,7 +62,7 @@ impl Record<'_> {
     }
 
     /// Its state; `None` when it is gone or damaged.
-    pub(super) fn state(&self) -> Option<State> {
+    pub(super) fn state<R>(&self) -> Option<State<R>> {
         let decided = || (self.text(9).unwrap_or_default(), self.text(10));
         Some(match self.state_word()? {
             b"pending" => State::Pending(None),
@@ -107,12 +107,12 @@ impl Record<'_> {
 
     /// Its phase; `None` when it is gone or damaged.
     pub(super) fn phase(&self) -> Option<Phase> {
-        self.state().map(|state| state.phase())
+        self.state::<()>().map(|state| state.phase())
     }
 
     /// The approval, as this replica knows its tools (`tools`: their names, by index);
     /// `None` when it is gone, damaged, or of a tool this replica does not serve.
-    pub(super) fn entry(&self, tools: &[String]) -> Option<Entry> {
+    pub(super) fn entry<R>(&self, tools: &[String]) -> Option<Entry<R>> {
         let tool_name = self.text(1)?;
         let tool = tools.iter().position(|name| *name == tool_name)?;
         let arguments = match self.bytes(5) {
@@ -145,6 +145,28 @@ impl Record<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The records of an answer, as a book whose held requests run with `()` reads them.
+    fn records(answer: &[Option<Vec<u8>>]) -> Vec<Read<'_>> {
+        super::records(answer).into_iter().map(Read).collect()
+    }
+
+    /// A record read back by such a book.
+    struct Read<'a>(Record<'a>);
+
+    impl<'a> std::ops::Deref for Read<'a> {
+        type Target = Record<'a>;
+
+        fn deref(&self) -> &Record<'a> {
+            &self.0
+        }
+    }
+
+    impl Read<'_> {
+        fn entry(&self, tools: &[String]) -> Option<Entry<()>> {
+            self.0.entry(tools)
+        }
+    }
 
     /// A record as the scripts answer it, with `fields` by name.
     fn record(fields: &[(&str, &str)]) -> Vec<Option<Vec<u8>>> {

@@ -1,14 +1,15 @@
-//! Approvals kept in Redis (`HaloBuilder::redis`), so that any replica lists, reads and
-//! decides them, and each approved call runs exactly once across replicas.
+//! Approvals kept in Redis (halo-axum's `HaloBuilder::redis`), so that any replica lists,
+//! reads and decides them, and each approved call runs exactly once across replicas.
 //!
 //! What is stored: each approval's document (tool, caller, method, target, redacted
 //! arguments, times, decision, the answer of its run), its bounds (the approvals and bytes
 //! of the layer, each caller's quota) and its idempotency key's index ([`scripts`]). The held
 //! request itself (head, body, the caller's principal and credentials) stays in the memory of
 //! the replica that received it, which runs it once approved. Only when the layer was given
-//! the app it wraps (`HaloLayer::take_over_with`) is a copy kept in the record too (`kept`:
-//! no credentials), so that another replica can route and run it through that app when the
-//! holder stops (`approval::takeover`); it is dropped once the call ran or cannot run.
+//! the app it wraps (halo-axum's `HaloLayer::take_over_with`) is a copy kept in the record
+//! too (`kept`: no credentials), so that another replica can route and run it through that
+//! app when the holder stops (halo-axum's `layer::held::takeover`); it is dropped once the
+//! call ran or cannot run.
 //!
 //! Who runs an approved call: the replica that holds it. When it decides itself, it runs the
 //! call at once; when another replica approves, that one leaves it unassigned and waits, and
@@ -34,30 +35,29 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use self::codec::{Record, records};
 use self::scripts::Lua;
-use super::book::{
-    Answer, Asked, Booked, Decided, Entry, Found, Kept, Made, Phase, Reached, State, Unreachable,
-    Withdrawn, head_size,
-};
+use super::book::{Asked, Booked, Decided, Found, Pending, Reached, Unreachable, Withdrawn};
+use super::entry::{Answer, Entry, Kept, Made, Phase, State, head_size};
 use super::{ApprovalLimits, Verdict};
-use crate::govern::{RedisLink, encode_headers};
+use crate::redis::{RedisLink, encode_headers};
 
-/// How often a replica reads the state of the approvals it holds.
-pub(crate) const POLL: Duration = Duration::from_millis(200);
+/// How often a replica reads the state of the approvals it holds (and how often a replica
+/// that waits on another's approval reads it again).
+pub const POLL: Duration = Duration::from_millis(200);
 
 /// A write of an answer Redis did not take is tried again this often, for as long as the
 /// approval is kept.
 const RETRY_EVERY: Duration = Duration::from_millis(250);
 
-/// The approvals of one layer, in Redis.
+/// The approvals of one layer, in Redis ([`Book::in_redis`](super::Book::in_redis)).
 #[derive(Debug)]
-pub(crate) struct RedisBook {
+pub struct RedisBook<R> {
     link: RedisLink,
     /// The names of the layer's tools, by index.
     tools: Vec<String>,
     /// This replica, as the runner of the approvals it approves.
     replica: String,
     /// The approvals this replica holds, not over yet.
-    own: Mutex<HashMap<Arc<str>, Arc<Entry>>>,
+    own: Mutex<HashMap<Arc<str>, Arc<Entry<R>>>>,
     /// Whether the task that follows them runs.
     following: AtomicBool,
     /// How long this replica's heartbeat lives without being renewed (it is renewed every
@@ -67,7 +67,7 @@ pub(crate) struct RedisBook {
     heartbeat_life: Duration,
 }
 
-impl RedisBook {
+impl<R> RedisBook<R> {
     pub(crate) fn new(link: RedisLink, tools: Vec<String>, heartbeat_life: Duration) -> Self {
         Self {
             link,
@@ -79,7 +79,7 @@ impl RedisBook {
         }
     }
 
-    fn own(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Entry>>> {
+    fn own(&self) -> MutexGuard<'_, HashMap<Arc<str>, Arc<Entry<R>>>> {
         self.own.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -95,7 +95,7 @@ impl RedisBook {
 
     /// Claims approval `id`, approved with no runner, to run here because the replica that
     /// held it has stopped: the request it kept for another replica, once claimed.
-    pub(crate) async fn claim(&self, id: &str) -> Option<Vec<u8>> {
+    pub async fn claim(&self, id: &str) -> Option<Vec<u8>> {
         let (key, heartbeat) = (self.entry_key(id), self.heartbeat());
         let life = millis(self.heartbeat_life);
         let claimed: Option<Option<Vec<u8>>> = self
@@ -110,7 +110,10 @@ impl RedisBook {
     }
 
     /// Follows `entry`, claimed by this replica to run here, as one of its own.
-    pub(crate) fn adopt<F: Follower>(&self, entry: &Arc<Entry>, follower: &Arc<F>) {
+    pub fn adopt<F: Follower<R>>(&self, entry: &Arc<Entry<R>>, follower: &Arc<F>)
+    where
+        R: Send + 'static,
+    {
         self.own().insert(Arc::clone(&entry.id), Arc::clone(entry));
         self.follow(follower);
     }
@@ -133,7 +136,11 @@ impl RedisBook {
     }
 
     /// Books a held call.
-    pub(crate) async fn book(&self, limits: &ApprovalLimits, mut asked: Asked) -> Reached<Booked> {
+    pub(crate) async fn book(
+        &self,
+        limits: &ApprovalLimits,
+        mut asked: Asked<R>,
+    ) -> Reached<Booked<R>> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         // With a request kept for another replica, that is what counts.
         let size = asked.portable.as_ref().map_or_else(
@@ -247,7 +254,7 @@ impl RedisBook {
 
     /// The approval with this id: this replica's own (brought up to date), or as Redis
     /// holds it.
-    pub(crate) async fn find(&self, id: &str) -> Reached<Option<Found>> {
+    pub(crate) async fn find(&self, id: &str) -> Reached<Option<Found<R>>> {
         let answer = self.read(&[id], false).await?;
         let Some(record) = records(&answer).into_iter().next() else {
             return Ok(None);
@@ -257,7 +264,7 @@ impl RedisBook {
 
     /// The entry of `record`: this replica's own, brought up to date, or a new one (also
     /// for its own approved elsewhere and not taken yet, which it still holds as pending).
-    fn entry(&self, record: &Record<'_>) -> Option<Arc<Entry>> {
+    fn entry(&self, record: &Record<'_>) -> Option<Arc<Entry<R>>> {
         let own = self.own().get(record.id).cloned();
         if let Some(entry) = own {
             self.update(&entry, record);
@@ -271,7 +278,7 @@ impl RedisBook {
 
     /// Moves this replica's own `entry` to the state Redis holds: not while it runs here, nor
     /// while it waits for a runner (this replica takes it: [`follow`]).
-    fn update(&self, entry: &Entry, record: &Record<'_>) {
+    fn update(&self, entry: &Entry<R>, record: &Record<'_>) {
         let runner = record.runner();
         let ours =
             runner.is_none_or(|runner| runner.is_empty() || runner == self.replica.as_bytes());
@@ -291,7 +298,7 @@ impl RedisBook {
     }
 
     /// The approvals still pending; and those this read expired.
-    pub(crate) async fn pending(&self) -> Reached<(Vec<Arc<Entry>>, Vec<Arc<Entry>>)> {
+    pub(crate) async fn pending(&self) -> Reached<Pending<R>> {
         let (all, bytes) = self.bounds();
         let prefix = self.link.key("approval:", "");
         let answer: Vec<Option<Vec<u8>>> = self
@@ -317,9 +324,9 @@ impl RedisBook {
     pub(crate) async fn decide(
         &self,
         limits: &ApprovalLimits,
-        entry: &Entry,
+        entry: &Entry<R>,
         verdict: &Verdict,
-    ) -> Reached<Decided> {
+    ) -> Reached<Decided<R>> {
         let holds = entry.with_state(|state| matches!(state, State::Pending(Some(_))));
         let (all, bytes) = self.bounds();
         let key = self.entry_key(&entry.id);
@@ -372,8 +379,8 @@ impl RedisBook {
     pub(crate) async fn withdraw(
         &self,
         limits: &ApprovalLimits,
-        entry: &Entry,
-        cancelled: State,
+        entry: &Entry<R>,
+        cancelled: State<R>,
     ) -> Reached<Withdrawn> {
         let (by, reason) = match &cancelled {
             State::Cancelled { by, reason } => (by.as_deref().unwrap_or(""), reason.as_str()),
@@ -411,7 +418,12 @@ impl RedisBook {
 
     /// Keeps the answer of an approved call's run, here at once and in Redis (again and
     /// again while Redis does not take it, for as long as the approval is kept).
-    pub(crate) async fn finish(&self, limits: &ApprovalLimits, entry: &Entry, mut answer: Answer) {
+    pub(crate) async fn finish(
+        &self,
+        limits: &ApprovalLimits,
+        entry: &Entry<R>,
+        mut answer: Answer,
+    ) {
         if answer
             .body
             .as_ref()
@@ -454,12 +466,16 @@ impl RedisBook {
     }
 
     /// This replica's own approval `id`, while it is not over.
-    pub(crate) fn own_entry(&self, id: &str) -> Option<Arc<Entry>> {
+    #[must_use]
+    pub fn own_entry(&self, id: &str) -> Option<Arc<Entry<R>>> {
         self.own().get(id).cloned()
     }
 
     /// Follows this replica's own approvals (one task, while there are some).
-    pub(crate) fn follow<F: Follower>(&self, follower: &Arc<F>) {
+    pub fn follow<F: Follower<R>>(&self, follower: &Arc<F>)
+    where
+        R: Send + 'static,
+    {
         if !self.following.swap(true, Ordering::AcqRel) {
             tokio::spawn(follow(Arc::downgrade(follower)));
         }
@@ -468,21 +484,21 @@ impl RedisBook {
 
 /// What follows a replica's own approvals kept in Redis: the layer, which runs an approved
 /// call and records an expiry (the book knows neither the app nor the audit trail).
-pub(crate) trait Follower: Send + Sync + 'static {
+pub trait Follower<R>: Send + Sync + 'static {
     /// The Redis book, while the approvals are kept there.
-    fn book(&self) -> Option<&RedisBook>;
+    fn book(&self) -> Option<&RedisBook<R>>;
 
     /// Runs `entry`'s approved request `kept`, approved by `by`, here.
-    fn run(self: &Arc<Self>, entry: &Arc<Entry>, kept: Kept, by: &str);
+    fn run(self: &Arc<Self>, entry: &Arc<Entry<R>>, kept: Kept<R>, by: &str);
 
     /// Records that `entry` expired (Redis found it due).
-    fn expired(&self, entry: &Entry);
+    fn expired(&self, entry: &Entry<R>);
 }
 
 /// Reads the state of the replica's own approvals every [`POLL`], until none is left: moves
 /// each to where Redis has it (so a stream waiting on it ends), records the expiries it
 /// made, and forgets those that are over.
-async fn follow<F: Follower>(weak: Weak<F>) {
+async fn follow<F: Follower<R>, R: Send + 'static>(weak: Weak<F>) {
     loop {
         tokio::time::sleep(POLL).await;
         let Some(follower) = weak.upgrade() else {
@@ -491,7 +507,7 @@ async fn follow<F: Follower>(weak: Weak<F>) {
         let Some(book) = follower.book() else {
             return;
         };
-        let entries: Vec<Arc<Entry>> = book.own().values().cloned().collect();
+        let entries: Vec<Arc<Entry<R>>> = book.own().values().cloned().collect();
         if entries.is_empty() {
             book.following.store(false, Ordering::Release);
             // One added after the look and before the store would not be followed.
@@ -504,7 +520,7 @@ async fn follow<F: Follower>(weak: Weak<F>) {
         let Ok(answer) = book.read(&ids, true).await else {
             continue;
         };
-        let by_id: HashMap<&str, &Arc<Entry>> =
+        let by_id: HashMap<&str, &Arc<Entry<R>>> =
             entries.iter().map(|entry| (&*entry.id, entry)).collect();
         for record in records(&answer) {
             let Some(&entry) = by_id.get(record.id) else {

@@ -14,47 +14,14 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, Sleep};
 
+use super::{Prepared, checked, read};
 use crate::breaker::{Pass, Verdict};
-use crate::client::{Prepared, checked, read};
 use crate::retry::Failure;
 use crate::sse::{self, Broken, MAX_EVENT};
-use crate::{CallId, CancelOutcome, Client, Error, Result, RetryPolicy, ToolResponse};
+use crate::{CallId, CancelOutcome, Client, Error, Result, RetryPolicy, StreamEvent, ToolResponse};
 
 /// The header that names the last event a reconnecting client received.
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-
-/// One event of a streamed call, with its id.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct StreamEvent {
-    id: u64,
-    event: ToolEvent,
-}
-
-impl StreamEvent {
-    pub(crate) fn new(id: u64, event: ToolEvent) -> Self {
-        Self { id, event }
-    }
-
-    /// The event's id: its place in the call, counting from 1 (events of other kinds that
-    /// the client skips take their places too).
-    #[must_use]
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-
-    /// The event.
-    #[must_use]
-    pub fn event(&self) -> &ToolEvent {
-        &self.event
-    }
-
-    /// The event, taken out.
-    #[must_use]
-    pub fn into_event(self) -> ToolEvent {
-        self.event
-    }
-}
 
 /// The events of a streamed call ([`Client::invoke_stream`], [`Client::call_stream`]): a
 /// [`Stream`] of [`StreamEvent`]s that ends right after `tool_end` or `tool_error`, or

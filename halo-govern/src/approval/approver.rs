@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::Principal;
+use halo_auth::Principal;
 
 /// Decides the calls held for approval.
 ///
@@ -16,11 +16,12 @@ use crate::Principal;
 /// [`may_decide`](Approver::may_decide) admits (they list pending approvals at
 /// `GET /.well-known/halo/approvals` and approve or deny them), and at once, by answering
 /// [`requested`](Approver::requested) with a [`Verdict`] (a policy engine, a webhook).
-/// A call nobody decides within [`ApprovalLimits::expire_after`](crate::ApprovalLimits::expire_after)
-/// is denied.
+/// A call nobody decides within [`ApprovalLimits::expire_after`](super::ApprovalLimits::expire_after)
+/// is denied. Give it to halo-axum's `HaloBuilder::approver`.
 ///
 /// ```
-/// use halo_axum::{ApprovalRequest, Approver, Principal, Verdict};
+/// use halo_auth::Principal;
+/// use halo_govern::approval::{ApprovalRequest, Approver, Verdict};
 ///
 /// /// Lets refunds up to 50 through at once; leaves the others to the finance team.
 /// struct SmallRefunds;
@@ -57,12 +58,16 @@ pub trait Approver: Send + Sync + 'static {
 }
 
 /// The future of a type-erased approver's verdict.
-pub(crate) type Verdicts<'a> = Pin<Box<dyn Future<Output = Option<Verdict>> + Send + 'a>>;
+pub type Verdicts<'a> = Pin<Box<dyn Future<Output = Option<Verdict>> + Send + 'a>>;
 
-/// An [`Approver`] behind a pointer.
-pub(crate) trait DynApprover: Send + Sync + 'static {
+/// An [`Approver`] behind a pointer: every approver is one, as the [`Book`](super::Book)
+/// keeps it.
+pub trait DynApprover: Send + Sync + 'static {
+    /// [`Approver::may_decide`].
     fn may_decide(&self, caller: &Principal) -> bool;
+    /// [`Approver::self_approval`].
     fn self_approval(&self) -> bool;
+    /// [`Approver::requested`], boxed.
     fn requested<'a>(&'a self, request: &'a ApprovalRequest) -> Verdicts<'a>;
 }
 
@@ -101,6 +106,29 @@ pub struct ApprovalRequest {
 }
 
 impl ApprovalRequest {
+    /// A call of `tool` by `caller` (`None`: anonymous), `method` on `target` (its path and
+    /// query), with its redacted JSON `arguments`; its id and expiry are set when it is
+    /// booked. For the layer that holds calls (halo-axum's); not a stable API.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn new(
+        tool: String,
+        caller: Option<String>,
+        method: String,
+        target: String,
+        arguments: Option<Value>,
+    ) -> Self {
+        Self {
+            id: String::new(),
+            tool,
+            caller,
+            method,
+            target,
+            arguments,
+            expires_at: SystemTime::UNIX_EPOCH,
+        }
+    }
+
     /// The approval's id (the last segment of its `Location`).
     #[must_use]
     pub fn id(&self) -> &str {
@@ -143,7 +171,8 @@ impl ApprovalRequest {
     ///
     /// ```
     /// use std::time::{Duration, SystemTime};
-    /// use halo_axum::{ApprovalRequest, Approver, Principal, Verdict};
+    /// use halo_auth::Principal;
+    /// use halo_govern::approval::{ApprovalRequest, Approver, Verdict};
     ///
     /// /// Pages the person on call, unless too little time is left for them to decide.
     /// struct Pager;
@@ -175,7 +204,7 @@ impl ApprovalRequest {
 /// An approver's decision of a held call: approved or denied, by whom, and why.
 ///
 /// ```
-/// use halo_axum::Verdict;
+/// use halo_govern::approval::Verdict;
 ///
 /// let no = Verdict::deny("risk-engine", "the amount is over the daily limit");
 /// assert!(!no.is_approved());
@@ -191,8 +220,11 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// A decision made over HTTP.
-    pub(crate) fn new(approved: bool, by: &str, reason: Option<String>) -> Self {
+    /// A decision made over HTTP (halo-axum's approval endpoints) or by a webhook:
+    /// `approved` or denied by `by`, for `reason`. Not a stable API.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn new(approved: bool, by: &str, reason: Option<String>) -> Self {
         Self {
             approved,
             by: by.to_owned(),
@@ -252,22 +284,14 @@ impl Verdict {
 /// their own unless [`self_approval`](ApprovalQueue::self_approval) says so.
 ///
 /// ```
-/// use halo_axum::{ApprovalQueue, HaloLayer, Principal, StaticAuthenticator};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+/// use halo_auth::Principal;
+/// use halo_govern::approval::{ApprovalQueue, Approver};
 ///
-/// let layer = HaloLayer::builder(api)
-///     .authenticator(
-///         StaticAuthenticator::new()
-///             .bearer("demo-admin", Principal::new("admin").with_scopes(["approvals"])),
-///     )
-///     .approver(ApprovalQueue::new("approvals"))
-///     .build()
-///     .expect("valid HALO metadata");
-/// # let _: axum::Router = router.layer(layer);
+/// // halo-axum: `HaloLayer::builder(api).approver(queue)`, behind an authenticator that
+/// // gives the approvers the scope.
+/// let queue = ApprovalQueue::new("approvals");
+/// assert!(queue.may_decide(&Principal::new("admin").with_scopes(["approvals"])));
+/// assert!(!queue.may_decide(&Principal::new("reader")));
 /// ```
 #[derive(Debug, Clone)]
 pub struct ApprovalQueue {

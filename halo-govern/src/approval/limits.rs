@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-/// Bounds on the approvals kept (in memory, or in Redis across instances with
-/// `HaloBuilder::redis`), and how long they live. Give them to
-/// [`HaloBuilder::approval_limits`](crate::HaloBuilder::approval_limits).
+/// Bounds on the approvals kept (in memory, or in Redis across instances with halo-axum's
+/// `HaloBuilder::redis`), and how long they live. Give them to halo-axum's
+/// `HaloBuilder::approval_limits`.
 ///
 /// An approval is kept from the call that asks for it until
 /// [`keep_decided`](Self::keep_decided) after its decision (or its expiry, which counts as
@@ -28,7 +28,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use halo_axum::ApprovalLimits;
+/// use halo_govern::approval::ApprovalLimits;
 ///
 /// let limits = ApprovalLimits::new()
 ///     .approvals(500)

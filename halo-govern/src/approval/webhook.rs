@@ -8,15 +8,16 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use halo_auth::Principal;
+use halo_protocol::APPROVALS_PATH;
+use halo_protocol::Rfc3339;
 use http::header::{CONTENT_TYPE, USER_AGENT};
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, timeout_at};
 
 pub use self::signature::{SignatureError, WebhookSecret};
-use super::{APPROVALS_PATH, ApprovalRequest, Approver, DynApprover, Verdict};
-use crate::Principal;
-use crate::audit::Rfc3339;
+use super::{ApprovalRequest, Approver, DynApprover, Verdict};
 
 /// The name of the event a held call is sent as.
 const EVENT: &str = "approval.requested";
@@ -24,6 +25,9 @@ const EVENT: &str = "approval.requested";
 const MAX_ANSWER: usize = 64 * 1024;
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// What the hook's log lines are filed under: where they were before the book left
+/// halo-axum.
+const TARGET: &str = "halo_axum::approval::webhook";
 
 /// An [`Approver`] that asks a webhook: each call held for approval is sent once, as a JSON
 /// event in a `POST` to the hook's URL, signed with a shared [`WebhookSecret`], and the
@@ -62,12 +66,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 ///
 /// ```
 /// use std::time::Duration;
-/// use halo_axum::{ApprovalQueue, HaloLayer, WebhookApprover, WebhookSecret};
-/// # use utoipa_axum::{router::OpenApiRouter, routes};
-/// # /// Ping.
-/// # #[utoipa::path(get, path = "/ping", responses((status = 200)))]
-/// # async fn ping() {}
-/// # let (router, api) = OpenApiRouter::new().routes(routes!(ping)).split_for_parts();
+/// use halo_govern::approval::{ApprovalQueue, WebhookApprover, WebhookSecret};
 /// # let secret = "a-secret-of-sixteen-bytes-or-more".to_owned();
 ///
 /// let hook = WebhookApprover::builder("https://risk.example.com/halo", WebhookSecret::new(secret))
@@ -76,8 +75,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 ///     // What the hook leaves undecided waits for the callers holding `approvals`.
 ///     .fallback(ApprovalQueue::new("approvals"))
 ///     .build()?;
-/// let layer = HaloLayer::builder(api).approver(hook).build()?;
-/// # let _: axum::Router = router.layer(layer);
+/// // halo-axum: `HaloLayer::builder(api).approver(hook).build()?`.
+/// # let _ = hook;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
@@ -90,7 +89,8 @@ pub struct WebhookApprover {
 ///
 /// ```
 /// use std::time::Duration;
-/// use halo_axum::{Principal, WebhookApprover, WebhookSecret, Approver};
+/// use halo_auth::Principal;
+/// use halo_govern::approval::{Approver, WebhookApprover, WebhookSecret};
 ///
 /// let secret = WebhookSecret::new("a-secret-of-sixteen-bytes-or-more");
 /// let hook = WebhookApprover::builder("http://127.0.0.1:9000/approve", secret)
@@ -102,7 +102,7 @@ pub struct WebhookApprover {
 ///     .build()?;
 /// // Without a fallback nobody decides over HTTP.
 /// assert!(!hook.may_decide(&Principal::new("admin").with_scopes(["approvals"])));
-/// # Ok::<(), halo_axum::WebhookError>(())
+/// # Ok::<(), halo_govern::approval::WebhookError>(())
 /// ```
 #[derive(Clone)]
 #[must_use]
@@ -121,7 +121,7 @@ pub struct WebhookApproverBuilder {
 /// cause, never the secret or the URL's path.
 ///
 /// ```
-/// use halo_axum::{WebhookApprover, WebhookSecret};
+/// use halo_govern::approval::{WebhookApprover, WebhookSecret};
 ///
 /// let secret = WebhookSecret::new("a-secret-of-sixteen-bytes-or-more");
 /// let error = WebhookApprover::builder("http://hooks.example.com/approve", secret)
@@ -370,12 +370,14 @@ impl Hook {
             match answered {
                 Ok(answer) => {
                     tracing::debug!(
+                        target: TARGET,
                         hook = %self.origin, approval = request.id(), tool = request.tool(),
                         attempt, answer = ?answer, "approval webhook answered"
                     );
                     return self.verdict(answer);
                 }
                 Err(Failure(cause)) => tracing::warn!(
+                    target: TARGET,
                     hook = %self.origin, approval = request.id(), tool = request.tool(),
                     attempt, attempts = self.attempts, %cause, "approval webhook failed"
                 ),
@@ -394,6 +396,7 @@ impl Hook {
             false => "every attempt failed",
         };
         tracing::warn!(
+            target: TARGET,
             hook = %self.origin, approval = request.id(), tool = request.tool(), stop,
             "approval webhook gave no verdict: the call waits for another approver or expires"
         );
