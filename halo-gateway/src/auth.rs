@@ -5,8 +5,8 @@ use halo_axum::{
     Authenticator, IntrospectionAuthenticator, JwtAuthenticator, Principal, StaticAuthenticator,
 };
 
-use crate::config::file;
 use crate::error::Error;
+use crate::file;
 
 /// The authenticator `auth` describes, its issuers' keys and metadata fetched.
 pub(crate) async fn authenticator(auth: &file::Auth) -> Result<impl Authenticator + use<>, Error> {

@@ -38,11 +38,12 @@ impl ConfigError {
         }
     }
 
-    /// The same error, its message without the values `used` read from the environment.
-    pub(crate) fn scrubbed(self, used: &crate::config::Used) -> Self {
+    /// The same error, its message rewritten by `rewrite` (the configuration keeps values
+    /// read from the environment out of it).
+    pub(crate) fn rewritten(self, rewrite: impl FnOnce(String) -> String) -> Self {
         Self {
             kind: self.kind,
-            message: used.scrub(self.message),
+            message: rewrite(self.message),
         }
     }
 

@@ -11,7 +11,7 @@ use halo_axum::{ApprovalQueue, HaloBuilder, HaloLayer, JsonLinesSink, RedisStore
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::forward::{Forwarder, Target};
+use crate::forward::{Target, forwarder};
 use crate::merge::{self, Entry, Part};
 use crate::report::{Report, UpstreamReport};
 use crate::upstream;
@@ -120,7 +120,7 @@ impl Gateway {
             );
         }
         let layer = layer(config, merged.document, previous).await?;
-        let app = Router::new().fallback_service(Forwarder::new(targets));
+        let app = Router::new().fallback_service(forwarder(targets));
         let mut mcp = McpService::builder(&layer, app.clone());
         if let Some(settings) = &file.mcp {
             mcp = mcp

@@ -55,10 +55,13 @@
 mod auth;
 mod config;
 mod error;
+mod file;
 mod forward;
 mod gateway;
 mod merge;
 mod policy;
+mod read;
+mod references;
 mod reload;
 mod report;
 mod upstream;

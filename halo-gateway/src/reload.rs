@@ -7,20 +7,15 @@
 //! state ([`Gateway::build_after`]): rate budgets and circuits of tools whose declarations did
 //! not change, and idempotency records; in Redis they are keyed by tool name anyway.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 use axum::Router;
 use axum::body::Body;
-use axum::response::Response;
-use futures_util::future::BoxFuture;
 use http::Request;
-use tower_service::Service;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -95,7 +90,12 @@ impl Reloading {
 
     /// The app to serve: each request goes to the gateway serving when it arrives.
     pub fn router(&self) -> Router {
-        Router::new().fallback_service(Current(Arc::clone(&self.inner.current)))
+        let current = Arc::clone(&self.inner.current);
+        Router::new().fallback_service(tower::service_fn(move |request: Request<Body>| {
+            // The router serving now; the request keeps it until it is answered.
+            let router = Router::clone(&current.load());
+            tower::ServiceExt::oneshot(router, request)
+        }))
     }
 
     /// Reads the file again and, when it builds, serves the new gateway.
@@ -174,23 +174,4 @@ impl Reloading {
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
-}
-
-/// Sends each request to the router serving when it arrives.
-#[derive(Debug, Clone)]
-struct Current(Arc<ArcSwap<Router>>);
-
-impl Service<Request<Body>> for Current {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let router = Router::clone(&self.0.load());
-        Box::pin(tower::ServiceExt::oneshot(router, request))
-    }
 }

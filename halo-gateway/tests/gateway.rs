@@ -2,7 +2,6 @@
 //! forwarded (and what never is), what the policies make the layer enforce, and what callers
 //! see.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,6 +10,7 @@ use axum::body::Bytes;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Json};
 use halo_gateway::{Config, Gateway};
+use halo_tests::TestServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ const READER: &str = "reader-token-0123456789abcdef";
 const UPSTREAM_KEY: &str = "the-gateways-own-upstream-key";
 
 /// An upstream that answers every request with what it received, and counts them.
-async fn echo() -> (SocketAddr, Arc<AtomicUsize>) {
+async fn echo() -> (TestServer, Arc<AtomicUsize>) {
     let hits = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&hits);
     let app = Router::new().fallback(move |request: Request| {
@@ -54,14 +54,7 @@ async fn echo() -> (SocketAddr, Arc<AtomicUsize>) {
                 .into_response()
         }
     });
-    (serve(app).await, hits)
-}
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    address
+    (halo_tests::spawn(app).await, hits)
 }
 
 /// A small document of the kind vendors publish: API keys in a header and the query.
@@ -110,6 +103,7 @@ struct Running {
     gateway: Gateway,
     http: reqwest::Client,
     _dir: tempfile::TempDir,
+    _servers: [TestServer; 2],
 }
 
 async fn start(policies: &str) -> Running {
@@ -128,11 +122,12 @@ audit: audit.jsonl
 upstreams:
   pets:
     openapi: pets.json
-    base_url: "http://{upstream}/v1"
+    base_url: "{}/v1"
     headers: {{ X-Api-Key: "${{PETS_KEY}}" }}
 policies:
 {policies}
-"#
+"#,
+        upstream.url("")
     );
     let config = Config::from_text_with_env(&text, dir.path(), |name| match name {
         "OPS_TOKEN" => Some(OPS.to_owned()),
@@ -141,9 +136,10 @@ policies:
     })
     .unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
-    let address = serve(gateway.router()).await;
+    let server = halo_tests::spawn(gateway.router()).await;
     Running {
-        url: format!("http://{address}"),
+        url: server.url(""),
+        _servers: [upstream, server],
         hits,
         gateway,
         http: reqwest::Client::new(),
@@ -375,10 +371,8 @@ async fn an_upstream_that_cannot_be_reached_is_a_bad_gateway() {
     );
     let config = Config::from_text(&text, dir.path()).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
-    let url = serve(gateway.router()).await;
-    let answer = reqwest::get(format!("http://{url}/pets/pets"))
-        .await
-        .unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    let answer = reqwest::get(server.url("/pets/pets")).await.unwrap();
     assert_eq!(answer.status(), StatusCode::BAD_GATEWAY);
     assert_eq!(answer.headers()["content-type"], "application/problem+json");
     let text = answer.text().await.unwrap();
@@ -396,14 +390,16 @@ async fn a_real_document_builds_and_forwards() {
     let github = halo_tests::corpus::Document::GitHub;
     std::fs::write(dir.path().join("github.json"), github.text()).unwrap();
     let text = format!(
-        "upstreams:\n  github: {{ openapi: github.json, base_url: \"http://{upstream}\" }}\n"
+        "upstreams:\n  github: {{ openapi: github.json, base_url: \"{}\" }}\n",
+        upstream.url("")
     );
     let config = Config::from_text(&text, dir.path()).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
     assert_eq!(gateway.report().tools(), 771, "{}", gateway.report());
-    let url = serve(gateway.router()).await;
+    let server = halo_tests::spawn(gateway.router()).await;
+    let url = server.url("");
     let answer = reqwest::get(format!(
-        "http://{url}/github/repos/octocat/hello/issues?state=open"
+        "{url}/github/repos/octocat/hello/issues?state=open"
     ))
     .await
     .unwrap();
@@ -414,7 +410,7 @@ async fn a_real_document_builds_and_forwards() {
     assert_eq!(hits.load(Ordering::SeqCst), 1);
     // An argument out of its enum never leaves.
     let answer = reqwest::get(format!(
-        "http://{url}/github/repos/octocat/hello/issues?state=sideways"
+        "{url}/github/repos/octocat/hello/issues?state=sideways"
     ))
     .await
     .unwrap();

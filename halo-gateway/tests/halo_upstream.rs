@@ -6,26 +6,10 @@ use halo_gateway::{Config, Gateway};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
-}
-
-async fn options(url: &str, token: Option<&str>) -> Value {
-    let mut request = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, url)
-        .header("accept", "application/llm+json");
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap().json().await.unwrap()
-}
-
 #[tokio::test]
 async fn the_bookstore_behind_the_gateway_keeps_its_tools_and_their_meaning() {
-    let bookstore = serve(bookstore::app()).await;
+    let bookstore_server = halo_tests::spawn(bookstore::app()).await;
+    let bookstore = bookstore_server.url("");
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "upstreams:\n  books: {{ halo: \"{bookstore}\", headers: {{ Authorization: \"Bearer ${{BOOKS_TOKEN}}\" }} }}\n"
@@ -35,11 +19,13 @@ async fn the_bookstore_behind_the_gateway_keeps_its_tools_and_their_meaning() {
     })
     .unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
-    let url = serve(gateway.router()).await;
+    let url_server = halo_tests::spawn(gateway.router()).await;
+    let url = url_server.url("");
 
     // Every tool the bookstore shows its administrator, each under the gateway's prefix.
-    let direct = options(&format!("{bookstore}/"), Some(bookstore::auth::ADMIN_TOKEN)).await;
-    let through = options(&format!("{url}/"), None).await;
+    let direct =
+        halo_tests::discover(&format!("{bookstore}/"), Some(bookstore::auth::ADMIN_TOKEN)).await;
+    let through = halo_tests::discover(&format!("{url}/"), None).await;
     let names = |manifest: &Value, prefix: &str| -> Vec<String> {
         manifest["tools"]
             .as_array()
@@ -56,12 +42,12 @@ async fn the_bookstore_behind_the_gateway_keeps_its_tools_and_their_meaning() {
     assert_eq!(gateway.report().tools(), expected.len());
 
     // The meaning travels: `why`, limits and effects as the bookstore declares them.
-    let direct: Value = options(
+    let direct: Value = halo_tests::discover(
         &format!("{bookstore}/api/books/1"),
         Some(bookstore::auth::ADMIN_TOKEN),
     )
     .await;
-    let through: Value = options(&format!("{url}/books/api/books/1"), None).await;
+    let through: Value = halo_tests::discover(&format!("{url}/books/api/books/1"), None).await;
     let get = |schemas: &Value, method: &str| -> Value {
         schemas
             .as_array()

@@ -9,13 +9,6 @@ use halo_tests::FastApiServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_halo_fastapi_service_behind_the_gateway() {
     let server = tokio::task::spawn_blocking(FastApiServer::start)
@@ -31,19 +24,11 @@ async fn a_halo_fastapi_service_behind_the_gateway() {
     let config = Config::from_text(&text, dir.path()).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
     assert_eq!(gateway.report().tools(), 4, "{}", gateway.report());
-    let url = serve(gateway.router()).await;
+    let url_server = halo_tests::spawn(gateway.router()).await;
+    let url = url_server.url("");
     let http = reqwest::Client::new();
 
-    let manifest: Value = http
-        .request(reqwest::Method::OPTIONS, format!("{url}/"))
-        .header("accept", "application/llm+json")
-        .bearer_auth("caller-token-0123456789")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let manifest = halo_tests::discover(&format!("{url}/"), Some("caller-token-0123456789")).await;
     let names: Vec<&str> = manifest["tools"]
         .as_array()
         .unwrap()

@@ -12,20 +12,13 @@ use axum::routing::post;
 use halo_gateway::{Config, Gateway};
 use serde_json::json;
 
-async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
-}
-
 #[tokio::test]
 async fn the_gateway_gets_and_renews_its_own_tokens() {
     // A token endpoint that hands out `t-1`, `t-2`, ... and keeps what it was asked.
     let issued = Arc::new(AtomicUsize::new(0));
     let asked = Arc::new(Mutex::new(Vec::<String>::new()));
     let (count, log) = (Arc::clone(&issued), Arc::clone(&asked));
-    let issuer = serve(Router::new().route(
+    let issuer_server = halo_tests::spawn(Router::new().route(
         "/token",
         post(move |request: Request| {
             let (count, log) = (Arc::clone(&count), Arc::clone(&log));
@@ -44,21 +37,23 @@ async fn the_gateway_gets_and_renews_its_own_tokens() {
                 axum::Json(json!({"access_token": format!("t-{n}"), "token_type": "Bearer", "expires_in": 3600}))
             }
         }),
-    ))
-    .await;
+    )).await;
+    let issuer = issuer_server.url("");
     // An upstream that refuses `t-1` on `/revoked` and says which token it got.
-    let upstream = serve(Router::new().fallback(|request: Request| async move {
-        let token = request
-            .headers()
-            .get("authorization")
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default();
-        match request.uri().path() {
-            "/revoked" if token == "Bearer t-1" => StatusCode::UNAUTHORIZED.into_response(),
-            _ => token.into_response(),
-        }
-    }))
-    .await;
+    let upstream_server =
+        halo_tests::spawn(Router::new().fallback(|request: Request| async move {
+            let token = request
+                .headers()
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            match request.uri().path() {
+                "/revoked" if token == "Bearer t-1" => StatusCode::UNAUTHORIZED.into_response(),
+                _ => token.into_response(),
+            }
+        }))
+        .await;
+    let upstream = upstream_server.url("");
     let document = json!({
         "openapi": "3.1.0", "info": {"title": "Reports", "version": "1"},
         "paths": {
@@ -76,7 +71,8 @@ async fn the_gateway_gets_and_renews_its_own_tokens() {
     })
     .unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
-    let url = serve(gateway.router()).await;
+    let url_server = halo_tests::spawn(gateway.router()).await;
+    let url = url_server.url("");
     let http = reqwest::Client::new();
     let get = |path: &'static str| {
         http.get(format!("{url}/reports{path}"))
@@ -115,7 +111,8 @@ async fn the_gateway_gets_and_renews_its_own_tokens() {
     let text = text.replace(&issuer, &format!("http://{nowhere}"));
     let config = Config::from_text_with_env(&text, dir.path(), |_| Some("s".to_owned())).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
-    let url = serve(gateway.router()).await;
+    let url_server = halo_tests::spawn(gateway.router()).await;
+    let url = url_server.url("");
     let answer = reqwest::get(format!("{url}/reports/report")).await.unwrap();
     assert_eq!(answer.status(), StatusCode::BAD_GATEWAY);
     assert!(

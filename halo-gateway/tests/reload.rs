@@ -8,13 +8,6 @@ use halo_gateway::Reloading;
 use reqwest::StatusCode;
 use serde_json::json;
 
-async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{address}")
-}
-
 fn document() -> serde_json::Value {
     json!({
         "openapi": "3.1.0",
@@ -30,15 +23,7 @@ fn config(upstream: &str, rate: &str) -> String {
 }
 
 async fn rate_of(gateway: &str) -> String {
-    let schemas: serde_json::Value = reqwest::Client::new()
-        .request(reqwest::Method::OPTIONS, format!("{gateway}/echo/ping"))
-        .header("accept", "application/llm+json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let schemas = halo_tests::discover(&format!("{gateway}/echo/ping"), None).await;
     schemas[0]["limits"]["rate"]
         .as_str()
         .unwrap_or_default()
@@ -47,13 +32,15 @@ async fn rate_of(gateway: &str) -> String {
 
 #[tokio::test]
 async fn a_changed_file_is_served_and_a_broken_one_is_not() {
-    let upstream = serve(Router::new().fallback(|| async { "pong" })).await;
+    let upstream_server = halo_tests::spawn(Router::new().fallback(|| async { "pong" })).await;
+    let upstream = upstream_server.url("");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("echo.json"), document().to_string()).unwrap();
     let path = dir.path().join("gateway.yaml");
     std::fs::write(&path, config(&upstream, "100/minute")).unwrap();
     let gateway = Reloading::start(&path).await.unwrap();
-    let url = serve(gateway.router()).await;
+    let url_server = halo_tests::spawn(gateway.router()).await;
+    let url = url_server.url("");
     assert_eq!(rate_of(&url).await, "100/minute");
 
     // Reloaded on request.

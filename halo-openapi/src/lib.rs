@@ -47,7 +47,7 @@ pub use self::document_limits::DocumentLimits;
 pub use self::error::BuildError;
 pub use self::registry::{
     Audience, Cached, Names, Registry, RegistryBuilder, Rope, RopeBody, Route, Tool, View,
-    operations,
+    operation_tags, operations,
 };
 pub use self::skipped::Skipped;
 pub use self::upgrade::upgrade_to_3_1;

@@ -2,16 +2,13 @@
 //! checked (an unknown key is an error), every value read once into its typed form.
 
 mod env;
-
-pub(crate) use self::env::Used;
-pub(crate) mod file;
-pub(crate) mod read;
 mod upstream;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use crate::error::ConfigError;
+use crate::file;
 use crate::policy::Rules;
 
 pub(crate) use self::upstream::{Location, Source, UpstreamSpec};
@@ -81,7 +78,7 @@ impl Config {
         dir: impl Into<PathBuf>,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let mut value = read::parse(text).map_err(ConfigError::syntax)?;
+        let mut value = crate::read::parse(text).map_err(ConfigError::syntax)?;
         let used = env::expand(&mut value, &lookup).map_err(ConfigError::invalid)?;
         let file: file::File = serde_path_to_error::deserialize(value).map_err(|e| {
             let at = e.path().to_string();
@@ -91,7 +88,8 @@ impl Config {
             };
             ConfigError::invalid(used.scrub(message))
         })?;
-        Self::check(file, dir.into()).map_err(|error| error.scrubbed(&used))
+        Self::check(file, dir.into())
+            .map_err(|error| error.rewritten(|message| used.scrub(message)))
     }
 
     fn check(file: file::File, dir: PathBuf) -> Result<Self, ConfigError> {

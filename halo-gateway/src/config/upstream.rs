@@ -9,7 +9,7 @@ use halo_protocol::parse_duration;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 
-use super::file;
+use crate::file;
 
 /// The longest upstream name: it is a path segment, a tag and a prefix of tool names.
 const MAX_NAME: usize = 32;

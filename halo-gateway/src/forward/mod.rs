@@ -12,11 +12,9 @@ mod problem;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::response::Response;
-use futures_util::future::BoxFuture;
 use halo_axum::ToolCall;
 use halo_client::ClientCredentials;
 use http::{HeaderMap, Request, StatusCode};
@@ -39,33 +37,19 @@ pub(crate) struct Target {
     pub(crate) client: reqwest::Client,
 }
 
-/// Sends calls to their upstreams.
-#[derive(Debug, Clone)]
-pub(crate) struct Forwarder {
-    targets: Arc<HashMap<String, Target>>,
-}
-
-impl Forwarder {
-    pub(crate) fn new(targets: HashMap<String, Target>) -> Self {
-        Self {
-            targets: Arc::new(targets),
-        }
-    }
-}
-
-impl Service<Request<Body>> for Forwarder {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let targets = Arc::clone(&self.targets);
-        Box::pin(async move { Ok(forward(&targets, request).await) })
-    }
+/// The service that sends calls to their upstreams (`targets`, by upstream name).
+pub(crate) fn forwarder(
+    targets: HashMap<String, Target>,
+) -> impl Service<Request<Body>, Response = Response, Error = Infallible, Future: Send>
++ Clone
++ Send
++ Sync
++ 'static {
+    let targets = Arc::new(targets);
+    tower::service_fn(move |request| {
+        let targets = Arc::clone(&targets);
+        async move { Ok(forward(&targets, request).await) }
+    })
 }
 
 async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> Response {

@@ -138,14 +138,9 @@ pub(crate) fn merge(
                     true => served_names.assign(&format!("{}_{given}", part.name)),
                     false => given.clone(),
                 };
-                let own_tags: Vec<String> = operation
-                    .get("tags")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect();
+                // Its own tags, or the one the compiler derives from the path, as an upstream
+                // registry would give it.
+                let own_tags = halo_openapi::operation_tags(operation, template_of(&key));
                 let method = Method::from_bytes(method.as_bytes()).expect("a standard method");
                 let effective = rules.effective(Candidate {
                     upstream: part.name,
@@ -246,6 +241,11 @@ pub(crate) fn merge(
     })
 }
 
+/// The path template of a path key: without its `#fragment`.
+fn template_of(key: &str) -> &str {
+    key.split_once('#').map_or(key, |(template, _)| template)
+}
+
 /// The operation key of a method (`get`, `post`, ...).
 fn method_key(method: &Method) -> String {
     method.as_str().to_ascii_lowercase()
@@ -256,7 +256,7 @@ mod tests {
     use super::*;
 
     fn rules(yaml: &str) -> Rules {
-        let value = crate::config::read::parse(yaml).unwrap();
+        let value = crate::read::parse(yaml).unwrap();
         Rules::compile(&serde_json::from_value::<Vec<_>>(value).unwrap()).unwrap()
     }
 
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!(doc["openapi"], "3.1.0");
         let create = &doc["paths"]["/zoo/pets"]["post"];
         assert_eq!(create["operationId"], "zoo_createPet");
-        assert_eq!(create["tags"], json!(["zoo"]));
+        assert_eq!(create["tags"], json!(["zoo", "pets"]));
         assert_eq!(create["security"], json!([{"gateway": ["admin"]}]));
         assert_eq!(create["x-halo-limits"]["rate"], "10/minute");
         assert_eq!(create["x-halo-resilience"]["timeout_ms"], 5000);

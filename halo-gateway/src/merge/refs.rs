@@ -71,27 +71,7 @@ impl Renames {
 
     /// Rewrites every local `$ref` in `value` (upstream `index`, paths under `prefix`).
     pub(super) fn rewrite(&self, index: usize, prefix: &str, value: &mut Value) {
-        let mut pending: Vec<&mut Value> = vec![value];
-        while let Some(value) = pending.pop() {
-            match value {
-                Value::Object(object) => {
-                    for (key, child) in object.iter_mut() {
-                        match (key.as_str(), &mut *child) {
-                            ("$ref", Value::String(reference)) => {
-                                if let Some(new) = self.reference(index, prefix, reference) {
-                                    *reference = new;
-                                }
-                            }
-                            // Data: a `$ref` key inside an example is not a reference.
-                            ("example" | "examples" | "default" | "enum" | "const", _) => {}
-                            _ => pending.push(child),
-                        }
-                    }
-                }
-                Value::Array(items) => pending.extend(items.iter_mut()),
-                _ => {}
-            }
-        }
+        crate::references::rewrite(value, &|reference| self.reference(index, prefix, reference));
     }
 
     fn reference(&self, index: usize, prefix: &str, reference: &str) -> Option<String> {

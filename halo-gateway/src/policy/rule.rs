@@ -8,7 +8,7 @@ use http::Method;
 
 use super::effective::{Effective, Idempotency, Origin, Setting};
 use super::risk::Risk;
-use crate::config::file;
+use crate::file;
 
 /// A tool as the rules see it.
 #[derive(Debug, Clone, Copy)]
@@ -320,7 +320,7 @@ mod tests {
     use super::*;
 
     fn rules(yaml: &str) -> Rules {
-        let value = crate::config::read::parse(yaml).unwrap();
+        let value = crate::read::parse(yaml).unwrap();
         let rules: Vec<file::Rule> = serde_json::from_value(value).unwrap();
         Rules::compile(&rules).unwrap()
     }
@@ -415,7 +415,7 @@ mod tests {
             ),
         ];
         for (yaml, key) in cases {
-            let value = crate::config::read::parse(yaml).unwrap();
+            let value = crate::read::parse(yaml).unwrap();
             let parsed: Vec<file::Rule> = serde_json::from_value(value).unwrap();
             let error = Rules::compile(&parsed).unwrap_err();
             assert!(error.starts_with(key), "{yaml}: {error}");

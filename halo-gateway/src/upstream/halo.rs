@@ -274,29 +274,10 @@ impl Definitions {
 
 /// Points `#/$defs/NAME` references in `value` at the components `names` gives.
 fn point(value: &mut Value, names: &HashMap<String, String>) {
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Object(object) => {
-                for (key, child) in object.iter_mut() {
-                    match (key.as_str(), &mut *child) {
-                        ("$ref", Value::String(reference)) => {
-                            if let Some(name) = reference
-                                .strip_prefix("#/$defs/")
-                                .and_then(|name| names.get(name))
-                            {
-                                *reference = format!("#/components/schemas/{name}");
-                            }
-                        }
-                        ("example" | "examples" | "default" | "enum" | "const", _) => {}
-                        _ => pending.push(child),
-                    }
-                }
-            }
-            Value::Array(items) => pending.extend(items.iter_mut()),
-            _ => {}
-        }
-    }
+    crate::references::rewrite(value, &|reference| {
+        let name = names.get(reference.strip_prefix("#/$defs/")?)?;
+        Some(format!("#/components/schemas/{name}"))
+    });
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ pub use self::builder::RegistryBuilder;
 pub(crate) use self::bundle::Problem;
 use self::bundle::{Bundler, Direction};
 pub use self::names::Names;
+pub use self::operation::operation_tags;
 pub use self::rope::{Rope, RopeBody};
 pub use self::route::Route;
 use self::templates::Templates;

@@ -133,8 +133,25 @@ pub(crate) fn build<'d>(
 /// (`/v1/customers/{customer}/sources` → `customers`, `/2010-04-01/Accounts/{Sid}.json` →
 /// `accounts`), so that tag filters work on untagged documents such as Stripe's.
 fn tags(source: &Source<'_>) -> Vec<String> {
-    let own: Vec<String> = source
-        .operation
+    operation_tags(source.operation, source.template)
+}
+
+/// The tags a tool of `operation` (at the path template `template`) gets: the operation's
+/// own, or, when it has none, one derived from the path's resource (the first literal
+/// segment that is not a version or `api`), so that tag filters work on untagged documents
+/// such as Stripe's.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let tagged = json!({"tags": ["issues"]});
+/// assert_eq!(halo_openapi::operation_tags(&tagged, "/repos/{owner}/{repo}/issues"), ["issues"]);
+/// let untagged = json!({});
+/// assert_eq!(halo_openapi::operation_tags(&untagged, "/v1/customers/{customer}"), ["customers"]);
+/// ```
+#[must_use]
+pub fn operation_tags(operation: &Value, template: &str) -> Vec<String> {
+    let own: Vec<String> = operation
         .get("tags")
         .and_then(Value::as_array)
         .into_iter()
@@ -145,7 +162,7 @@ fn tags(source: &Source<'_>) -> Vec<String> {
     if !own.is_empty() {
         return own;
     }
-    resource_tag(source.template).into_iter().collect()
+    resource_tag(template).into_iter().collect()
 }
 
 /// The resource a path template names, lower-cased: see [`tags`].

@@ -1,4 +1,4 @@
-//! The configuration file's shape: every key the gateway reads, and nothing else (an
+//! The gateway configuration file's shape: every key the gateway reads, and nothing else (an
 //! unknown key is an error). Values that have a text form of their own (rates, durations,
 //! circuits, globs) are read as text here and checked in `config::check`, which names the
 //! key of a bad one.

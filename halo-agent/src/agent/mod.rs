@@ -1,22 +1,22 @@
 //! [`Agent`]: the loop that asks a model, calls the tools it chooses, and gives their results
 //! back until it answers.
 
-use std::collections::VecDeque;
+mod events;
+
 use std::fmt;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use futures_util::stream;
-use futures_util::{FutureExt as _, Stream, StreamExt as _};
+use futures_util::{FutureExt as _, StreamExt as _};
 use halo_protocol::{
     AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentStart, DEFAULT_TOOL_BUDGET, LlmChunk,
     LlmEnd, Message, ToolCall, ToolCallEnd, ToolCallStart, Usage,
 };
 use serde_json::{Map, Value};
 
+pub use self::events::AgentStream;
+use self::events::Emitter;
 use crate::progressive::{Disclosure, Step};
 use crate::{ChatEvent, ChatRequest, Error, LlmProvider, ModelSettings, Result, ToolSet};
 
@@ -208,20 +208,15 @@ impl Agent {
     where
         T: ToolSet + 'static,
     {
-        let queue = Arc::new(Mutex::new(VecDeque::new()));
-        let emitter = Emitter(Some(Arc::clone(&queue)));
         let agent = self.clone();
         let input = input.into();
-        let driver = async move {
-            // The outcome is in the events; the error is kept for `AgentStream::error`.
-            agent.execute(&tools, input, &emitter).await.err()
-        }
-        .boxed();
-        AgentStream {
-            queue,
-            driver: Some(driver),
-            error: None,
-        }
+        AgentStream::new(move |emitter| {
+            async move {
+                // The outcome is in the events; the error is kept for `AgentStream::error`.
+                agent.execute(&tools, input, &emitter).await.err()
+            }
+            .boxed()
+        })
     }
 
     /// One run: `agent_start`, the turns, then `agent_end` or `agent_error`.
@@ -586,103 +581,6 @@ impl fmt::Debug for Agent {
 impl fmt::Debug for AgentBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.settings.fmt(f)
-    }
-}
-
-/// Where a run's events go: a stream's queue, or nowhere.
-struct Emitter(Option<Arc<Mutex<VecDeque<AgentEvent>>>>);
-
-impl Emitter {
-    fn none() -> Self {
-        Self(None)
-    }
-
-    /// Queues the event `make` makes; when nobody listens it is not even made.
-    fn emit(&self, make: impl FnOnce() -> AgentEvent) {
-        if let Some(queue) = &self.0 {
-            queue
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push_back(make());
-        }
-    }
-}
-
-/// The events of an agent run ([`Agent::run_stream`]), ending with `agent_end` or
-/// `agent_error`.
-///
-/// The run advances as the stream is polled, and stops when the stream is dropped.
-#[must_use = "a run only advances while its stream is polled"]
-pub struct AgentStream {
-    queue: Arc<Mutex<VecDeque<AgentEvent>>>,
-    /// The run; its output is the error it failed with.
-    driver: Option<BoxFuture<'static, Option<Error>>>,
-    error: Option<Error>,
-}
-
-impl AgentStream {
-    /// The error the run failed with, once the stream has yielded its `agent_error` (`None`
-    /// before, and for a run that answered): what the event's `detail` describes in words,
-    /// with its predicates and accessors ([`Error::is_connect`], [`Error::endpoint`], ...).
-    ///
-    /// ```no_run
-    /// use futures_util::StreamExt as _;
-    /// use halo_agent::protocol::AgentEvent;
-    /// # async fn run(agent: halo_agent::Agent, tools: impl halo_agent::ToolSet + 'static) {
-    ///
-    /// let mut events = agent.run_stream(tools, "Is Dune in stock?");
-    /// while let Some(event) = events.next().await {
-    ///     if let AgentEvent::AgentError(failure) = event
-    ///         && events.error().is_some_and(|error| error.is_connect())
-    ///     {
-    ///         eprintln!("the model is down: {}", failure.detail);
-    ///     }
-    /// }
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn error(&self) -> Option<&Error> {
-        self.error.as_ref()
-    }
-
-    fn pop(&self) -> Option<AgentEvent> {
-        self.queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()
-    }
-}
-
-impl Stream for AgentStream {
-    type Item = AgentEvent;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        if let Some(event) = self.pop() {
-            return Poll::Ready(Some(event));
-        }
-        // The run only produces events while it is polled here, so an empty queue means
-        // it needs polling (or is over).
-        // The run emits its last event and ends in the same poll: its error is kept before
-        // the `agent_error` that describes it is yielded.
-        if let Some(driver) = self.driver.as_mut()
-            && let Poll::Ready(error) = driver.poll_unpin(cx)
-        {
-            self.driver = None;
-            self.error = error;
-        }
-        match self.pop() {
-            Some(event) => Poll::Ready(Some(event)),
-            None if self.driver.is_none() => Poll::Ready(None),
-            None => Poll::Pending,
-        }
-    }
-}
-
-impl fmt::Debug for AgentStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AgentStream")
-            .field("running", &self.driver.is_some())
-            .finish_non_exhaustive()
     }
 }
 
