@@ -292,12 +292,7 @@ async fn policies_are_enforced_and_shown_to_the_model() {
             .send()
     };
     let manifest: Value = discover(READER, "/").await.unwrap().json().await.unwrap();
-    let names: Vec<&str> = manifest["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = halo_tests::json::each_str(&manifest["tools"], "/name");
     assert_eq!(names, ["pets_listPets", "pets_createPet", "pets_getPet"]);
     let manifest: Value = discover(OPS, "/").await.unwrap().json().await.unwrap();
     assert_eq!(manifest["tools"].as_array().unwrap().len(), 4);

@@ -6,6 +6,7 @@
 
 use halo_gateway::{Config, Gateway};
 use halo_tests::FastApiServer;
+use halo_tests::json::{each_str, fetch};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -29,23 +30,14 @@ async fn a_halo_fastapi_service_behind_the_gateway() {
     let http = reqwest::Client::new();
 
     let manifest = halo_tests::discover(&format!("{url}/"), Some("caller-token-0123456789")).await;
-    let names: Vec<&str> = manifest["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = each_str(&manifest["tools"], "/name");
     assert!(names.contains(&"notes_create_note"), "{names:?}");
 
-    let note: Value = http
-        .get(format!("{url}/notes/notes/1"))
-        .bearer_auth("caller-token-0123456789")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let note = fetch(
+        http.get(format!("{url}/notes/notes/1"))
+            .bearer_auth("caller-token-0123456789"),
+    )
+    .await;
     assert_eq!(note["title"], "first", "{note}");
 
     // Creating a note needs the service's token: the gateway's, not the caller's.

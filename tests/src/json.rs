@@ -1,5 +1,5 @@
-//! Reading the lists of a JSON answer: the tags of a tool, the names of a manifest's tools,
-//! the methods of a path's schemas.
+//! Reading JSON answers: fetching one, and its lists (the tags of a tool, the names of a
+//! manifest's tools, the methods of a path's schemas).
 
 use serde_json::Value;
 
@@ -27,6 +27,15 @@ pub fn each_str<'a>(array: &'a Value, pointer: &str) -> Vec<&'a str> {
                 .unwrap_or_else(|| panic!("no string at {pointer} in {item}"))
         })
         .collect()
+}
+
+/// Sends `request` and reads its answer's body as JSON.
+///
+/// # Panics
+/// When the request fails or the body is not JSON.
+pub async fn fetch(request: reqwest::RequestBuilder) -> Value {
+    let answer = request.send().await.expect("an answer");
+    answer.json().await.expect("a JSON body")
 }
 
 /// The items of the JSON array `array`.
