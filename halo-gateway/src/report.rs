@@ -83,13 +83,21 @@ impl UpstreamReport {
             if !(rest.is_empty() || rest.starts_with('/')) {
                 continue;
             }
+            // The compiler's reason starts with the operation as the merged document names
+            // it (`POST /<upstream>/path (name): ...`); the finding names it already.
+            let label = format!("{} {}", skip.method(), skip.path());
+            let reason = skip.reason();
+            let reason = reason
+                .strip_prefix(label.as_str())
+                .and_then(|rest| rest.split_once(": "))
+                .map_or(reason, |(_, why)| why);
             let finding = Finding {
                 operation: format!(
                     "{} {}",
                     skip.method(),
                     if rest.is_empty() { "/" } else { rest }
                 ),
-                reason: skip.reason().to_owned(),
+                reason: reason.to_owned(),
             };
             if skip.is_repaired() {
                 repaired.push(finding);
