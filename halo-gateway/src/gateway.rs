@@ -208,6 +208,7 @@ async fn layer(
     // repaired) and reported, never the whole upstream.
     let mut builder = HaloBuilder::from_openapi_json(document)
         .validate(Validation::On)
+        .mark_calls(true)
         .lenient();
     if let Some(auth) = &file.auth {
         builder = builder

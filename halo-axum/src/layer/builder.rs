@@ -46,6 +46,8 @@ pub struct HaloBuilder {
     pub(super) excluded: (Vec<String>, Vec<String>),
     /// Operations that cannot be served are left out rather than failing the build.
     pub(super) lenient: bool,
+    /// Whether calls let through carry a `ToolCall`.
+    mark_calls: bool,
     max_age: Duration,
     authenticator: Option<Box<dyn DynAuthenticator>>,
     require_credentials: bool,
@@ -123,6 +125,7 @@ impl HaloBuilder {
             catalogs: Catalogs::new(),
             approvals: crate::approval::Settings::default(),
             previous: None,
+            mark_calls: false,
         }
     }
 
@@ -500,6 +503,25 @@ impl HaloBuilder {
         self
     }
 
+    /// Marks each call of a described operation the layer checked and lets through with a
+    /// [`ToolCall`](crate::ToolCall) in its extensions, so that the service behind the layer
+    /// can tell which tool it calls (and that it is one). Off by default: it costs every
+    /// such call an allocation. `halo gateway` turns it on, and forwards only marked calls.
+    ///
+    /// ```
+    /// use halo_axum::HaloBuilder;
+    /// use serde_json::json;
+    ///
+    /// let document = json!({"openapi": "3.1.0", "info": {"title": "Pets", "version": "1"},
+    ///     "paths": {"/pets": {"get": {"operationId": "list_pets", "responses": {}}}}});
+    /// let layer = HaloBuilder::from_openapi_json(document).mark_calls(true).build().unwrap();
+    /// # let _ = layer;
+    /// ```
+    pub fn mark_calls(mut self, mark: bool) -> Self {
+        self.mark_calls = mark;
+        self
+    }
+
     /// Walks the document and pre-serialises every HALO response.
     ///
     /// # Errors
@@ -618,6 +640,7 @@ impl HaloBuilder {
                 audit_arguments: self.audit_arguments,
                 metrics,
                 approvals,
+                mark_calls: self.mark_calls,
                 tool_names,
                 #[cfg(feature = "redis")]
                 takeover: crate::approval::Slot::default(),

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use super::Shared;
 
 /// The described operation a request calls, in the request's extensions when the layer ran
-/// its checks on the call and let it through to the application.
+/// its checks on the call and let it through to the application, and was asked to mark calls
+/// ([`HaloBuilder::mark_calls`](crate::HaloBuilder::mark_calls)).
 ///
 /// A service behind the layer can tell by it that the request is a call of one of the tools
 /// the layer serves (and which), not a request the layer passed on untouched. The layer
@@ -26,6 +27,7 @@ use super::Shared;
 ///     }
 /// }
 /// let app: Router = Router::new().route("/ping", get(ping));
+/// // with the layer built by `HaloBuilder::...mark_calls(true)`
 /// # let _ = app;
 /// ```
 // The name only, shared: a held call keeps its request (extensions included) in the layer's

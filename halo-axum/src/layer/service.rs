@@ -148,8 +148,10 @@ where
         route: Route,
         streaming: bool,
     ) -> ResponseFuture<S::Future, S::Error> {
-        let call = super::ToolCall::new(&self.shared, route.tool());
-        request.extensions_mut().insert(call);
+        if self.shared.mark_calls {
+            let call = super::ToolCall::new(&self.shared, route.tool());
+            request.extensions_mut().insert(call);
+        }
         // An approved call run here for a replica that stopped: its steps ran already
         // (`held::takeover`); only in-process requests carry the mark.
         #[cfg(feature = "redis")]

@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) metrics: Option<Metrics>,
     /// Calls held for approval, and who decides them.
     pub(crate) approvals: Book,
+    /// Whether calls the layer lets through carry a `ToolCall` (`HaloBuilder::mark_calls`).
+    pub(crate) mark_calls: bool,
     /// Each tool's name, shared with the calls that name it (`ToolCall`).
     pub(crate) tool_names: Box<[std::sync::Arc<str>]>,
     /// The app that runs approved calls whose holder stopped, when the layer was given one
