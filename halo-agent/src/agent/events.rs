@@ -34,7 +34,7 @@ impl Emitter {
     }
 }
 
-/// The events of an agent run ([`Agent::run_stream`]), ending with `agent_end` or
+/// The events of an agent run ([`Agent::run_stream`](super::Agent::run_stream)), ending with `agent_end` or
 /// `agent_error`.
 ///
 /// The run advances as the stream is polled, and stops when the stream is dropped.
