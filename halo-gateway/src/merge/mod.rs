@@ -115,23 +115,25 @@ pub(crate) fn merge(
         }
         let mut names = Names::default();
         let mut served_names = UniqueNames::new();
+        // Read in place: only what is served is copied.
+        let no_paths = Map::new();
         let items = match document.get("paths") {
-            Some(Value::Object(items)) => items.clone(),
-            _ => Map::new(),
+            Some(Value::Object(items)) => items,
+            _ => &no_paths,
         };
         for (key, item) in items {
             let Value::Object(mut served_item) = item.clone() else {
                 continue;
             };
-            for (method, _) in halo_openapi::operations(&item) {
+            for (method, _) in halo_openapi::operations(item) {
                 served_item.remove(&method.to_ascii_lowercase());
             }
             let mut kept = 0;
-            for (method, operation) in halo_openapi::operations(&item) {
+            for (method, operation) in halo_openapi::operations(item) {
                 let given = names.assign(
                     operation.get("operationId").and_then(Value::as_str),
                     method,
-                    &key,
+                    key,
                 );
                 // Prefixed names cut to 64 characters may meet: `_2`, as the upstream's own.
                 let served = match part.prefix {
@@ -140,7 +142,7 @@ pub(crate) fn merge(
                 };
                 // Its own tags, or the one the compiler derives from the path, as an upstream
                 // registry would give it.
-                let own_tags = halo_openapi::operation_tags(operation, template_of(&key));
+                let own_tags = halo_openapi::operation_tags(operation, template_of(key));
                 let method = Method::from_bytes(method.as_bytes()).expect("a standard method");
                 let effective = rules.effective(Candidate {
                     upstream: part.name,
@@ -204,10 +206,13 @@ pub(crate) fn merge(
             }
             let mut served_item = Value::Object(served_item);
             found.strip(&mut served_item, &document);
-            paths.insert(served_path(part.name, &key), served_item);
+            paths.insert(served_path(part.name, key), served_item);
         }
+        // The document is done with: its components move, not copied.
         for section in SECTIONS {
-            let Some(Value::Object(entries)) = document.pointer(&format!("/components/{section}"))
+            let Some(Value::Object(entries)) = document
+                .pointer_mut(&format!("/components/{section}"))
+                .map(Value::take)
             else {
                 continue;
             };
@@ -215,8 +220,8 @@ pub(crate) fn merge(
                 .entry(section.to_owned())
                 .or_insert_with(|| Value::Object(Map::new()));
             for (name, value) in entries {
-                let new = renames.name(index, section, name).to_owned();
-                target[new] = value.clone();
+                let new = renames.name(index, section, &name).to_owned();
+                target[new] = value;
             }
         }
         credentials.push(found);
