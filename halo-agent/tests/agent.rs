@@ -1,7 +1,7 @@
 //! The agent loop against a scripted OpenAI-compatible server (real HTTP) and tools in
 //! memory: concurrent tool calls, results in order, corrective turns, limits, events.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

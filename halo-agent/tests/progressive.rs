@@ -3,7 +3,7 @@
 //! model searches, calls what it found, and the tools found join its list; a small set is
 //! listed as it is.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -6,7 +6,7 @@
 //! system prompt never shown to a caller, nor the address of a model that cannot be reached
 //! (the server's log has it).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! bounded; without an approver the call is refused.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

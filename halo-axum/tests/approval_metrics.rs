@@ -4,7 +4,7 @@
 //! of its own that keeps the counters it is handed.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};

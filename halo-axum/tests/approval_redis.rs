@@ -11,7 +11,7 @@
 //! for what they can only observe (a state in Redis) with a deadline.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

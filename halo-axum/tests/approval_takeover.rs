@@ -10,7 +10,7 @@
 #![cfg(feature = "redis")]
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ async fn instance(redis: &RedisServer, name: &'static str, takes_over: bool) -> 
 
 impl Api {
     /// `POST /refunds/{id}` by alice, with a session cookie and an idempotency key.
-    async fn refund(&self, id: &str, key: &str) -> Answer {
+    async fn refund_with_cookie(&self, id: &str, key: &str) -> Answer {
         let request = self
             .http
             .post(self.server.url(&format!("/refunds/{id}")))
@@ -89,7 +89,7 @@ async fn a_call_whose_instance_stopped_runs_once_on_the_instance_that_approves_i
     let redis = RedisServer::start();
     let a = instance(&redis, "a", true).await;
     let b = instance(&redis, "b", true).await;
-    let location = held(&a.refund("7", "k-take").await);
+    let location = held(&a.refund_with_cookie("7", "k-take").await);
     // What B needs to run it is kept, without the caller's credentials.
     assert!(redis_holds(&redis, "idempotency-key:k-take"));
     assert!(!redis_holds(&redis, ALICE), "a bearer token in Redis");
@@ -123,7 +123,7 @@ async fn a_call_whose_instance_stopped_runs_once_on_the_instance_that_approves_i
         .await
         .assert_problem(StatusCode::CONFLICT);
     // Alice asking again with the key on B gets the kept answer, not a second run.
-    let again = b.refund("7", "k-take").await;
+    let again = b.refund_with_cookie("7", "k-take").await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
     assert_eq!(again.json(), refunded_on("b"));
     assert_eq!(b.runs(), 1);
@@ -135,7 +135,7 @@ async fn without_the_app_a_call_whose_instance_stopped_expires_and_never_runs() 
     let redis = RedisServer::start();
     let a = instance(&redis, "a", false).await;
     let b = instance(&redis, "b", false).await;
-    let location = held(&a.refund("7", "k-keep").await);
+    let location = held(&a.refund_with_cookie("7", "k-keep").await);
     // Nothing but what the approver sees is kept: the request stays in A's memory.
     assert!(!redis_holds(&redis, "idempotency-key:k-keep"));
     a.stop().await;
@@ -153,7 +153,7 @@ async fn a_call_whose_instance_is_alive_runs_there() {
     let redis = RedisServer::start();
     let a = instance(&redis, "a", true).await;
     let b = instance(&redis, "b", true).await;
-    let location = held(&a.refund("7", "k-alive").await);
+    let location = held(&a.refund_with_cookie("7", "k-alive").await);
     let approved = b.approve(&location).await;
     assert_eq!(approved.status, StatusCode::OK, "{}", approved.body);
     assert_eq!(approved.json()["response"]["body"], refunded_on("a"));
@@ -171,7 +171,7 @@ async fn instances_racing_to_take_over_a_call_run_it_once() {
     );
     // D may approve, but has no app to run the call with: it waits for another to.
     let d = instance(&redis, "d", false).await;
-    let location = held(&a.refund("7", "k-race").await);
+    let location = held(&a.refund_with_cookie("7", "k-race").await);
     a.stop().await;
     heartbeats_lapse(&redis).await;
 

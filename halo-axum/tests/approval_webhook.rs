@@ -6,7 +6,7 @@
 //! followed.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};

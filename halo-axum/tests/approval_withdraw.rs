@@ -7,7 +7,7 @@
 //! `tool_error` however it is withdrawn; the audit trail says who withdrew it.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use common::approvals::{self, ALICE, APPROVALS, BOB, CAROL, Trail, rest, streamed_refund};
 use common::client::Answer;

@@ -9,7 +9,7 @@
 //! a time.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! and for the call itself (a streamed call's record is written when it ends).
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime};
 

@@ -5,7 +5,7 @@
 //! operations; the agent card listing hosted agents only; and nothing changed for an app
 //! that did not opt in.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::http::header::{

@@ -3,7 +3,7 @@
 //! handler, and a half-open one lets one probe through at a time.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

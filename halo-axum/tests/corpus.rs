@@ -1,7 +1,7 @@
 //! Real OpenAPI documents nobody here wrote (GitHub's, Stripe's): each builds, and every
 //! described path answers discovery (the app called in process) with self-contained schemas.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::http::StatusCode;

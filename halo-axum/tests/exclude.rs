@@ -2,7 +2,7 @@
 //! should never be offered. Left out by the builder or by `x-halo-exclude`, it is no tool,
 //! discovery does not know it, and the app still answers its requests untouched.
 
-mod common;
+use crate::common;
 
 use axum::Json;
 use axum::http::StatusCode;

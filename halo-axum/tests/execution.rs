@@ -3,7 +3,7 @@
 //! resumption over real HTTP, where the client that leaves is a closed connection.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

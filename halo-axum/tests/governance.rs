@@ -2,7 +2,7 @@
 //! replays of keyed requests, deadlines (on Tokio's paused clock), the audit trail.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

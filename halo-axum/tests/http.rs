@@ -1,6 +1,6 @@
 //! Every discovery rule over real HTTP: a server on a loopback port, a real client.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 

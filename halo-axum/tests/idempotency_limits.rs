@@ -6,7 +6,7 @@
 //! see `halo_tests::redis`), on the real clock.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! `oidc-provider`, `halo_tests::oidc`) issuing opaque tokens.
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! test signs with its own keys, valid or broken in one way each.
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,7 @@
 //! client-credentials grant, and a utoipa app behind the layer checks them over HTTP.
 #![allow(missing_docs)]
 
-#[path = "../../tests/shared/books_api.rs"]
-mod books_api;
+use crate::books_api;
 
 use axum::http::StatusCode;
 use axum::http::header::WWW_AUTHENTICATE;

@@ -9,7 +9,7 @@
 //! drift with the code under test.
 #![allow(missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

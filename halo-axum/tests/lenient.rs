@@ -2,7 +2,7 @@
 //! left out of discovery (its requests still reach the application untouched), one with an
 //! obvious repair is served repaired, and the others are served as usual.
 
-mod common;
+use crate::common;
 
 use axum::Json;
 use axum::extract::Path;

@@ -5,7 +5,7 @@
 //! approval is confirmed by a client that can be asked (accept approves it, decline denies
 //! it), and waited for by any other until an approver decides over HTTP.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,7 @@
 //! and only one test makes discovery requests.
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use axum::Json;
 use axum::extract::Path;

@@ -4,7 +4,7 @@
 //! test), and through a real Redis shared by two instances (`redis` feature).
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! `halo_tests::redis`).
 #![allow(missing_docs, unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! What the registry derives from a utoipa document: the manifest and every schema.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::client::App;

@@ -1,7 +1,7 @@
 //! `OPTIONS /?q=`: discovery's search (the app called in process), scoped to the caller, cached like every
 //! discovery answer; and the tags derived for untagged documents.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::http::StatusCode;

@@ -3,7 +3,7 @@
 //! segment, and path keys with a `#fragment` (Box's way of describing several operations on
 //! one path). Each is described, matched, validated and governed (the app called in process).
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::extract::Path;

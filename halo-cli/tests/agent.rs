@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 use bookstore::auth::READER_TOKEN;
 use common::halo_with_env;

@@ -6,7 +6,7 @@
 //! (SIGINT) while `halo call` waits withdraws the approval, so the refund never runs, and
 //! exits 130.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::process::{Child, ChildStderr, Command, Stdio};

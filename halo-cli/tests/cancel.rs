@@ -4,7 +4,7 @@
 //! plain call and for a streamed one. Each time the handler is dropped: a guard says so.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::process::{Command, Stdio};

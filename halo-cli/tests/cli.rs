@@ -1,6 +1,6 @@
 //! The `halo` binary against the sample bookstore, over real HTTP.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::Path;

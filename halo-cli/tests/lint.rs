@@ -9,7 +9,7 @@
 //! document included); Stripe's is linted whole, offline; a file that cannot be read, is not
 //! JSON (YAML says so), is Swagger 2.0 or does not compile exits 2.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

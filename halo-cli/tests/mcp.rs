@@ -4,7 +4,7 @@
 //! that can be asked (an `input_required` result for rmcp, `elicitation/create` for the
 //! Python SDK) and waited for by one that cannot until the administrator approves it.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::sync::Arc;

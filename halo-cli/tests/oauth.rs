@@ -3,9 +3,8 @@
 //! authorization server (node's `oidc-provider`, `halo_tests::oidc`).
 #![allow(missing_docs)]
 
-#[path = "../../tests/shared/books_api.rs"]
-mod books_api;
-mod common;
+use crate::books_api;
+use crate::common;
 
 use halo_tests::oidc::{CLIENT_ID, CLIENT_SECRET};
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! error), and usage errors. The assertions hold whether the bookstore ranks `?q=` itself or
 //! answers its whole manifest and `halo` ranks it.
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 

@@ -3,10 +3,8 @@
 //! a 2xx `tool_end`, 1 on `tool_error` or an error answer, 2 when the server cannot be
 //! reached; a cut stream resumed without a repeated event.
 
-mod common;
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../halo-client/tests/support/sse.rs"]
-mod sse;
+use crate::common;
+use crate::sse;
 
 use common::halo;
 use serde_json::json;

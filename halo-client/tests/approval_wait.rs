@@ -3,7 +3,7 @@
 //! running is waited for; the call itself is sent once; an approval nobody decides ends the
 //! wait once its lifetime and a margin have passed; an expired one is a typed error.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,7 +5,7 @@
 //! are independent; discovery and the opening of streams go through it; and an agent's model
 //! reads one clear line.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! `host:port` wins over `host`), never to another origin, whether the request goes there
 //! through an absolute `call.url` or a redirect, and credential files expand `${ENV}`.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 
@@ -304,7 +304,11 @@ fn credentials_from_a_file_expand_environment_variables() {
     let dir = std::env::temp_dir().join(format!("halo-client-credentials-{pid}"));
     std::fs::create_dir_all(&dir).unwrap();
     let output = Command::new(std::env::current_exe().unwrap())
-        .args(["file_credentials_child", "--exact", "--nocapture"])
+        .args([
+            "credentials::file_credentials_child",
+            "--exact",
+            "--nocapture",
+        ])
         .env(CHILD_VAR, &var)
         .env(CHILD_DIR, &dir)
         .env(&var, format!("env-secret-{pid}"))

@@ -2,7 +2,7 @@
 //! body-less `304` while it is unchanged, a fresh manifest for a stale tag, and the tag
 //! filter kept.
 
-mod support;
+use crate::support;
 
 use halo_client::Client;
 use support::halo;

@@ -2,7 +2,7 @@
 //! revalidation, methods a path does not describe, older servers that answer a single object,
 //! and `describe_all`'s one request per path under a concurrency bound.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! bodies are decoded by type, error responses keep their problem document, redirects follow
 //! the method rules, and no error ever shows a credential.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

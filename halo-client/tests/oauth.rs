@@ -2,7 +2,7 @@
 //! for many calls, renewal on expiry and after a `401`, refusals that say why without a
 //! secret, and token URLs that keep the secret off the network in clear text.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

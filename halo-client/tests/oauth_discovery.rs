@@ -6,8 +6,7 @@
 //! tokens to another API.
 #![allow(missing_docs)]
 
-#[path = "../../tests/shared/books_api.rs"]
-mod books_api;
+use crate::books_api;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -3,7 +3,7 @@
 //! exactly once, `Retry-After` is a floor, `resilience.retry: false` and `max_attempts` bound
 //! everything, and timeouts are reported as timeouts.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! file entry without `header` follows the scheme, and the description moves the key only
 //! between headers of requests to the credential's own host.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -5,7 +5,7 @@
 //! are skipped; the attempt timeout never cuts a stream, silence does; and credentials still
 //! go to their own host only.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

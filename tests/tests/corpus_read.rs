@@ -2,7 +2,7 @@
 //! (`Document::read`: JSON or YAML, Swagger 2.0 converted) and built leniently with
 //! validation on: each builds, and every operation it describes is a tool or is reported.
 //!
-//! `cargo nextest run -p halo-tests --test corpus_read --no-capture` prints, per document,
+//! `cargo nextest run -p halo-tests --no-capture corpus_read::` prints, per document,
 //! the tools built, the operations left out and repaired, and why (with `HALO_CORPUS_VERBOSE`
 //! set, every reason in full), and how large the served schemas are against the OpenAPI
 //! slices of their operations (issue 13 wants each within 1.2×; not asserted here).

@@ -15,9 +15,7 @@
 //! `/usr/bin/chromium`) and `tests/browser/node_modules` (`npm ci` there); `bash .ci/test`
 //! provides all three.
 
-#[path = "../../halo-client/tests/support/sse.rs"]
-#[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
-mod sse;
+use crate::sse;
 
 use std::ffi::OsStr;
 use std::path::PathBuf;

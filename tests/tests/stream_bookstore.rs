@@ -3,9 +3,7 @@
 //! the middle of the stream. The client resumes with `Last-Event-ID`, every event arrives
 //! exactly once.
 
-#[path = "../../halo-client/tests/support/sse.rs"]
-#[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
-mod sse;
+use crate::sse;
 
 use futures_util::StreamExt;
 use halo_client::protocol::ToolEvent;

@@ -2,7 +2,7 @@
 //! each caller only the tools it may call, and a refused or invalid call never reaches its
 //! handler (the store is unchanged afterwards).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

@@ -2,7 +2,7 @@
 //! tool's name and use) answer only the administrator: `401` with a challenge for anonymous
 //! callers and bad tokens, `403` for the reader and the API key, over real HTTP.
 
-mod support;
+use crate::support;
 
 use bookstore::{AppState, Limits, Options};
 use halo_axum::Prometheus;

@@ -2,7 +2,7 @@
 //! checks each signed event; it denies the refunds it flags and leaves the others to the
 //! administrators, who still decide them over HTTP.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, SystemTime};
 

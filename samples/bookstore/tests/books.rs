@@ -1,7 +1,7 @@
 //! The catalogue over real HTTP: search, create, read, replace, delete, summarise (plainly and as
 //! an event stream), and the errors.
 
-mod support;
+use crate::support;
 
 use bookstore::model::BookSummary;
 use halo_axum::protocol::ToolEvent;

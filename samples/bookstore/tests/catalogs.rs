@@ -2,7 +2,7 @@
 //! gives each caller a Markdown digest of the tools it may call, and the RFC 9727 API catalog
 //! links the manifest, `/openapi.json` and the playground.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, VARY};

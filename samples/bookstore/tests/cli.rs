@@ -1,6 +1,6 @@
 //! The `bookstore` binary's arguments.
 
-mod support;
+use crate::support;
 
 use bookstore::cli::{Cli, DEFAULT_ADDR};
 

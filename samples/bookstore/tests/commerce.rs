@@ -1,6 +1,6 @@
 //! Inventory, orders, payments and weather over real HTTP.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! only what it may call (see `access.rs`), so these tests discover as the admin, who sees
 //! everything.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

@@ -3,7 +3,7 @@
 //! past the connection cap new connections wait until others close. Over real sockets on
 //! loopback, with short limits and generous bounds (nothing here measures speed).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 #![cfg(unix)]
 #![allow(missing_docs)]
 
-mod support;
+use crate::support;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! (`#[halo(rates(...))]`): the schema shows it, and the eleventh hold of one SKU within a
 //! minute gets a `429` that names it, whoever asks, while another SKU's holds go through.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{ADMIN, KEY, Server, expect_problem, send};

@@ -2,7 +2,7 @@
 //! and one record per idempotency key; and what they answer while Redis is down. Needs
 //! `redis-server` (see `halo_tests::redis`).
 
-mod support;
+use crate::support;
 
 use std::process::{Child, Command};
 use std::time::Duration;

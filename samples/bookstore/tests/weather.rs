@@ -2,7 +2,7 @@
 //! service's answers, `502` when it fails, and the tool's circuit breaker (`503` without
 //! calling it) once it has failed 5 times in a row.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,0 +1,9 @@
+//! halo-gateway's integration tests, one module per file, built as one binary: one link
+//! instead of one per file, which keeps a clean build's `target/` and its time small.
+
+mod gateway;
+mod halo_upstream;
+mod interop_fastapi;
+mod mcp;
+mod oauth;
+mod reload;
