@@ -10,11 +10,14 @@
 #   baseline  GET /health: a route HALO does not describe (the layer only looks the path up)
 #   manifest  OPTIONS / with Accept: application/llm+json (the manifest, anonymous)
 #   get_tool  GET /api/books/1 (a public tool: caller identified, path validated, handler)
+#   mcp_call  the same tool over MCP: POST /mcp, `tools/call` of get_book with {"id": 1}
+#             (stateless streamable HTTP, a JSON answer), in process through the layer
 #   charge    POST /api/payments/charge as demo-admin (rate 5/minute: after the first five
 #             calls every answer is 429, after authentication and body validation)
 #
 # For each: requests per second, latency p50/p90/p99, the answers' statuses, and throughput
-# and p50 as ratios to the baseline of the same run. With --metrics the bookstore runs with
+# and p50 as ratios to the baseline of the same run, and mcp_call's throughput against
+# get_tool's (the same tool, the same run). With --metrics the bookstore runs with
 # --metrics (a Prometheus recorder, GET /metrics) and the tool counters are printed at the end.
 #
 # wrk is installed from Debian (apt-get) when missing. Client and server share the machine's
@@ -88,6 +91,14 @@ expect() {
 expect 200 "$base/health"
 expect 200 -X OPTIONS -H 'Accept: application/llm+json' "$base/"
 expect 200 "$base/api/books/1"
+mcp_call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_book","arguments":{"id":1}}}'
+mcp_headers=(-H 'Accept: application/json, text/event-stream' -H 'Content-Type: application/json'
+  -H 'MCP-Protocol-Version: 2025-06-18')
+answer=$(curl -s -X POST "${mcp_headers[@]}" -d "$mcp_call" "$base/mcp")
+case "$answer" in
+  *'"isError":false'*'"id":1'*|*'"id":1'*'"isError":false'*) ;;
+  *) echo "load.sh: tools/call of get_book over /mcp answered $answer" >&2; exit 1 ;;
+esac
 
 # One Lua file per target: the request, and a summary line wrk prints at the end.
 cat >"$work/common.lua" <<'LUA'
@@ -122,6 +133,12 @@ end'
   echo 'wrk.headers["Content-Type"] = "application/json"'
   echo 'wrk.body = [[{"order_id": 1001, "amount": 21.98, "currency": "EUR", "payment_method": "pm_card_visa"}]]'
   echo "$counting"; } >"$work/charge.lua"
+{ cat "$work/common.lua"; echo 'wrk.method = "POST"'
+  echo 'wrk.headers["Accept"] = "application/json, text/event-stream"'
+  echo 'wrk.headers["Content-Type"] = "application/json"'
+  echo 'wrk.headers["MCP-Protocol-Version"] = "2025-06-18"'
+  echo "wrk.body = [[$mcp_call]]"
+  echo "$counting"; } >"$work/mcp_call.lua"
 
 run() {
   local name="$1" path="$2"
@@ -136,6 +153,7 @@ run() {
   run manifest /
   run get_tool /api/books/1
   run charge /api/payments/charge
+  run mcp_call /mcp
 } >"$work/results"
 
 echo
@@ -147,6 +165,8 @@ awk '
   {
     name = $1; path = $2; rps = $3 / $4
     if (name == "baseline") { base_rps = rps; base_p50 = $5 }
+    if (name == "get_tool") tool_rps = rps
+    if (name == "mcp_call") mcp_rps = rps
     row[NR] = sprintf("| %-8s | %-27s | %9.0f | %8s | %8s | %8s | %5.2f | %5.2f | %s |",
       name, path, rps, ms($5), ms($6), ms($7), rps / base_rps, $5 / base_p50,
       ($10 == "-" ? ($8 > 0 ? $8 " non-2xx/3xx" : "all 2xx/3xx") : $10))
@@ -156,6 +176,7 @@ awk '
     print "| target   | request                     |   req/s   | p50 ms   | p90 ms   | p99 ms   | req/s ÷ baseline | p50 ÷ baseline | statuses |"
     print "|---|---|---:|---:|---:|---:|---:|---:|---|"
     for (i = 1; i <= NR; i++) print row[i]
+    printf "\nmcp_call / get_tool, throughput: %.2f\n", mcp_rps / tool_rps
   }' "$work/results"
 
 if [ "$metrics" = 1 ]; then

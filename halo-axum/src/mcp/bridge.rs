@@ -23,9 +23,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::approval::{self, Approvals};
+use super::caller::Identified;
 use crate::Progress;
 use crate::layer::Shared as Layer;
 use crate::local::{Failure, Local};
+use crate::registry::Tool as AppTool;
 
 /// One MCP server per request (the transport is stateless), sharing the app.
 #[derive(Clone)]
@@ -47,6 +49,8 @@ struct Shared {
 
 /// A tool of the app, as the bridge knows it from start-up.
 struct Known {
+    /// Where the layer's registry holds it.
+    index: usize,
     entry: ToolEntry,
     /// What listing it costs at least (its entry alone, in estimated tokens): enough to
     /// know, from the manifest, that a caller's tools are over the budget.
@@ -66,7 +70,6 @@ impl Bridge {
     pub(super) fn new(
         local: Local,
         layer: Arc<Layer>,
-        tools: impl IntoIterator<Item = ToolEntry>,
         instructions: Option<String>,
         listing: Listing,
     ) -> Self {
@@ -75,14 +78,19 @@ impl Bridge {
         if let Some(instructions) = instructions {
             info = info.with_instructions(instructions);
         }
-        let tools = tools
-            .into_iter()
-            .map(|entry| {
+        let tools = layer
+            .discovery
+            .registry
+            .tools()
+            .enumerate()
+            .map(|(index, tool)| {
+                let entry = tool.entry().clone();
                 let least_tokens = tool_definitions(&[(entry.clone(), entry_schema(&entry))])[0]
                     .estimated_tokens();
                 (
                     entry.name.clone(),
                     Known {
+                        index,
                         entry,
                         least_tokens,
                     },
@@ -160,6 +168,11 @@ fn caller(context: &RequestContext<RoleServer>) -> Option<&Parts> {
     context.extensions.get::<Parts>()
 }
 
+/// The error of a call to a tool that does not exist, or that the caller may not see.
+fn no_such_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("no tool is named `{name}`"), None)
+}
+
 /// A discovery failure as a protocol error: the MCP client sees why it got no tools.
 fn protocol_error(failure: Failure) -> ErrorData {
     match failure {
@@ -172,12 +185,34 @@ fn protocol_error(failure: Failure) -> ErrorData {
     }
 }
 
+/// The handlers box their futures: rmcp spawns one task per request whose future holds the
+/// handler's, and moves it while doing so; a call's future (the request through the layer,
+/// an approval's wait) is large, and copying it cost more than the call itself.
 impl ServerHandler for Bridge {
     fn get_info(&self) -> ServerConfig {
         self.shared.info.clone()
     }
 
     async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Box::pin(self.tools(request, context)).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Box::pin(self.answer(request, context)).await
+    }
+}
+
+impl Bridge {
+    /// `tools/list`.
+    async fn tools(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
@@ -199,7 +234,8 @@ impl ServerHandler for Bridge {
         Ok(page)
     }
 
-    async fn call_tool(
+    /// `tools/call`.
+    async fn answer(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -234,15 +270,12 @@ impl ServerHandler for Bridge {
         }
         self.call(&name, arguments, &context).await
     }
-}
-
-impl Bridge {
     /// The tool named `name`, whoever may see it.
     fn known(&self, name: &str) -> Result<&Known, ErrorData> {
         self.shared
             .tools
             .get(name)
-            .ok_or_else(|| ErrorData::invalid_params(format!("no tool is named `{name}`"), None))
+            .ok_or_else(|| no_such_tool(name))
     }
 
     /// The approvals of the caller of `context`.
@@ -251,6 +284,29 @@ impl Bridge {
             layer: &self.shared.layer,
             caller: caller(context),
             context,
+        }
+    }
+
+    /// The tool named `name` when the caller of `context` may see it (and so call it): the
+    /// layer's own check, made in process on the caller [`McpService`](super::McpService)
+    /// identified. Discovery shows a caller exactly the tools it admits.
+    fn visible(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<&AppTool, ErrorData> {
+        let registry = &self.shared.layer.discovery.registry;
+        let tool = registry.tool_at(self.known(name)?.index);
+        if !self.shared.layer.gate.is_closed() {
+            return Ok(tool);
+        }
+        let identified = caller(context).and_then(|parts| parts.extensions.get::<Identified>());
+        let principal = identified.and_then(|identified| identified.0.as_ref());
+        if registry.admits(tool, principal) {
+            Ok(tool)
+        } else {
+            // A tool the caller may not see is answered as one that does not exist.
+            Err(no_such_tool(name))
         }
     }
 
@@ -263,29 +319,8 @@ impl Bridge {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = caller(context);
         let local = &self.shared.local;
-        // A tool the caller may not see is answered as one that does not exist.
-        let no_such_tool = || ErrorData::invalid_params(format!("no tool is named `{name}`"), None);
-        let entry = &self.known(name)?.entry;
-        // One discovery request, as the caller: the path's schemas, which are the ones it
-        // may see. A tool at `/` has no schema of its own; the manifest lists it or not.
-        let schema = if entry.url == "/" {
-            let manifest: Manifest = local.discover(caller, "/").await.map_err(protocol_error)?;
-            if !manifest
-                .tools
-                .iter()
-                .any(|listed| listed.name == entry.name)
-            {
-                return Err(no_such_tool());
-            }
-            entry_schema(entry)
-        } else {
-            match local.schema(caller, entry, &mut Vec::new()).await {
-                Ok(schema) => schema,
-                Err(Failure::Hidden) => return Err(no_such_tool()),
-                Err(failure) => return Err(protocol_error(failure)),
-            }
-        };
-        let mut call = match local.tool_request(caller, &schema, args) {
+        let schema = self.visible(name, context)?.schema();
+        let mut call = match local.tool_request(caller, schema, args) {
             Ok(call) => call,
             Err(output) => return Ok(CallToolResult::from(output).into()),
         };

@@ -2,6 +2,7 @@
 
 mod approval;
 mod bridge;
+mod caller;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -12,7 +13,7 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_protocol::{ToolEntry, ToolListing};
+use halo_protocol::ToolListing;
 use http::{HeaderName, Request};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -20,6 +21,7 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use tower_service::Service;
 
 use self::bridge::{Bridge, Listing};
+use self::caller::Identified;
 use crate::HaloLayer;
 use crate::layer::Shared;
 use crate::local::{Local, forwarded};
@@ -102,7 +104,9 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// ```
 #[derive(Clone)]
 pub struct McpService {
-    inner: StreamableHttpService<Bridge, NeverSessionManager>,
+    /// Shared rather than cloned with each request: its configuration holds the allowed
+    /// hosts and origins.
+    inner: Arc<StreamableHttpService<Bridge, NeverSessionManager>>,
     /// The layer's state: credentials are checked before MCP sees the request.
     shared: Arc<Shared>,
 }
@@ -121,8 +125,6 @@ impl fmt::Debug for McpService {
 pub struct McpBuilder {
     shared: Arc<Shared>,
     local: Local,
-    /// Every tool of the app, as listed for everyone.
-    tools: Vec<ToolEntry>,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Option<Vec<String>>,
     instructions: Option<String>,
@@ -155,11 +157,9 @@ impl McpService {
             + 'static,
         S::Future: Send + 'static,
     {
-        let registry = &layer.shared.discovery.registry;
         McpBuilder {
             shared: Arc::clone(&layer.shared),
             local: Local::new(layer, app, forwarded(layer), 16 * 1024 * 1024),
-            tools: registry.tools().map(|tool| tool.entry().clone()).collect(),
             allowed_hosts: None,
             allowed_origins: None,
             instructions: None,
@@ -266,7 +266,6 @@ impl McpBuilder {
         let bridge = Bridge::new(
             self.local,
             Arc::clone(&self.shared),
-            self.tools,
             self.instructions,
             self.listing,
         );
@@ -283,11 +282,11 @@ impl McpBuilder {
             .with_legacy_session_mode(false)
             .with_json_response(true);
         McpService {
-            inner: StreamableHttpService::new(
+            inner: Arc::new(StreamableHttpService::new(
                 move || Ok(bridge.clone()),
                 NeverSessionManager::default().into(),
                 config,
-            ),
+            )),
             shared: self.shared,
         }
     }
@@ -303,25 +302,26 @@ where
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Service::<Request<B>>::poll_ready(&mut self.inner, cx)
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Always ready, as rmcp's service is.
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        if !self.shared.gate.is_closed() {
-            let answer = self.inner.call(request);
-            return Box::pin(async move { Ok(answer.await?.map(Body::new)) });
-        }
-        // Credentials are checked first: a refused caller gets `401` and the challenge
-        // before any tool is looked up, so no answer differs by what a tool is called.
         let shared = Arc::clone(&self.shared);
-        let mut inner = self.inner.clone();
+        let inner = Arc::clone(&self.inner);
         Box::pin(async move {
-            let (parts, body) = request.into_parts();
-            if let Err(refused) = shared.gate.mcp_discoverer(&parts).await {
-                return Ok(refused);
+            if !shared.gate.is_closed() {
+                return Ok(inner.handle(request).await.map(Body::new));
             }
-            let answer = inner.call(Request::from_parts(parts, body)).await?;
+            // Credentials are checked first: a refused caller gets `401` and the challenge
+            // before any tool is looked up, so no answer differs by what a tool is called.
+            let (mut parts, body) = request.into_parts();
+            match shared.gate.mcp_discoverer(&parts).await {
+                Ok(caller) => parts.extensions.insert(Identified(caller)),
+                Err(refused) => return Ok(refused),
+            };
+            let answer = inner.handle(Request::from_parts(parts, body)).await;
             Ok(answer.map(Body::new))
         })
     }
