@@ -1,6 +1,7 @@
 //! halo-axum's integration tests, one module per file, built as one binary: one link
 //! instead of one per file, which keeps a clean build's `target/` and its time small.
 
+#[cfg(all(feature = "jwt", feature = "mcp"))]
 #[path = "../../tests/shared/books_api.rs"]
 mod books_api;
 mod common;
