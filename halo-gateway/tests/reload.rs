@@ -85,3 +85,44 @@ async fn a_changed_file_is_served_and_a_broken_one_is_not() {
     // A changed rate is a new budget.
     assert_eq!(ping().await.unwrap().status(), StatusCode::OK);
 }
+
+/// A call held for approval before a reload is decided and run after it.
+#[tokio::test]
+async fn a_held_call_survives_a_reload() {
+    let upstream_server = halo_tests::spawn(Router::new().fallback(|| async { "pong" })).await;
+    let upstream = upstream_server.url("");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("echo.json"), document().to_string()).unwrap();
+    let path = dir.path().join("gateway.yaml");
+    let config = |rate: &str| {
+        format!(
+            "listen: 127.0.0.1:0\nauth:\n  tokens:\n    dev-token-0123456789ab: {{ caller: dev }}\n    ops-token-0123456789ab: {{ caller: ops, scopes: [admin] }}\napprovals: {{ scope: admin }}\nupstreams:\n  echo: {{ openapi: echo.json, base_url: \"{upstream}\" }}\npolicies:\n  - set: {{ rate: {rate}, approval: required }}\n"
+        )
+    };
+    std::fs::write(&path, config("100/minute")).unwrap();
+    let gateway = Reloading::start(&path).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    let http = reqwest::Client::new();
+    let held = http
+        .get(server.url("/echo/ping"))
+        .bearer_auth("dev-token-0123456789ab")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(held.status(), StatusCode::ACCEPTED);
+    let location = held.headers()["location"].to_str().unwrap().to_owned();
+
+    std::fs::write(&path, config("50/minute")).unwrap();
+    gateway.reload().await.unwrap();
+    let approved = http
+        .post(server.url(&format!("{location}/approve")))
+        .bearer_auth("ops-token-0123456789ab")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), StatusCode::OK);
+    let approved: serde_json::Value = approved.json().await.unwrap();
+    assert_eq!(approved["state"], "approved", "{approved}");
+    assert_eq!(approved["response"]["status"], 200, "{approved}");
+    assert_eq!(approved["response"]["body"], "pong", "{approved}");
+}

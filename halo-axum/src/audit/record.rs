@@ -34,8 +34,9 @@ pub enum Outcome {
     RateLimited,
     /// The caller was not authenticated (`401`) or not allowed to call the tool (`403`).
     Denied,
-    /// The call was refused before the handler ran: its arguments did not validate, or its
-    /// idempotency key was misused.
+    /// The call was refused before the handler ran: its arguments did not validate, its
+    /// idempotency key was misused, or (a held call approved after the layer was built
+    /// again) its tool is no longer served (`410`).
     Invalid,
     /// The handler did not answer within the tool's deadline.
     TimedOut,

@@ -595,6 +595,10 @@ impl HaloBuilder {
         };
         let replay = stores.replay.take();
         let previous = self.previous.as_deref();
+        let approvals = match previous {
+            Some(old) => approvals.carrying(&old.approvals),
+            None => approvals,
+        };
         if let Some(old) = previous
             && old.governance.stores.local
             && stores.local

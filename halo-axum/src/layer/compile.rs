@@ -88,7 +88,9 @@ impl HaloBuilder {
     /// changed) and keeps its state: each tool with the same name that declares the same
     /// limits, input and resilience keeps its rate budgets and its circuit breaker's state,
     /// and the idempotency records kept in this process's memory stay (with the limits they
-    /// were made with). Calls in flight on `previous` finish there. State kept in Redis
+    /// were made with), as do the calls held for approval: read, decided and run through the
+    /// new layer (one whose tool the new layer no longer serves does not run: `410`), their
+    /// callers still waiting on them. Calls in flight on `previous` finish there. State kept in Redis
     /// ([`redis`](Self::redis)) is keyed by tool name and needs none of this.
     ///
     /// ```

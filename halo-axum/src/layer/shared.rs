@@ -59,6 +59,17 @@ impl Shared {
             || streaming
     }
 
+    /// The index of the tool `entry` was asked for: the one it was booked with, unless the
+    /// layer was built again since ([`carry_over`](crate::HaloBuilder::carry_over)) and the
+    /// tool moved, or went (`None`).
+    pub(crate) fn approval_tool(&self, entry: &crate::approval::Entry) -> Option<usize> {
+        let name = entry.request.tool();
+        match self.tool_names.get(entry.tool) {
+            Some(booked) if **booked == *name => Some(entry.tool),
+            _ => self.tool_names.iter().position(|tool| **tool == *name),
+        }
+    }
+
     /// Counts a discovery request, when metrics are on.
     pub(crate) fn discovered(&self, uri: &http::Uri, response: &Response) {
         if let Some(metrics) = &self.metrics {

@@ -25,8 +25,9 @@ pub struct Book<R> {
     store: Store<R>,
     /// The approvals of this process's streamed calls still waiting, by the stream's call
     /// id: what a cancel request of the call withdraws. One per held streamed call, each
-    /// gone when its stream stops waiting.
-    streams: Mutex<HashMap<String, Arc<Entry<R>>>>,
+    /// gone when its stream stops waiting. Shared, like the memory store, with a book that
+    /// carries this one's approvals over.
+    streams: Arc<Mutex<HashMap<String, Arc<Entry<R>>>>>,
 }
 
 /// Where the approvals are kept.
@@ -116,8 +117,26 @@ impl<R> Book<R> {
             approver,
             limits,
             store: Store::Memory(Memory::default()),
-            streams: Mutex::default(),
+            streams: Arc::default(),
         }
+    }
+
+    /// This book, holding the approvals of `previous`, the book of a layer it replaces (a
+    /// configuration reloaded): when both keep them in this process's memory, they share
+    /// them, so a call held before the reload can be read, decided, withdrawn and run after
+    /// it, and its caller still waits on it. This book's limits apply from now on. Approvals
+    /// kept in Redis are there for any book and need none of this.
+    #[must_use]
+    pub fn carrying(mut self, previous: &Self) -> Self {
+        #[cfg_attr(
+            not(feature = "redis"),
+            expect(irrefutable_let_patterns, reason = "Redis is the other store")
+        )]
+        if let (Store::Memory(memory), Store::Memory(old)) = (&mut self.store, &previous.store) {
+            *memory = old.share();
+            self.streams = Arc::clone(&previous.streams);
+        }
+        self
     }
 
     /// The same book, kept in Redis through `link`, for a layer with the tools `tools` (their

@@ -15,21 +15,21 @@ use super::book::{Asked, Booked, Decided, Found, Pending, Withdrawn};
 use super::entry::{Answer, Entry, Made, Phase, State, head_size};
 use super::{ApprovalLimits, Verdict};
 
-/// The approvals of one layer, in memory.
+/// The approvals of one layer, in memory; shared with the layer built to replace it.
 #[derive(Debug)]
 pub(crate) struct Memory<R> {
-    ledger: Mutex<Ledger<R>>,
+    ledger: Arc<Mutex<Ledger<R>>>,
 }
 
 impl<R> Default for Memory<R> {
     fn default() -> Self {
         Self {
-            ledger: Mutex::new(Ledger {
+            ledger: Arc::new(Mutex::new(Ledger {
                 by_id: HashMap::new(),
                 by_key: HashMap::new(),
                 per_caller: HashMap::new(),
                 bytes: 0,
-            }),
+            })),
         }
     }
 }
@@ -46,6 +46,13 @@ struct Ledger<R> {
 }
 
 impl<R> Memory<R> {
+    /// The same approvals, for a book that replaces this one's.
+    pub(crate) fn share(&self) -> Self {
+        Self {
+            ledger: Arc::clone(&self.ledger),
+        }
+    }
+
     fn ledger(&self) -> MutexGuard<'_, Ledger<R>> {
         self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
     }

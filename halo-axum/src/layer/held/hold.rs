@@ -82,9 +82,10 @@ where
         .map_or("", |t| t.as_str())
         .to_owned();
     let key = key.map(|value| {
+        // By the tool's name, not its index: the same after a reload, and on every replica.
         let indexed = format!(
             "{}\n{}\n{}",
-            route.tool(),
+            tool.name(),
             caller_id.as_deref().unwrap_or(""),
             String::from_utf8_lossy(value.as_bytes())
         );

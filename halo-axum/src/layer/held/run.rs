@@ -23,7 +23,7 @@ use crate::approval::Verdict;
 use crate::approval::{Answer, Decided, Entry, Kept, Phase, Reached};
 use crate::audit::{AuditRecord, Outcome};
 use crate::layer::Shared;
-use crate::step::Step;
+use crate::step::{Step, Stop};
 use crate::{Principal, govern, problem};
 
 /// The headers of an answer kept with it.
@@ -158,7 +158,9 @@ pub(crate) fn start(
 /// Waits for the run of `entry` on the replica that holds it: the approval as it ended, or
 /// as it is when the tool's deadline (a minute without one) has passed.
 async fn ran_elsewhere(shared: &Arc<Shared>, entry: &Arc<Entry>) -> Arc<Entry> {
-    let deadline = shared.governance.rules(entry.tool).timeout;
+    let deadline = shared
+        .approval_tool(entry)
+        .and_then(|tool| shared.governance.rules(tool).timeout);
     let patience = deadline.map_or(Duration::from_secs(60), |d| d + Duration::from_secs(5));
     let waited = tokio::time::timeout(patience, wait_end(shared, Arc::clone(entry))).await;
     match waited {
@@ -219,8 +221,8 @@ async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: Str
         .ok()
         .map(|collected| collected.to_bytes());
     shared.approvals.finish(&entry, answer).await;
-    if let Some(metrics) = &shared.metrics {
-        metrics.call(entry.tool, outcome, status, started.elapsed());
+    if let (Some(metrics), Some(tool)) = (&shared.metrics, shared.approval_tool(&entry)) {
+        metrics.call(tool, outcome, status, started.elapsed());
     }
     if let Some(sink) = &shared.audit {
         let mut record = record(&entry);
@@ -238,16 +240,22 @@ async fn execute(shared: &Shared, entry: &Entry, kept: Kept) -> Step<(Response, 
         runner,
     } = kept;
     let governance = &shared.governance;
-    let tool = shared.discovery.registry.tool_at(entry.tool);
-    let permit = governance.enter(entry.tool).await?;
-    let ticket = match governance.idempotency_key(entry.tool, tool, &parts, false)? {
+    // Approved after a reload that removed its tool: not run.
+    let Some(index) = shared.approval_tool(entry) else {
+        let detail = format!("`{}` is no longer served", entry.request.tool());
+        let gone = problem::response(StatusCode::GONE, detail);
+        return Err(Stop::new(Outcome::Invalid, gone));
+    };
+    let tool = shared.discovery.registry.tool_at(index);
+    let permit = governance.enter(index).await?;
+    let ticket = match governance.idempotency_key(index, tool, &parts, false)? {
         None => None,
         Some(key) => {
             let caller = parts.extensions.get::<Principal>();
             Some(governance.claim(tool, &key, &parts, caller, &body).await?)
         }
     };
-    let deadline = governance.rules(entry.tool).timeout;
+    let deadline = governance.rules(index).timeout;
     let request = Request::from_parts(parts, Body::from(body));
     let answer = govern::within(deadline, runner(request)).await;
     if let Some(permit) = permit {
@@ -282,7 +290,9 @@ pub(crate) fn note(shared: &Shared, entry: &Entry, outcome: Outcome, decided_by:
             Outcome::Cancelled => "cancelled",
             _ => "expired",
         };
-        metrics.approval(entry.tool, event);
+        if let Some(tool) = shared.approval_tool(entry) {
+            metrics.approval(tool, event);
+        }
     }
     // The `202` of a new approval is the call's own record.
     if outcome == Outcome::ApprovalRequested {
