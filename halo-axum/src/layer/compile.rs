@@ -90,8 +90,8 @@ impl HaloBuilder {
     /// and the idempotency records kept in this process's memory stay (with the limits they
     /// were made with), as do the calls held for approval: read, decided and run through the
     /// new layer (one whose tool the new layer no longer serves does not run: `410`), their
-    /// callers still waiting on them. Calls in flight on `previous` finish there. State kept in Redis
-    /// ([`redis`](Self::redis)) is keyed by tool name and needs none of this.
+    /// callers still waiting on them. Calls in flight on `previous` finish there. State kept
+    /// in Redis ([`redis`](Self::redis)) is keyed by tool name and needs none of this.
     ///
     /// ```
     /// use halo_axum::HaloBuilder;
