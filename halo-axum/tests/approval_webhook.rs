@@ -243,7 +243,7 @@ impl Api {
 
     /// Alice's refund of `amount` (with a PIN), held: its approval's `Location`.
     async fn held(&self, amount: u32, key: Option<&str>) -> String {
-        let body = json!({"amount": amount, "pin": "4921"});
+        let body = json!({"amount": amount, "pin": "secret-pin-4921"});
         let answer = self
             .send(Method::POST, "/refunds/7", ALICE, Some(&body), key)
             .await;
@@ -323,7 +323,7 @@ async fn a_hook_that_approves_runs_the_call_once() {
         data["arguments"],
         json!({"amount": 20, "pin": "[redacted]"})
     );
-    assert!(!String::from_utf8_lossy(&seen.body).contains("4921"));
+    assert!(!String::from_utf8_lossy(&seen.body).contains("secret-pin-4921"));
     // The hook learns how long it has, as the caller does.
     assert!(read["expires_at"].is_string(), "{read}");
     assert_eq!(data["expires_at"], read["expires_at"]);
@@ -342,7 +342,7 @@ async fn a_hook_that_denies_gives_its_reason_and_the_call_never_runs() {
     assert_eq!(read["state"], "denied");
     assert_eq!(read["reason"], "over the daily limit (limit)");
     // The caller's retry with its key is refused with the reason.
-    let body = json!({"amount": 900, "pin": "4921"});
+    let body = json!({"amount": 900, "pin": "secret-pin-4921"});
     let retried = api
         .send(Method::POST, "/refunds/7", ALICE, Some(&body), Some("k-1"))
         .await;
