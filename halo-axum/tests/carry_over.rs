@@ -132,6 +132,10 @@ async fn pending_approvals_carry_over() {
             .bearer_auth(ALICE)
             .json(&json!({"amount": 20}))
     };
+    let approve = |server: &halo_tests::TestServer, location: &str| {
+        http.post(server.url(&format!("{location}/approve")))
+            .bearer_auth(CAROL)
+    };
     let (status, held, location) = send(refund(&old, "7")).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{held}");
     let location = location.expect("a Location");
@@ -141,11 +145,7 @@ async fn pending_approvals_carry_over() {
     let (status, listed, _) = send(http.get(new.url(APPROVALS)).bearer_auth(CAROL)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(listed["approvals"][0]["id"], held["id"], "{listed}");
-    let (status, approved, _) = send(
-        http.post(new.url(&format!("{location}/approve")))
-            .bearer_auth(CAROL),
-    )
-    .await;
+    let (status, approved, _) = send(approve(&new, &location)).await;
     assert_eq!(status, StatusCode::OK, "{approved}");
     assert_eq!(approved["response"]["status"], 200, "{approved}");
     assert_eq!(approved["response"]["body"]["refund"], "7");
@@ -167,11 +167,7 @@ async fn pending_approvals_carry_over() {
         .build()
         .unwrap();
     let after = serve(without).await;
-    let (status, approved, _) = send(
-        http.post(after.url(&format!("{location}/approve")))
-            .bearer_auth(CAROL),
-    )
-    .await;
+    let (status, approved, _) = send(approve(&after, &location)).await;
     assert_eq!(status, StatusCode::OK, "{approved}");
     assert_eq!(approved["response"]["status"], 410, "{approved}");
     assert_eq!(runs.count(), 1, "not run");

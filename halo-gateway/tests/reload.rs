@@ -22,6 +22,14 @@ fn config(upstream: &str, rate: &str) -> String {
     )
 }
 
+/// An upstream answering `pong` to everything, and a folder holding its document.
+async fn echo() -> (halo_tests::TestServer, tempfile::TempDir) {
+    let server = halo_tests::spawn(Router::new().fallback(|| async { "pong" })).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("echo.json"), document().to_string()).unwrap();
+    (server, dir)
+}
+
 async fn rate_of(gateway: &str) -> String {
     let schemas = halo_tests::discover(&format!("{gateway}/echo/ping"), None).await;
     schemas[0]["limits"]["rate"]
@@ -32,10 +40,8 @@ async fn rate_of(gateway: &str) -> String {
 
 #[tokio::test]
 async fn a_changed_file_is_served_and_a_broken_one_is_not() {
-    let upstream_server = halo_tests::spawn(Router::new().fallback(|| async { "pong" })).await;
+    let (upstream_server, dir) = echo().await;
     let upstream = upstream_server.url("");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("echo.json"), document().to_string()).unwrap();
     let path = dir.path().join("gateway.yaml");
     std::fs::write(&path, config(&upstream, "100/minute")).unwrap();
     let gateway = Reloading::start(&path).await.unwrap();
@@ -89,10 +95,8 @@ async fn a_changed_file_is_served_and_a_broken_one_is_not() {
 /// A call held for approval before a reload is decided and run after it.
 #[tokio::test]
 async fn a_held_call_survives_a_reload() {
-    let upstream_server = halo_tests::spawn(Router::new().fallback(|| async { "pong" })).await;
+    let (upstream_server, dir) = echo().await;
     let upstream = upstream_server.url("");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("echo.json"), document().to_string()).unwrap();
     let path = dir.path().join("gateway.yaml");
     let config = |rate: &str| {
         format!(

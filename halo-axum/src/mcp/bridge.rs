@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use futures_util::future::{self, Either};
 use halo_protocol::{
-    CallRequest, Manifest, SearchRequest, ToolDefinition, ToolEntry, ToolListing, ToolOutput,
-    entry_schema, mcp_cache_hints, mcp_page, mcp_progress, search_tools_result, tool_definitions,
+    CallRequest, Manifest, SearchRequest, ToolDefinition, ToolListing, ToolOutput, entry_schema,
+    mcp_cache_hints, mcp_page, mcp_progress, search_tools_result, tool_definitions,
 };
 use http::HeaderMap;
 use http::header::{CACHE_CONTROL, VARY};
@@ -51,7 +51,6 @@ struct Shared {
 struct Known {
     /// Where the layer's registry holds it.
     index: usize,
-    entry: ToolEntry,
     /// What listing it costs at least (its entry alone, in estimated tokens): enough to
     /// know, from the manifest, that a caller's tools are over the budget.
     least_tokens: usize,
@@ -84,14 +83,13 @@ impl Bridge {
             .tools()
             .enumerate()
             .map(|(index, tool)| {
-                let entry = tool.entry().clone();
-                let least_tokens = tool_definitions(&[(entry.clone(), entry_schema(&entry))])[0]
-                    .estimated_tokens();
+                let entry = tool.entry();
+                let least_tokens =
+                    tool_definitions(&[(entry.clone(), entry_schema(entry))])[0].estimated_tokens();
                 (
                     entry.name.clone(),
                     Known {
                         index,
-                        entry,
                         least_tokens,
                     },
                 )
@@ -262,14 +260,20 @@ impl Bridge {
         // The retry of a call held for approval, with the client's confirmation: the call
         // is not made again.
         if let Some(state) = &request.request_state {
-            let entry = &self.known(&name)?.entry;
+            let tool = self.registry().tool_at(self.known(&name)?.index);
             let approvals = self.approvals(&context);
             let responses = request.input_responses.as_ref();
-            let output = approvals.resume(&entry.name, state, responses).await?;
+            let output = approvals.resume(tool.name(), state, responses).await?;
             return Ok(CallToolResult::from(output).into());
         }
         self.call(&name, arguments, &context).await
     }
+
+    /// The layer's tools.
+    fn registry(&self) -> &crate::registry::Registry {
+        &self.shared.layer.discovery.registry
+    }
+
     /// The tool named `name`, whoever may see it.
     fn known(&self, name: &str) -> Result<&Known, ErrorData> {
         self.shared
@@ -295,7 +299,7 @@ impl Bridge {
         name: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<&AppTool, ErrorData> {
-        let registry = &self.shared.layer.discovery.registry;
+        let registry = self.registry();
         let tool = registry.tool_at(self.known(name)?.index);
         if !self.shared.layer.gate.is_closed() {
             return Ok(tool);

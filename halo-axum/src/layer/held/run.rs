@@ -201,7 +201,8 @@ pub(crate) async fn pending(shared: &Shared) -> Reached<Vec<Arc<Entry>>> {
 /// deadline; keeps the answer for its caller.
 async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: String) {
     let started = Instant::now();
-    let (response, outcome) = match execute(&shared, &entry, kept).await {
+    let tool = shared.approval_tool(&entry);
+    let (response, outcome) = match execute(&shared, &entry, tool, kept).await {
         Ok(answered) => answered,
         Err(stop) => stop.into_parts(),
     };
@@ -221,7 +222,7 @@ async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: Str
         .ok()
         .map(|collected| collected.to_bytes());
     shared.approvals.finish(&entry, answer).await;
-    if let (Some(metrics), Some(tool)) = (&shared.metrics, shared.approval_tool(&entry)) {
+    if let (Some(metrics), Some(tool)) = (&shared.metrics, tool) {
         metrics.call(tool, outcome, status, started.elapsed());
     }
     if let Some(sink) = &shared.audit {
@@ -232,8 +233,14 @@ async fn run(shared: Arc<Shared>, entry: Arc<Entry>, kept: Kept, decided_by: Str
     }
 }
 
-/// The steps of an approved call after the approval, and the handler.
-async fn execute(shared: &Shared, entry: &Entry, kept: Kept) -> Step<(Response, Outcome)> {
+/// The steps of an approved call after the approval, and the handler; `tool` is where this
+/// layer holds the call's tool.
+async fn execute(
+    shared: &Shared,
+    entry: &Entry,
+    tool: Option<usize>,
+    kept: Kept,
+) -> Step<(Response, Outcome)> {
     let Kept {
         parts,
         body,
@@ -241,7 +248,7 @@ async fn execute(shared: &Shared, entry: &Entry, kept: Kept) -> Step<(Response, 
     } = kept;
     let governance = &shared.governance;
     // Approved after a reload that removed its tool: not run.
-    let Some(index) = shared.approval_tool(entry) else {
+    let Some(index) = tool else {
         let detail = format!("`{}` is no longer served", entry.request.tool());
         let gone = problem::response(StatusCode::GONE, detail);
         return Err(Stop::new(Outcome::Invalid, gone));
