@@ -136,18 +136,18 @@ fn document(choices: &mut Choices<'_>) -> Value {
     })
 }
 
-/// Every `$ref` in a served schema: each must point into the nearest `$defs`.
+/// Every `$ref` in a served schema: each must point into an enclosing `$defs`, and each
+/// entry and the output stand alone with the definitions the tool shares.
 fn check_tool(tool: &Value) {
-    for entry in tool["input"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(_, e)| e)
-    {
-        assert!(halo_protocol::is_self_contained(entry), "{entry}");
-    }
-    if let Some(output) = tool.get("output") {
-        assert!(halo_protocol::is_self_contained(output), "{output}");
+    assert!(halo_protocol::is_self_contained(tool), "{tool}");
+    let empty = serde_json::Map::new();
+    let shared = tool["$defs"].as_object().unwrap_or(&empty);
+    let entries = tool["input"].as_object().into_iter().flatten().map(|(_, e)| e);
+    for schema in entries.chain(tool.get("output")) {
+        if let Value::Object(schema) = schema {
+            let alone = Value::Object(halo_protocol::standalone(schema, shared));
+            assert!(halo_protocol::is_self_contained(&alone), "{alone}");
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use common::client::App;
 use halo_axum::{DocumentLimits, HaloBuilder};
 use halo_tests::corpus::Document;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// A concrete path for a template: `/repos/{owner}/{repo}` → `/repos/owner-1/repo-1`.
 fn concrete(template: &str) -> String {
@@ -26,11 +26,19 @@ fn concrete(template: &str) -> String {
 }
 
 /// Every JSON Schema a served tool schema holds: its input entries and its output.
-fn schemas(tool: &Value) -> Vec<&Value> {
+/// Each input entry and the output of a served tool, standing alone: with the definitions
+/// it reaches of those the tool's schemas share.
+fn schemas(tool: &Value) -> Vec<Value> {
+    let empty = Map::new();
+    let shared = tool["$defs"].as_object().unwrap_or(&empty);
     let input = tool["input"].as_object().into_iter().flatten();
     input
         .map(|(_, entry)| entry)
         .chain(tool.get("output"))
+        .map(|schema| match schema {
+            Value::Object(schema) => Value::Object(halo_protocol::standalone(schema, shared)),
+            other => other.clone(),
+        })
         .collect()
 }
 
@@ -87,9 +95,13 @@ async fn serves_every_path(document: Document) {
         let served = answer.json();
         for tool in served.as_array().unwrap() {
             assert_eq!(tool["call"]["url"], json!(template));
+            assert!(
+                halo_protocol::is_self_contained(tool),
+                "{template}: a dangling $ref in {tool}"
+            );
             for schema in schemas(tool) {
                 assert!(
-                    halo_protocol::is_self_contained(schema),
+                    halo_protocol::is_self_contained(&schema),
                     "{template}: a dangling $ref in {schema}"
                 );
             }

@@ -18,7 +18,8 @@
 //! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events.
 //! - [`Message`], [`AgentRequest`], [`AgentEvent`]: an agent's conversation with its model,
 //!   the request that starts a hosted agent, and the events of its run.
-//! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it.
+//! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it;
+//!   [`standalone`]: one of a tool's schemas with the definitions it shares with the others.
 //! - [`tool_definitions`]: tools as LLM APIs and MCP see them (name, description, input
 //!   schema, hints), and [`place_arguments`]: a call's arguments back into a request.
 //!   With feature `mcp`, definitions and outputs convert into `rmcp`'s `Tool` and
@@ -74,6 +75,7 @@ mod refs;
 mod retry;
 mod schema;
 mod search;
+mod shared_defs;
 mod style;
 mod tags;
 mod tokens;
@@ -126,6 +128,7 @@ pub use schema::{
     Lifecycle, Limits, Location, Next, Observe, Resilience, Status, Stream, ToolSchema, Trust,
 };
 pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
+pub use shared_defs::standalone;
 pub use tags::TagFilter;
 pub use tokens::estimate_tokens;
 

@@ -3,8 +3,10 @@
 use serde_json::{Map, Value};
 
 /// Whether every `$ref` in a schema resolves inside it: each must be `#/$defs/Name` with
-/// `Name` defined in an enclosing `$defs`. HALO schemas must be self-contained, since a client
-/// has no document to resolve `#/components/...` against.
+/// `Name` defined in an enclosing `$defs` (the nearest one that defines it). HALO schemas must
+/// be self-contained, since a client has no document to resolve `#/components/...` against.
+/// A whole tool schema is checked the same way: its entries and output may refer to the
+/// definitions it shares at its root ([`ToolSchema::defs`](crate::ToolSchema::defs)).
 ///
 /// Values of data keywords (`example`, `examples`, `default`, `enum`, `const`) are data, and
 /// a `$ref` key inside them is not a reference.
@@ -22,29 +24,35 @@ use serde_json::{Map, Value};
 /// ```
 #[must_use]
 pub fn is_self_contained(schema: &Value) -> bool {
-    !has_dangling(schema, &Map::new())
+    !has_dangling(schema, &mut Vec::new())
 }
 
-fn has_dangling(value: &Value, defs: &Map<String, Value>) -> bool {
+fn has_dangling<'v>(value: &'v Value, scopes: &mut Vec<&'v Map<String, Value>>) -> bool {
     match value {
         Value::Object(map) => {
-            let defs = match map.get("$defs") {
-                Some(Value::Object(own)) => own,
-                _ => defs,
+            let own = match map.get("$defs") {
+                Some(Value::Object(own)) => Some(own),
+                _ => None,
             };
-            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-                let resolves = reference
-                    .strip_prefix("#/$defs/")
-                    .is_some_and(|name| defs.contains_key(name));
-                if !resolves {
-                    return true;
-                }
+            scopes.extend(own);
+            let dangling = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .is_some_and(|reference| {
+                    !reference
+                        .strip_prefix("#/$defs/")
+                        .is_some_and(|name| scopes.iter().any(|defs| defs.contains_key(name)))
+                })
+                || map
+                    .iter()
+                    .filter(|(keyword, _)| !is_data_keyword(keyword))
+                    .any(|(_, inner)| has_dangling(inner, scopes));
+            if own.is_some() {
+                scopes.pop();
             }
-            map.iter()
-                .filter(|(keyword, _)| !is_data_keyword(keyword))
-                .any(|(_, inner)| has_dangling(inner, defs))
+            dangling
         }
-        Value::Array(items) => items.iter().any(|item| has_dangling(item, defs)),
+        Value::Array(items) => items.iter().any(|item| has_dangling(item, scopes)),
         _ => false,
     }
 }

@@ -78,6 +78,12 @@ pub struct ToolSchema {
     /// Present when the operation streams progress events (extension).
     #[serde(default, skip_serializing_if = "is_empty")]
     pub stream: Option<Stream>,
+    /// The definitions two or more of its schemas (input entries, `output`) share, written
+    /// once (extension): a `#/$defs/Name` reference in an entry or the output resolves in
+    /// its own `$defs`, else here. [`standalone`](crate::standalone) makes one schema stand
+    /// alone, [`unshare`](Self::unshare) all of them.
+    #[serde(rename = "$defs", default, skip_serializing_if = "Map::is_empty")]
+    pub defs: Map<String, Value>,
 }
 
 impl ToolSchema {
@@ -102,6 +108,7 @@ impl ToolSchema {
             observe: None,
             lifecycle: Lifecycle::default(),
             stream: None,
+            defs: Map::new(),
         }
     }
 }

@@ -2,13 +2,15 @@
 //! path's schemas), and written back as the OpenAPI document it describes, so that it is
 //! compiled, governed and served like any other upstream. Its `why`, effects, limits,
 //! resilience, next steps, examples and lifecycle travel as `x-halo-*` extensions; the
-//! definitions each schema carries under `$defs` become components, one per definition.
+//! definitions each schema carries under `$defs`, and those a tool's schemas share, become
+//! components, one per definition.
 
 use std::collections::HashMap;
 
 use halo_client::{Client, Credential};
 use halo_protocol::{
-    InputField, Location, ToolSchema, implied_location, template_variables, whole_body_entry,
+    InputField, Location, ToolSchema, implied_location, standalone, template_variables,
+    whole_body_entry,
 };
 use reqwest::Url;
 use serde_json::{Map, Value, json};
@@ -82,7 +84,8 @@ fn operation(name: &str, schema: &ToolSchema, definitions: &mut Definitions) -> 
     let mut parameters = Vec::new();
     let mut body = BodyParts::default();
     for (field_name, field) in &schema.input {
-        let mut entry = field.schema.clone();
+        // Its definitions, those the tool's schemas share among them.
+        let mut entry = standalone(&field.schema, &schema.defs);
         definitions.take(&mut entry);
         let location = field
             .location
@@ -113,7 +116,8 @@ fn operation(name: &str, schema: &ToolSchema, definitions: &mut Definitions) -> 
     let mut ok = json!({"description": "The tool's result"});
     if let Some(output) = &schema.output {
         let mut output = output.clone();
-        if let Some(object) = output.as_object_mut() {
+        if let Value::Object(object) = &mut output {
+            *object = standalone(object, &schema.defs);
             definitions.take(object);
         }
         ok["content"] = json!({"application/json": {"schema": output}});
@@ -312,10 +316,13 @@ mod tests {
                       "author": {"$ref": "#/$defs/Author", "in": "query",
                                  "$defs": {"Author": {"type": "string"}}}}
         }));
+        // Its body and output share a definition, written once at the tool's root.
         let tags = schema(json!({
             "call": {"method": "PUT", "url": "/api/books/{id}/tags"},
             "input": {"id": {"type": "integer", "in": "path", "required": true},
-                      "body": {"type": "array", "items": {"type": "string"}, "in": "body", "required": true}}
+                      "body": {"type": "array", "items": {"$ref": "#/$defs/Tag"}, "in": "body", "required": true}},
+            "output": {"type": "array", "items": {"$ref": "#/$defs/Tag"}},
+            "$defs": {"Tag": {"type": "string", "maxLength": 20}}
         }));
         let document = openapi(
             "Books",
@@ -358,9 +365,18 @@ mod tests {
             json!({"type": "string"})
         );
         let put = &document["paths"]["/api/books/{id}/tags"]["put"];
+        let tag = json!({"type": "array", "items": {"$ref": "#/components/schemas/Tag"}});
         assert_eq!(
             put["requestBody"]["content"]["application/json"]["schema"],
-            json!({"type": "array", "items": {"type": "string"}})
+            tag
+        );
+        assert_eq!(
+            put["responses"]["200"]["content"]["application/json"]["schema"],
+            tag
+        );
+        assert_eq!(
+            document["components"]["schemas"]["Tag"],
+            json!({"type": "string", "maxLength": 20})
         );
         // What the layer compiles from it is what the upstream serves.
         let registry = halo_openapi::Registry::builder(&document).build().unwrap();

@@ -136,7 +136,8 @@ impl Tool {
     }
 
     /// Its schema as served, but for the parts served from shared pieces: its input
-    /// entries have no `$defs` and it has no `output`.
+    /// entries have no `$defs`, it has no `output` and none of the `$defs` its schemas
+    /// share.
     #[inline]
     #[must_use]
     pub fn schema(&self) -> &ToolSchema {
@@ -174,34 +175,50 @@ struct Parts {
     input: Vec<(String, usize)>,
     /// The index of the output schema.
     output: Option<usize>,
+    /// The index of the definitions its schemas share, written at its root.
+    shared: Option<usize>,
     ropes: Vec<Rope>,
 }
 
 impl Parts {
     /// Takes the output and the input entries' definitions out of `schema` and serialises
-    /// them, the definitions from the bytes every schema shares.
+    /// them, the definitions from the bytes every schema shares; a definition two of its
+    /// schemas reach is written once, at the tool's root.
     fn take(schema: &mut ToolSchema, bundler: &Bundler<'_>) -> Result<Self, Problem> {
         let mut parts = Self::default();
-        for (name, field) in &schema.input {
-            let defs = bundler.defs_of_map(&field.schema, Direction::Input);
-            if !defs.is_empty() {
+        let inputs = schema
+            .input
+            .values()
+            .map(|field| bundler.defs_of_map(&field.schema, Direction::Input))
+            .collect();
+        let output = schema.output.take();
+        let output_defs = output
+            .as_ref()
+            .map(|output| bundler.defs_of(output, Direction::Output))
+            .unwrap_or_default();
+        let defs = bundler.tool_defs(inputs, output_defs);
+        for (name, own) in schema.input.keys().zip(&defs.inputs) {
+            if !own.is_empty() {
                 parts.input.push((name.clone(), parts.ropes.len()));
-                parts
-                    .ropes
-                    .push(bundler.defs_rope(&defs, Direction::Input)?);
+                parts.ropes.push(bundler.defs_rope(own, Direction::Input)?);
             }
         }
-        if let Some(mut output) = schema.output.take() {
-            let defs = bundler.defs_of(&output, Direction::Output);
+        if let Some(mut output) = output {
             let mut ropes = Vec::new();
-            if !defs.is_empty()
+            if !defs.output.is_empty()
                 && let Value::Object(map) = &mut output
             {
                 map.insert("$defs".to_owned(), splice::marker(0));
-                ropes.push(bundler.defs_rope(&defs, Direction::Output)?);
+                ropes.push(bundler.defs_rope(&defs.output, Direction::Output)?);
             }
             parts.output = Some(parts.ropes.len());
             parts.ropes.push(splice::splice(&output, &ropes));
+        }
+        if !defs.shared.is_empty() {
+            parts.shared = Some(parts.ropes.len());
+            parts
+                .ropes
+                .push(bundler.defs_rope(&defs.shared, Direction::Input)?);
         }
         Ok(parts)
     }
@@ -222,7 +239,29 @@ impl Parts {
         if let Some(index) = self.output {
             marked.output = Some(splice::marker(index));
         }
-        splice::splice(&marked, &self.ropes)
+        match self.shared {
+            Some(index) => splice::splice(&WithShared::new(&marked, index), &self.ropes),
+            None => splice::splice(&marked, &self.ropes),
+        }
+    }
+}
+
+/// A tool's schema with the marker of its shared definitions last, as
+/// [`ToolSchema::defs`] serialises.
+#[derive(serde::Serialize)]
+struct WithShared<'s> {
+    #[serde(flatten)]
+    schema: &'s ToolSchema,
+    #[serde(rename = "$defs")]
+    defs: Value,
+}
+
+impl<'s> WithShared<'s> {
+    fn new(schema: &'s ToolSchema, index: usize) -> Self {
+        Self {
+            schema,
+            defs: splice::marker(index),
+        }
     }
 }
 

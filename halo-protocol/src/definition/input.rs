@@ -3,12 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{ToolSchema, is_data_keyword};
+use crate::{ToolSchema, is_data_keyword, standalone};
 
 /// A tool's input entries as one JSON Schema object: one property per entry (its schema
 /// without HALO's `required` and `in` markers), `required` listing the required entries,
-/// and `additionalProperties: false`. The entries' `$defs` move to the root, where their
-/// `#/$defs/...` references resolve, renamed on a clash (identical definitions are shared).
+/// and `additionalProperties: false`. The entries' `$defs`, and the tool's shared
+/// definitions they reach, move to the root, where their `#/$defs/...` references resolve,
+/// renamed on a clash (identical definitions are shared).
 ///
 /// A variable of the call's URL template that the input does not describe (servers that
 /// describe bodies only leave path parameters out) becomes a required string, so that a
@@ -38,7 +39,7 @@ pub fn input_schema(schema: &ToolSchema) -> Map<String, Value> {
     let mut required = Vec::new();
     let mut defs = Map::new();
     for (name, field) in &schema.input {
-        let mut property = field.schema.clone();
+        let mut property = standalone(&field.schema, &schema.defs);
         if let Some(Value::Object(own)) = property.remove("$defs") {
             hoist(own, &mut property, &mut defs);
         }
@@ -156,7 +157,7 @@ fn rewrite_refs(value: &mut Value, renames: &[(String, String)]) {
 mod tests {
     use super::*;
     use crate::definition::tests::tool;
-    use crate::{Call, InputField, Location, is_self_contained};
+    use crate::{Call, InputField, Location, ToolEntry, is_self_contained};
 
     fn input(schema: &ToolSchema) -> Value {
         Value::Object(input_schema(schema))
@@ -300,5 +301,33 @@ mod tests {
         let leaf = leaf_ref.strip_prefix("#/$defs/").unwrap();
         assert_eq!(parameters["$defs"][leaf]["type"], "integer");
         assert_eq!(parameters["$defs"]["Leaf"]["type"], "string");
+    }
+
+    #[test]
+    fn the_tools_shared_definitions_join_the_root() {
+        let (_, mut schema) = tool("t", "POST", "/t");
+        schema
+            .defs
+            .insert("Tag".into(), json!({"type": "string", "maxLength": 20}));
+        schema.defs.insert("Out".into(), json!({"type": "integer"}));
+        for name in ["first", "second"] {
+            schema.input.insert(
+                name.into(),
+                InputField::new(json!({"type": "array", "items": {"$ref": "#/$defs/Tag"}})),
+            );
+        }
+        schema.output =
+            Some(json!({"type": "object", "properties": {"n": {"$ref": "#/$defs/Out"}}}));
+        let parameters = input(&schema);
+        assert!(is_self_contained(&parameters), "{parameters:#}");
+        // Only what the input reaches, once.
+        assert_eq!(
+            parameters["$defs"],
+            json!({"Tag": {"type": "string", "maxLength": 20}})
+        );
+        let entry = ToolEntry::new("/t", "POST", "t", "");
+        let definition = &crate::tool_definitions(&[(entry, schema)])[0];
+        let output = Value::Object(definition.output_schema.clone().unwrap());
+        assert_eq!(output["$defs"], json!({"Out": {"type": "integer"}}));
     }
 }

@@ -7,7 +7,7 @@ mod output;
 
 use serde_json::{Map, Value, json};
 
-use crate::{Status, ToolEntry, ToolSchema, UniqueNames};
+use crate::{Status, ToolEntry, ToolSchema, UniqueNames, standalone};
 
 pub use input::input_schema;
 pub use output::ToolOutput;
@@ -169,7 +169,7 @@ pub fn tool_definitions(tools: &[(ToolEntry, ToolSchema)]) -> Vec<ToolDefinition
             input_schema: input_schema(schema),
             output_schema: match &schema.output {
                 Some(Value::Object(output)) if output.get("type") == Some(&json!("object")) => {
-                    Some(output.clone())
+                    Some(standalone(output, &schema.defs))
                 }
                 _ => None,
             },

@@ -12,26 +12,47 @@ const MAX_DEPTH: usize = 64;
 
 impl Tool<'_> {
     pub(super) fn input_descriptions(&mut self) {
+        let shared = &self.schema.defs;
         let mut missing = Vec::new();
         for (param, field) in &self.schema.input {
-            let defs = match field.schema.get("$defs") {
-                Some(Value::Object(defs)) => defs,
-                _ => &Map::new(),
-            };
+            // Its own definitions, else the tool's shared ones.
+            let mut defs = shared.clone();
+            if let Some(Value::Object(own)) = field.schema.get("$defs") {
+                defs.extend(own.iter().map(|(name, body)| (name.clone(), body.clone())));
+            }
             let mut at = Vec::new();
-            undescribed(&field.schema, "", true, defs, 0, &mut at);
-            missing.extend(at.into_iter().map(|inner| (param.clone(), inner)));
+            undescribed(&field.schema, "", true, &defs, 0, &mut at);
+            missing.extend(at.into_iter().map(|inner| (Some(param.clone()), inner)));
+        }
+        // The shared definitions are walked where they are, once.
+        for (definition, body) in shared {
+            if let Value::Object(body) = body {
+                let pointer = format!("/$defs/{}", escape_token(definition));
+                let mut at = Vec::new();
+                undescribed(body, &pointer, false, shared, 0, &mut at);
+                missing.extend(at.into_iter().map(|inner| (None, inner)));
+            }
         }
         let name = self.entry.name.clone();
         for (param, inner) in missing {
-            let message = if inner.is_empty() {
-                format!("`{name}`: input `{param}` has no description")
-            } else {
-                format!("`{name}`: input `{param}` has no description at `{inner}`")
+            let (message, pointer) = match &param {
+                Some(param) if inner.is_empty() => (
+                    format!("`{name}`: input `{param}` has no description"),
+                    format!("/input/{}", escape_token(param)),
+                ),
+                Some(param) => (
+                    format!("`{name}`: input `{param}` has no description at `{inner}`"),
+                    format!("/input/{}{inner}", escape_token(param)),
+                ),
+                None => (
+                    format!(
+                        "`{name}`: a definition its inputs share has no description at `{inner}`"
+                    ),
+                    inner,
+                ),
             };
-            let pointer = format!("/input/{}{inner}", escape_token(&param));
             self.push_at(Rule::MissingInputDescription, &pointer, message)
-                .param = Some(param);
+                .param = param;
         }
     }
 }
@@ -200,5 +221,30 @@ mod tests {
             schema.input.insert("deep".into(), InputField::new(deep));
         });
         assert_eq!(ids(&found), []);
+    }
+
+    #[test]
+    fn shared_definitions_are_checked_once_where_they_are() {
+        let found = with_first(|_, schema| {
+            for param in ["home", "work"] {
+                schema.input.insert(
+                    param.into(),
+                    InputField::new(json!({"$ref": "#/$defs/Place"})).located(Location::Body),
+                );
+            }
+            // Described by its definition; one property of it is not.
+            schema.defs.insert(
+                "Place".into(),
+                json!({"type": "object", "description": "A place",
+                       "properties": {"street": {"type": "string"}}}),
+            );
+            schema.examples[0].input.insert("home".into(), json!({}));
+        });
+        let pointers: Vec<(Option<&str>, Option<&str>)> = found
+            .iter()
+            .map(|f| (f.param.as_deref(), f.pointer.as_deref()))
+            .collect();
+        assert_eq!(pointers, [(None, Some("/$defs/Place/properties/street"))]);
+        assert!(found[0].message.contains("a definition its inputs share"));
     }
 }

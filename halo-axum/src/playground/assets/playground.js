@@ -394,13 +394,16 @@ function kindOf(schema) {
   return 'json';
 }
 
-/// The schema an entry stands for: a `$ref` into the entry's own `$defs` followed, the
-/// keywords beside it kept (shared types are served once, under `$defs`).
-function resolved(entry) {
-  const defs = isObject(entry.$defs) ? entry.$defs : {};
+/// The schema an entry stands for: a `$ref` followed into the entry's own `$defs`, else into
+/// those the tool's schemas share (`shared`), the keywords beside it kept (shared types are
+/// served once, under `$defs`).
+function resolved(entry, shared) {
+  const own = isObject(entry.$defs) ? entry.$defs : {};
+  const tool = isObject(shared) ? shared : {};
   let schema = entry;
   for (let hops = 0; hops < 32 && typeof schema.$ref === 'string' && schema.$ref.startsWith('#/$defs/'); hops++) {
     const name = schema.$ref.slice('#/$defs/'.length).replaceAll('~1', '/').replaceAll('~0', '~');
+    const defs = Object.hasOwn(own, name) ? own : tool;
     const target = Object.hasOwn(defs, name) ? defs[name] : null;
     if (!isObject(target)) break;
     const { $ref, ...beside } = schema;
@@ -409,10 +412,10 @@ function resolved(entry) {
   return schema;
 }
 
-/// One control per input entry. `read()` gives `undefined` (not sent) or the value, or throws
-/// a message; `write(value)` fills the control.
-function field(name, entry, index) {
-  const schema = isObject(entry) ? resolved(entry) : {};
+/// One control per input entry (`shared`: the tool's shared `$defs`). `read()` gives
+/// `undefined` (not sent) or the value, or throws a message; `write(value)` fills the control.
+function field(name, entry, index, shared) {
+  const schema = isObject(entry) ? resolved(entry, shared) : {};
   const kind = kindOf(schema);
   const required = schema.required === true;
   const id = `field-${index}`;
@@ -523,7 +526,7 @@ function field(name, entry, index) {
 }
 
 function callView(tool, schema, method, template, input) {
-  const fields = Object.entries(input).map(([name, entry], i) => field(name, entry, i));
+  const fields = Object.entries(input).map(([name, entry], i) => field(name, entry, i, schema.$defs));
   const example = Array.isArray(schema.examples) ? schema.examples.find((e) => isObject(e?.input)) : undefined;
   const streams = h('input', { type: 'checkbox', id: 'stream', checked: true });
   const output = h('section', { id: 'output', class: 'output' });

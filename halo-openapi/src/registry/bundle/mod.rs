@@ -28,6 +28,7 @@ mod rewrite;
 mod share;
 #[cfg(test)]
 mod tests;
+mod tool_defs;
 mod walk;
 
 use std::cell::RefCell;

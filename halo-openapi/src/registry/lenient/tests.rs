@@ -170,22 +170,33 @@ fn limits_passed_leave_out_the_operation_that_passes_them() {
     );
 }
 
-/// Definitions shared by the fields of `bad`'s body: each field serves them again, past
-/// `max_defs`. What `bad` counted before it failed is not counted against what follows.
+/// Definitions reached by the fields of `bad`'s body: three, past `max_defs`. What `bad`
+/// counted before it failed is not counted against what follows.
 #[test]
 fn a_def_limit_passed_counts_nothing_of_the_operation_left_out() {
-    let shared = json!({"type": "object", "properties": {
-        "street": {"type": "string"}, "city": {"type": "string"}, "zip": {"type": "string"}}});
-    let address = json!({"$ref": "#/components/schemas/Address"});
+    let object = |fields: &[&str]| {
+        let properties: serde_json::Map<String, Value> = fields
+            .iter()
+            .map(|field| ((*field).to_owned(), json!({"type": "string"})))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    };
+    let to = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
     let paths = json!({
         "/bad": {"post": {"operationId": "bad", "responses": {}, "requestBody": {"content": {
             "application/json": {"schema": {"type": "object", "properties": {
-                "a": address, "b": address, "c": address}}}}}}},
+                "a": to("Address"), "b": to("Phone"), "c": to("Email"),
+                "d": to("Phone"), "e": to("Email")}}}}}}},
         "/good": {"post": {"operationId": "good", "responses": {}, "requestBody": {"content": {
             "application/json": {"schema": {"type": "object", "properties": {
-                "from": address, "to": address}}}}}}}
+                "from": to("Address"), "to": to("Address")}}}}}}}
     });
-    let document = document(paths, json!({"Address": shared}));
+    let schemas = json!({
+        "Address": object(&["street", "city", "zip"]),
+        "Phone": object(&["country", "number"]),
+        "Email": object(&["local", "domain"]),
+    });
+    let document = document(paths, schemas);
     let limits = DocumentLimits::new().max_defs(2);
     let error = Registry::builder(&document)
         .limits(limits)
