@@ -86,7 +86,7 @@ impl Gateway {
         let mut base_urls = Vec::with_capacity(loaded.len());
         let mut notes = Vec::with_capacity(loaded.len());
         for (spec, loaded) in config.upstreams.iter().zip(loaded) {
-            base_urls.push(loaded.base_url);
+            base_urls.push((loaded.base_url, loaded.halo));
             notes.push(loaded.notes);
             parts.push(Part {
                 name: &spec.name,
@@ -96,7 +96,7 @@ impl Gateway {
         }
         let title = file.name.as_deref().unwrap_or("halo gateway");
         let merged = merge::merge(title, parts, &config.rules, authenticated)?;
-        for ((spec, base_url), credentials) in config
+        for ((spec, (base_url, halo)), credentials) in config
             .upstreams
             .iter()
             .zip(base_urls)
@@ -116,6 +116,7 @@ impl Gateway {
                     oauth: spec.oauth.clone(),
                     credentials,
                     client,
+                    halo,
                 },
             );
         }

@@ -2,6 +2,7 @@
 //! halo-client discovers it, its tools served by the gateway with their meaning kept, its
 //! calls forwarded with the gateway's credential for it.
 
+use crate::sse::{Cut, Proxy};
 use halo_gateway::{Config, Gateway};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -116,4 +117,81 @@ async fn the_bookstore_behind_the_gateway_keeps_its_tools_and_their_meaning() {
         json!(refused.headers()["content-type"].to_str().unwrap()),
         "application/problem+json"
     );
+}
+
+/// A streamed call of a HALO upstream's tool: the gateway streams it from the bookstore, whose
+/// stream is cut part-way (halo-client resumes it with `Last-Event-ID`), and relays each of
+/// its progress steps once, in order, ending with its result as JSON.
+#[tokio::test]
+async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
+    let bookstore_server = halo_tests::spawn(bookstore::app()).await;
+    let proxy = Proxy::start(bookstore_server.addr()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "upstreams:\n  books: {{ halo: \"{}\", headers: {{ Authorization: \"Bearer {}\" }} }}\n",
+        proxy.base,
+        bookstore::auth::READER_TOKEN
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    // The upstream's first event stream is cut after its start, two steps and a few bytes.
+    proxy.cut([Cut {
+        events: 3,
+        bytes: 7,
+    }]);
+
+    let answer = reqwest::Client::new()
+        .post(server.url("/books/api/books/1/summarize"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"chapters": 4}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let text = answer.text().await.unwrap();
+    let events: Vec<(&str, Value)> = halo_tests::sse::data_events(&text)
+        .map(|event| {
+            let data: Value = serde_json::from_str(event.field("data").unwrap()).unwrap();
+            (
+                event.field("event").unwrap_or_default(),
+                data["data"].clone(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        [
+            "tool_start",
+            "tool_progress",
+            "tool_progress",
+            "tool_progress",
+            "tool_progress",
+            "tool_end"
+        ],
+        "{text}"
+    );
+    let steps: Vec<u64> = events[1..5]
+        .iter()
+        .map(|(_, data)| data["step"].as_u64().unwrap_or_else(|| panic!("{text}")))
+        .collect();
+    assert_eq!(steps, [1, 2, 3, 4], "each step once, in order");
+    assert_eq!(events[0].1["tool"], "books_summarize_book");
+    let end = &events[5].1;
+    assert_eq!(end["status"], 200);
+    assert_eq!(end["content"]["book_id"], 1, "the result as JSON: {end}");
+    assert_eq!(end["meta"]["chapters_read"], 4);
+    assert_eq!(proxy.cuts_left(), 0, "the upstream's stream was cut");
+
+    // A plain call is forwarded as before: one answer, no stream asked of the upstream.
+    let plain = reqwest::Client::new()
+        .post(server.url("/books/api/books/1/summarize"))
+        .json(&json!({"chapters": 2}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.status(), StatusCode::OK);
+    let plain: Value = plain.json().await.unwrap();
+    assert_eq!(plain["chapters"].as_array().unwrap().len(), 2);
 }

@@ -10,10 +10,11 @@ use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt as _;
 use halo_protocol::{CALL_ID_HEADER, EVENT_STREAM, Problem, RetryDelays, ToolEnd, ToolEvent};
-use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, StatusCode};
 use tokio::time::{Instant, Sleep};
 
+use super::request::Encoded;
 use super::{Prepared, checked, read};
 use crate::breaker::{Pass, Verdict};
 use crate::retry::Failure;
@@ -255,6 +256,60 @@ impl Client {
             }
         };
         Ok(ToolStream::new(self.clone(), request, opened))
+    }
+
+    /// Streams a request made elsewhere as a tool call: for a gateway that forwards a
+    /// caller's call. `method` on `url` (a path of this API, with its query, or an absolute
+    /// URL) is sent with `headers` and `body` as they are, the client's credential added as
+    /// for any call, and read as [`call_stream`](Self::call_stream) reads a call: resumed
+    /// across dropped connections, a server that does not stream giving its answer as
+    /// `tool_end`. Before the server names the call, a dropped request is sent again only
+    /// when `safe` says that cannot repeat a side effect.
+    ///
+    /// ```no_run
+    /// use halo_client::{Client, Method};
+    /// use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+    ///
+    /// # async fn run() -> halo_client::Result<()> {
+    /// let client = Client::new("http://127.0.0.1:3000")?;
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    /// let body = Some(bytes::Bytes::from_static(br#"{"style": "short"}"#));
+    /// let end = client
+    ///     .stream_request(Method::POST, "/api/books/1/summarize", headers, body, false)
+    ///     .await?
+    ///     .result()
+    ///     .await?;
+    /// println!("{} {}", end.status, end.content);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`invoke_stream`](Self::invoke_stream).
+    pub async fn stream_request(
+        &self,
+        method: Method,
+        url: &str,
+        mut headers: HeaderMap,
+        body: Option<Bytes>,
+        safe: bool,
+    ) -> Result<ToolStream> {
+        let body = body.map(|bytes| Encoded {
+            content_type: headers
+                .remove(CONTENT_TYPE)
+                .unwrap_or_else(|| HeaderValue::from_static("application/octet-stream")),
+            bytes,
+        });
+        let request = Prepared {
+            method,
+            url: self.resolve(url)?,
+            headers,
+            body,
+            key_header: None,
+            safe,
+            policy: self.inner.retry,
+        };
+        self.stream(request).await
     }
 
     /// One attempt at a streamed call: send, follow redirects, then keep an event stream

@@ -72,6 +72,11 @@ impl Proxy {
         lock(&self.cuts).extend(cuts);
     }
 
+    /// Cuts not yet made.
+    pub fn cuts_left(&self) -> usize {
+        lock(&self.cuts).len()
+    }
+
     /// Connections accepted so far.
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)

@@ -4,10 +4,12 @@
 //! answered `404` here, so a path no tool describes never reaches an upstream. A call goes to
 //! its upstream's base URL plus its path after `/<upstream>`, with its query and body as they
 //! came, without the caller's credentials, with the upstream's configured headers. The
-//! answer comes back as it is sent (streamed), without the upstream's cookies.
+//! answer comes back as it is sent (streamed), without the upstream's cookies. A call the
+//! layer streams to its caller is streamed from a HALO upstream too ([`relay`]).
 
 mod headers;
 mod problem;
+mod relay;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -15,9 +17,10 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
-use halo_axum::ToolCall;
+use halo_axum::{Progress, ToolCall};
 use halo_client::ClientCredentials;
-use http::{HeaderMap, Request, StatusCode};
+use http::header::ACCEPT;
+use http::{HeaderMap, HeaderValue, Request, StatusCode};
 use http_body::Body as _;
 use http_body_util::BodyExt as _;
 use reqwest::Url;
@@ -25,6 +28,10 @@ use tower_service::Service;
 
 use crate::merge::Credentials;
 use crate::upstream::document::without_url;
+
+/// What an upstream is asked for when the layer streams the call itself: its plain answer,
+/// JSON preferred.
+const PLAIN_ACCEPT: &str = "application/json, */*;q=0.8";
 
 /// Where one upstream's calls go, and how.
 #[derive(Debug)]
@@ -35,6 +42,8 @@ pub(crate) struct Target {
     pub(crate) oauth: Option<ClientCredentials>,
     pub(crate) credentials: Credentials,
     pub(crate) client: reqwest::Client,
+    /// A HALO upstream's client, through which streamed calls go.
+    pub(crate) halo: Option<halo_client::Client>,
 }
 
 /// The service that sends calls to their upstreams (`targets`, by upstream name).
@@ -69,6 +78,30 @@ async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> R
         &target.credentials,
     );
     let mut headers = headers::to_upstream(&parts.headers, &target.credentials, &target.headers);
+    // A call the layer streams to its caller: a HALO upstream streams it too, its progress
+    // relayed; any other upstream answers it plainly, and the layer makes the stream.
+    if let Some(progress) = parts
+        .extensions
+        .get::<Progress>()
+        .filter(|p| p.is_streaming())
+    {
+        match &target.halo {
+            Some(client) => {
+                let Ok(body) = body.collect().await.map(|body| body.to_bytes()) else {
+                    return problem::answer(
+                        StatusCode::BAD_REQUEST,
+                        "the request body could not be read",
+                    );
+                };
+                let body = (!body.is_empty()).then_some(body);
+                let request = (parts.method.clone(), url.as_str(), headers);
+                return relay::stream(client, name, progress, request, body).await;
+            }
+            None => {
+                headers.insert(ACCEPT, HeaderValue::from_static(PLAIN_ACCEPT));
+            }
+        }
+    }
     let token = match &target.oauth {
         None => None,
         Some(oauth) => match oauth.authorization(&target.client, &url).await {

@@ -8,9 +8,16 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 
 /// A `status` answer whose problem document says `detail`.
 pub(crate) fn answer(status: StatusCode, detail: impl Into<String>) -> Response {
-    let problem = Problem::new(status.as_u16()).with_detail(detail);
+    of(&Problem::new(status.as_u16()).with_detail(detail))
+}
+
+/// `problem` as the answer of its status (`502` when that is not an HTTP status).
+pub(crate) fn of(problem: &Problem) -> Response {
     let mut response = Response::new(Body::from(problem.to_json()));
-    *response.status_mut() = status;
+    *response.status_mut() = StatusCode::from_u16(problem.status)
+        .ok()
+        .filter(|status| status.is_client_error() || status.is_server_error())
+        .unwrap_or(StatusCode::BAD_GATEWAY);
     let headers = response.headers_mut();
     headers.insert(
         CONTENT_TYPE,

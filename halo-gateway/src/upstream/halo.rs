@@ -17,21 +17,10 @@ use serde_json::{Map, Value, json};
 
 use crate::config::UpstreamSpec;
 
-/// Discovers the HALO API at `base` with the upstream's credential (its one header, or its
-/// OAuth client), and writes the OpenAPI document of the tools it shows the gateway.
+/// Discovers the HALO API at `base` with the upstream's credential, and writes the OpenAPI
+/// document of the tools it shows the gateway.
 pub(super) async fn document(base: &Url, spec: &UpstreamSpec) -> Result<Value, String> {
-    let mut builder = Client::builder(base.as_str());
-    if let Some(oauth) = &spec.oauth {
-        builder = builder.credential(Credential::from(oauth.clone()));
-    } else if let Some((name, value)) = spec.headers.iter().next() {
-        let value = value
-            .to_str()
-            .map_err(|_| "its header is not text".to_owned())?;
-        builder = builder.credential(Credential::api_key(name.clone(), value));
-    }
-    let client = builder
-        .build()
-        .map_err(|e| format!("cannot make its client: {e}"))?;
+    let client = client(base, spec)?;
     let manifest = client
         .discover(&[])
         .await
@@ -46,6 +35,23 @@ pub(super) async fn document(base: &Url, spec: &UpstreamSpec) -> Result<Value, S
     };
     let names = manifest.tools.iter().map(|tool| tool.name.as_str());
     Ok(openapi(title, names.zip(schemas.iter())))
+}
+
+/// A client of the HALO API at `base` with the upstream's credential (its one header, or its
+/// OAuth client): what discovers it, and what streams its calls.
+pub(crate) fn client(base: &Url, spec: &UpstreamSpec) -> Result<Client, String> {
+    let mut builder = Client::builder(base.as_str());
+    if let Some(oauth) = &spec.oauth {
+        builder = builder.credential(Credential::from(oauth.clone()));
+    } else if let Some((name, value)) = spec.headers.iter().next() {
+        let value = value
+            .to_str()
+            .map_err(|_| "its header is not text".to_owned())?;
+        builder = builder.credential(Credential::api_key(name.clone(), value));
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot make its client: {e}"))
 }
 
 /// The OpenAPI 3.1 document of `tools` (each named as its upstream names it).

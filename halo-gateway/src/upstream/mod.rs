@@ -23,6 +23,9 @@ pub(crate) struct Loaded {
     pub(crate) base_url: Url,
     /// What reading the document changed (a Swagger 2.0 document converted, ...).
     pub(crate) notes: Vec<String>,
+    /// For a HALO upstream, the client its streamed calls go through (resumed, their
+    /// progress relayed).
+    pub(crate) halo: Option<halo_client::Client>,
 }
 
 /// Fetches and reads `spec`'s description.
@@ -33,10 +36,12 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
         Source::Halo(base) => {
             let document = halo::document(base, spec).await.map_err(fail)?;
             let base_url = spec.base_url.clone().unwrap_or_else(|| base.clone());
+            let halo = halo::client(&base_url, spec).map_err(fail)?;
             return Ok(Loaded {
                 document,
                 base_url,
                 notes: Vec::new(),
+                halo: Some(halo),
             });
         }
     };
@@ -66,5 +71,6 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
         document,
         base_url,
         notes,
+        halo: None,
     })
 }
