@@ -195,3 +195,61 @@ async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
     let plain: Value = plain.json().await.unwrap();
     assert_eq!(plain["chapters"].as_array().unwrap().len(), 2);
 }
+
+/// A streamed call cancelled at the gateway is cancelled at its `halo` upstream too: the
+/// gateway asks the upstream to stop its call rather than let it run on for nobody.
+#[tokio::test]
+async fn a_call_cancelled_at_the_gateway_is_cancelled_upstream() {
+    let bookstore_server = halo_tests::spawn(bookstore::app()).await;
+    let proxy = Proxy::start(bookstore_server.addr()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "upstreams:\n  books: {{ halo: \"{}\", headers: {{ Authorization: \"Bearer {}\" }} }}\n",
+        proxy.base,
+        bookstore::auth::READER_TOKEN
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+
+    // Twenty chapters take most of a second: the call is cancelled once its first step
+    // arrives.
+    let mut answer = reqwest::Client::new()
+        .post(server.url("/books/api/books/1/summarize"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"chapters": 20}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let mut text = String::new();
+    while !text.contains("event: tool_progress") {
+        let chunk = answer.chunk().await.unwrap().expect("the stream goes on");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let start = halo_tests::sse::data_events(&text).next().unwrap();
+    let start: Value = serde_json::from_str(start.field("data").unwrap()).unwrap();
+    let id = start["data"]["call_id"].as_str().unwrap();
+    let cancelled = reqwest::Client::new()
+        .delete(server.url(&format!("/.well-known/halo/calls/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status(), StatusCode::NO_CONTENT);
+    let rest = answer.text().await.unwrap();
+    assert!(rest.contains("event: tool_error"), "{rest}");
+
+    let asked = |proxy: &Proxy| {
+        proxy
+            .requests()
+            .iter()
+            .any(|line| line.starts_with("DELETE /.well-known/halo/calls/"))
+    };
+    for _ in 0..100 {
+        if asked(&proxy) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(asked(&proxy), "{:?}", proxy.requests());
+}

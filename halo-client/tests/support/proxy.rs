@@ -36,6 +36,8 @@ pub struct Proxy {
     pub base: String,
     cuts: Arc<Mutex<VecDeque<Cut>>>,
     connections: Arc<AtomicUsize>,
+    /// The request lines clients sent (`DELETE /x HTTP/1.1`), in order.
+    requests: Arc<Mutex<Vec<String>>>,
     task: JoinHandle<()>,
 }
 
@@ -46,16 +48,19 @@ impl Proxy {
         let addr = listener.local_addr().expect("local address");
         let cuts: Arc<Mutex<VecDeque<Cut>>> = Arc::default();
         let connections: Arc<AtomicUsize> = Arc::default();
+        let requests: Arc<Mutex<Vec<String>>> = Arc::default();
         let task = tokio::spawn({
             let cuts = Arc::clone(&cuts);
             let connections = Arc::clone(&connections);
+            let requests = Arc::clone(&requests);
             async move {
                 loop {
                     let Ok((client, _)) = listener.accept().await else {
                         continue;
                     };
                     connections.fetch_add(1, Ordering::SeqCst);
-                    tokio::spawn(relay(client, upstream, Arc::clone(&cuts)));
+                    let seen = Arc::clone(&requests);
+                    tokio::spawn(relay(client, upstream, Arc::clone(&cuts), seen));
                 }
             }
         });
@@ -63,6 +68,7 @@ impl Proxy {
             base: format!("http://{addr}"),
             cuts,
             connections,
+            requests,
             task,
         }
     }
@@ -75,6 +81,11 @@ impl Proxy {
     /// Cuts not yet made.
     pub fn cuts_left(&self) -> usize {
         lock(&self.cuts).len()
+    }
+
+    /// The request lines clients sent through it so far (`DELETE /x HTTP/1.1`), in order.
+    pub fn requests(&self) -> Vec<String> {
+        lock(&self.requests).clone()
     }
 
     /// Connections accepted so far.
@@ -104,14 +115,46 @@ enum Relay {
     },
 }
 
-async fn relay(mut client: TcpStream, upstream: SocketAddr, cuts: Arc<Mutex<VecDeque<Cut>>>) {
+async fn relay(
+    mut client: TcpStream,
+    upstream: SocketAddr,
+    cuts: Arc<Mutex<VecDeque<Cut>>>,
+    seen: Arc<Mutex<Vec<String>>>,
+) {
     let Ok(mut server) = TcpStream::connect(upstream).await else {
         return;
     };
     let (mut from_client, mut to_client) = client.split();
     let (mut from_server, mut to_server) = server.split();
     let requests = async {
-        let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
+        // Copied as it comes; each line that reads as a request line is noted.
+        let mut line: Vec<u8> = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let n = match from_client.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            for &byte in &buffer[..n] {
+                if byte != b'\n' {
+                    // A request line is short; a body's long line is not one.
+                    if line.len() < 8192 {
+                        line.push(byte);
+                    }
+                    continue;
+                }
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end();
+                if text.ends_with(" HTTP/1.1") && text.starts_with(|c: char| c.is_ascii_uppercase())
+                {
+                    lock(&seen).push(text.to_owned());
+                }
+                line.clear();
+            }
+            if to_server.write_all(&buffer[..n]).await.is_err() {
+                break;
+            }
+        }
         let _ = to_server.shutdown().await;
         // Keep the answers flowing after the client is done sending.
         std::future::pending::<()>().await;

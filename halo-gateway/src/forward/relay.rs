@@ -6,10 +6,11 @@ use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use halo_axum::{Progress, ToolResult};
-use halo_client::Client;
+use halo_client::{CallId, Client, ToolStream};
 use halo_protocol::ToolEvent;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::json;
+use tokio::runtime::Handle;
 
 use super::problem;
 
@@ -33,6 +34,18 @@ pub(super) async fn stream(
         Ok(events) => events,
         Err(error) => return failed(name, &error),
     };
+    let mut running = Running {
+        client,
+        call: events.call_id().cloned(),
+    };
+    let answer = relay(&mut events, name, progress).await;
+    // The upstream's stream ended (or failed): nothing of it runs on.
+    running.call = None;
+    answer
+}
+
+/// Relays `events` until their end: the answer is the upstream's `tool_end` or `tool_error`.
+async fn relay(events: &mut ToolStream, name: &str, progress: &Progress) -> Response {
     while let Some(event) = events.next().await {
         let event = match event {
             Ok(event) => event.into_event(),
@@ -62,6 +75,31 @@ pub(super) async fn stream(
         StatusCode::BAD_GATEWAY,
         format!("the upstream `{name}` ended its stream without a result"),
     )
+}
+
+/// The upstream's call while the gateway's runs: when the gateway's call is dropped before
+/// its end (cancelled by its caller, or stopped by the layer), the upstream is asked to cancel
+/// its call too, rather than run it to the end for nobody.
+struct Running<'c> {
+    client: &'c Client,
+    call: Option<CallId>,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let (Some(call), Ok(runtime)) = (self.call.take(), Handle::try_current()) else {
+            return;
+        };
+        if std::thread::panicking() {
+            return;
+        }
+        let client = self.client.clone();
+        runtime.spawn(async move {
+            if let Err(error) = client.cancel(&call).await {
+                tracing::debug!(%error, "an upstream call could not be cancelled");
+            }
+        });
+    }
 }
 
 /// The answer to a call the upstream refused or that could not be streamed: the upstream's
