@@ -57,7 +57,7 @@ pub fn upgrade_to_3_1(document: &mut Value) {
 }
 
 /// Keys whose values are data, never schemas.
-fn is_data(key: &str) -> bool {
+pub(crate) fn is_data(key: &str) -> bool {
     matches!(key, "example" | "examples" | "default" | "enum" | "const") || key.starts_with("x-")
 }
 
@@ -65,6 +65,14 @@ fn upgrade_object(object: &mut Map<String, Value>) {
     if matches!(object.get("nullable"), Some(Value::Bool(_))) {
         nullable(object);
     }
+    boolean_bounds(object);
+}
+
+/// OpenAPI 3.0's boolean `exclusiveMinimum`/`exclusiveMaximum` made the bounds themselves,
+/// as JSON Schema 2020-12 writes them: `minimum: 0, exclusiveMinimum: true` becomes
+/// `exclusiveMinimum: 0`, and a `false` one is dropped. Whether anything changed.
+pub(crate) fn boolean_bounds(object: &mut Map<String, Value>) -> bool {
+    let mut changed = false;
     for (flag, bound) in [
         ("exclusiveMinimum", "minimum"),
         ("exclusiveMaximum", "maximum"),
@@ -81,9 +89,11 @@ fn upgrade_object(object: &mut Map<String, Value>) {
             Some(Value::Bool(false)) => {
                 object.remove(flag);
             }
-            _ => {}
+            _ => continue,
         }
+        changed = true;
     }
+    changed
 }
 
 #[cfg(test)]

@@ -5,9 +5,11 @@
 //! aliases' expansion), so a hostile document fails with a [`ReadError`] rather than
 //! exhausting the process.
 
+mod bounds;
 mod error;
 mod json;
 mod notes;
+mod recursive;
 mod swagger;
 #[cfg(test)]
 mod tests;
@@ -118,8 +120,11 @@ impl Document {
             (Some(version), _) if version.starts_with("3.") => {
                 if !map.get("openapi").is_some_and(Value::is_string) {
                     // YAML's `openapi: 3.0` is a number; the compiler reads a string.
-                    json["openapi"] = Value::String(version);
+                    json["openapi"] = Value::String(version.clone());
                     notes.note(notes::Note::VersionNumber, || "/openapi".to_owned());
+                }
+                if !version.starts_with("3.0") {
+                    bounds::rewrite(&mut json, &mut notes);
                 }
             }
             (_, Some(version)) if version == "2.0" => {
@@ -139,6 +144,7 @@ impl Document {
                 ));
             }
         }
+        recursive::resolve(&mut json, &mut notes);
         Ok(Self {
             json,
             notes: notes.into_sentences(),
@@ -158,7 +164,10 @@ impl Document {
     }
 
     /// What converting the document changed or dropped, one sentence each (with how often
-    /// and where first); empty for an OpenAPI 3 document, which is read as it is.
+    /// and where first): a Swagger 2.0 document converted, and in an OpenAPI 3 document the
+    /// few constructs of older JSON Schema drafts read as OpenAPI 3.1 says the same (a
+    /// 2019-09 `$recursiveRef`, a boolean `exclusiveMinimum` in a 3.1 document); empty for a
+    /// document read as it is.
     ///
     /// ```
     /// use halo_openapi::Document;

@@ -23,6 +23,8 @@ pub(super) enum Note {
     BadParameter,
     UnresolvedParameter,
     BadSecurity,
+    RecursiveRef,
+    BooleanBound,
 }
 
 impl Note {
@@ -75,6 +77,16 @@ impl Note {
                  leaves its operation out of a lenient build"
             }
             Self::BadSecurity => "a security definition of no type Swagger 2.0 knows was dropped",
+            Self::RecursiveRef => {
+                "a schema recurs with JSON Schema 2019-09's `$recursiveAnchor` and \
+                 `$recursiveRef`, which OpenAPI 3.1 does not read: its `$recursiveRef: \"#\"` \
+                 became `$ref`s to the schema itself"
+            }
+            Self::BooleanBound => {
+                "a bound was written as OpenAPI 3.0 writes it (`exclusiveMinimum: true` beside \
+                 `minimum`), which OpenAPI 3.1 does not read: it became the bound itself \
+                 (`exclusiveMinimum: 0`)"
+            }
         }
     }
 }
