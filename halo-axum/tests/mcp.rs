@@ -392,6 +392,64 @@ async fn raw_mcp(
     (status, challenge, response.text().await.unwrap())
 }
 
+/// A plain `tools/call` is answered without rmcp's per-request machinery; its answer is the
+/// one rmcp writes for the same call sent in a shape only rmcp answers (with `_meta`):
+/// results, tool errors with their problems, invalid arguments, hidden and unknown tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_call_is_answered_as_rmcp_answers_it() {
+    let (server, _) = serve(|mcp| mcp).await;
+    let cases = [
+        (
+            Some("reader"),
+            json!({"name": "get_note", "arguments": {"id": 1}}),
+        ),
+        (
+            Some("reader"),
+            json!({"name": "get_note", "arguments": {"id": 2}}),
+        ),
+        (
+            Some("reader"),
+            json!({"name": "get_note", "arguments": {"id": "one"}}),
+        ),
+        (
+            Some("reader"),
+            json!({"name": "search_notes", "arguments": {"q": "tea"}}),
+        ),
+        (
+            Some("reader"),
+            json!({"name": "create_note", "arguments": {"text": "t"}}),
+        ),
+        (None, json!({"name": "get_note", "arguments": {"id": 1}})),
+        (None, json!({"name": "no_such_tool"})),
+    ];
+    // Each call as a client of no stated version, and of the last before 2026-07-28.
+    let post = async |token: Option<&str>, params: &Value, version: Option<&str>| {
+        let mut request = reqwest::Client::new()
+            .post(server.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(version) = version {
+            request = request.header("mcp-protocol-version", version);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json::<Value>().await.unwrap())
+    };
+    for version in [None, Some("2025-11-25")] {
+        for (token, params) in &cases {
+            let direct = post(*token, params, version).await;
+            let mut meta = params.clone();
+            meta["_meta"] = json!({});
+            let through_rmcp = post(*token, &meta, version).await;
+            assert_eq!(direct.0, 200, "{params}: {direct:?}");
+            assert_eq!(direct, through_rmcp, "{version:?} {params}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_credentials_get_401_before_any_tool_is_looked_up() {
     let (server, _) = serve(|mcp| mcp).await;

@@ -28,18 +28,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use halo_protocol::{
-    APPROVALS_PATH, Asking, Confirmation, HeldCall, Problem, Rfc3339, ToolOutput,
-    confirmed_approval,
+    APPROVALS_PATH, Confirmation, HeldCall, Problem, Rfc3339, ToolOutput, confirmed_approval,
 };
 use http::header::LOCATION;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
+use rmcp::ErrorData;
 use rmcp::model::{InputResponses, ProgressNotificationParam};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::asked::Asked;
 use crate::Principal;
 use crate::layer::Shared;
 use crate::layer::held::decision::{
@@ -74,7 +73,7 @@ pub(super) fn held(status: StatusCode, headers: &HeaderMap, body: &Value) -> Opt
 pub(super) struct Approvals<'a> {
     pub(super) layer: &'a Arc<Shared>,
     pub(super) caller: Option<&'a Parts>,
-    pub(super) context: &'a RequestContext<RoleServer>,
+    pub(super) asked: Asked<'a>,
 }
 
 impl Approvals<'_> {
@@ -144,9 +143,7 @@ impl Approvals<'_> {
     /// Whether the client can be asked to confirm: with an `input_required` result, since
     /// the stateless transport cannot send it a request in the middle of a call.
     fn can_ask(&self) -> bool {
-        let version = self.context.protocol_version();
-        let capabilities = self.context.client_capabilities();
-        Asking::of(version.as_ref(), capabilities.as_ref()) == Some(Asking::Result)
+        self.asked.can_ask()
     }
 
     /// Whether `caller` may decide its own calls: the approver lets it decide, and lets
@@ -197,7 +194,7 @@ impl Approvals<'_> {
                         ))
                     });
                 }
-                () = self.context.ct.cancelled() => {
+                () = self.asked.cancelled() => {
                     return ToolOutput::failure(format!(
                         "the call was cancelled by the client; approval {id} stays pending until \
                          someone decides it or it expires"
@@ -224,14 +221,13 @@ impl Approvals<'_> {
 
     /// Tells a client that sent a progress token that the call waits for approval.
     async fn tell_waiting(&self, entry: &Entry) {
-        let Some(token) = self.context.meta.get_progress_token() else {
+        let Some(token) = self.asked.progress_token() else {
             return;
         };
         let expires_at = Rfc3339(entry.expires_at).to_string();
         let held = HeldCall::new(&*entry.id, entry.request.tool(), expires_at);
         let note = ProgressNotificationParam::new(token, 0.0).with_message(held.waiting());
-        // A client that stopped listening still gets the result.
-        let _ = self.context.peer.notify_progress(note).await;
+        self.asked.notify_progress(note).await;
     }
 }
 

@@ -17,12 +17,13 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::approval::{self, Approvals};
+use super::asked::Asked;
 use super::caller::Identified;
 use crate::Progress;
 use crate::layer::Shared as Layer;
@@ -161,11 +162,6 @@ impl Bridge {
     }
 }
 
-/// The HTTP request an MCP request came in, when the transport kept it.
-fn caller(context: &RequestContext<RoleServer>) -> Option<&Parts> {
-    context.extensions.get::<Parts>()
-}
-
 /// The error of a call to a tool that does not exist, or that the caller may not see.
 fn no_such_tool(name: &str) -> ErrorData {
     ErrorData::invalid_params(format!("no tool is named `{name}`"), None)
@@ -204,7 +200,7 @@ impl ServerHandler for Bridge {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Box::pin(self.answer(request, context)).await
+        Box::pin(self.answer(request, Asked::Rmcp(&context))).await
     }
 }
 
@@ -215,7 +211,7 @@ impl Bridge {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let caller = caller(&context);
+        let caller = Asked::Rmcp(&context).caller();
         let (manifest, headers): (Manifest, HeaderMap) = self
             .shared
             .local
@@ -232,11 +228,11 @@ impl Bridge {
         Ok(page)
     }
 
-    /// `tools/call`.
-    async fn answer(
+    /// `tools/call`, as the MCP request `asked` asks it.
+    pub(super) async fn answer(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        asked: Asked<'_>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let mut name = request.name.into_owned();
@@ -246,7 +242,7 @@ impl Bridge {
         if self.shared.listing.tools.budget.is_some() {
             match name.as_str() {
                 halo_protocol::SEARCH_TOOLS => {
-                    return Ok(self.search(caller(&context), &arguments).await.into());
+                    return Ok(self.search(asked.caller(), &arguments).await.into());
                 }
                 halo_protocol::CALL_TOOL => match CallRequest::from_arguments(&arguments) {
                     Ok(call) => (name, arguments) = (call.name, call.arguments),
@@ -261,12 +257,12 @@ impl Bridge {
         // is not made again.
         if let Some(state) = &request.request_state {
             let tool = self.registry().tool_at(self.known(&name)?.index);
-            let approvals = self.approvals(&context);
+            let approvals = self.approvals(asked);
             let responses = request.input_responses.as_ref();
             let output = approvals.resume(tool.name(), state, responses).await?;
             return Ok(CallToolResult::from(output).into());
         }
-        self.call(&name, arguments, &context).await
+        self.call(&name, arguments, asked).await
     }
 
     /// The layer's tools.
@@ -282,29 +278,27 @@ impl Bridge {
             .ok_or_else(|| no_such_tool(name))
     }
 
-    /// The approvals of the caller of `context`.
-    fn approvals<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Approvals<'a> {
+    /// The approvals of the caller of `asked`.
+    fn approvals<'a>(&'a self, asked: Asked<'a>) -> Approvals<'a> {
         Approvals {
             layer: &self.shared.layer,
-            caller: caller(context),
-            context,
+            caller: asked.caller(),
+            asked,
         }
     }
 
-    /// The tool named `name` when the caller of `context` may see it (and so call it): the
+    /// The tool named `name` when the caller of `asked` may see it (and so call it): the
     /// layer's own check, made in process on the caller [`McpService`](super::McpService)
     /// identified. Discovery shows a caller exactly the tools it admits.
-    fn visible(
-        &self,
-        name: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<&AppTool, ErrorData> {
+    fn visible(&self, name: &str, asked: Asked<'_>) -> Result<&AppTool, ErrorData> {
         let registry = self.registry();
         let tool = registry.tool_at(self.known(name)?.index);
         if !self.shared.layer.gate.is_closed() {
             return Ok(tool);
         }
-        let identified = caller(context).and_then(|parts| parts.extensions.get::<Identified>());
+        let identified = asked
+            .caller()
+            .and_then(|parts| parts.extensions.get::<Identified>());
         let principal = identified.and_then(|identified| identified.0.as_ref());
         if registry.admits(tool, principal) {
             Ok(tool)
@@ -319,36 +313,33 @@ impl Bridge {
         &self,
         name: &str,
         args: Value,
-        context: &RequestContext<RoleServer>,
+        asked: Asked<'_>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = caller(context);
+        let caller = asked.caller();
         let local = &self.shared.local;
-        let schema = self.visible(name, context)?.schema();
+        let schema = self.visible(name, asked)?.schema();
         let mut call = match local.tool_request(caller, schema, args) {
             Ok(call) => call,
             Err(output) => return Ok(CallToolResult::from(output).into()),
         };
         // A client that asked for progress gets the steps of a streaming tool as they come.
-        let progress = context
-            .meta
-            .get_progress_token()
-            .filter(|_| schema.stream.is_some());
+        let progress = asked.progress_token().filter(|_| schema.stream.is_some());
         let answer = async {
             match progress {
                 Some(token) => {
                     let (relay, steps) = mpsc::unbounded_channel();
                     call.extensions_mut().insert(Progress::relayed(relay));
-                    relaying(local.exchange(call), steps, token, &context.peer).await
+                    relaying(local.exchange(call), steps, token, asked).await
                 }
                 None => local.exchange(call).await,
             }
         };
         // A cancelled request drops the call (and with it the handler, unless it streams).
-        let output = match future::select(pin!(answer), pin!(context.ct.cancelled())).await {
+        let output = match future::select(pin!(answer), pin!(asked.cancelled())).await {
             Either::Left((Ok((status, headers, body)), _)) => {
                 // Held for approval: confirmed by the client, or waited for.
                 if let Some(held) = approval::held(status, &headers, &body) {
-                    return Ok(self.approvals(context).settle(held).await);
+                    return Ok(self.approvals(asked).settle(held).await);
                 }
                 ToolOutput::from_response(status.as_u16(), body)
             }
@@ -365,14 +356,13 @@ async fn relaying<T>(
     answer: impl Future<Output = T>,
     mut steps: mpsc::UnboundedReceiver<Value>,
     token: ProgressToken,
-    peer: &Peer<RoleServer>,
+    asked: Asked<'_>,
 ) -> T {
     let mut progress = 0.0;
     let mut notify = async |data: Value| {
         let note = mcp_progress(token.clone(), progress, &data);
         progress = note.progress;
-        // A client that stopped listening still gets the result.
-        let _ = peer.notify_progress(note).await;
+        asked.notify_progress(note).await;
     };
     let mut answer = pin!(answer);
     let output = loop {

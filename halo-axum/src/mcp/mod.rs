@@ -1,8 +1,10 @@
 //! `/mcp`: the app's HALO tools served over MCP streamable HTTP by the app itself.
 
 mod approval;
+mod asked;
 mod bridge;
 mod caller;
+mod direct;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -22,6 +24,7 @@ use tower_service::Service;
 
 use self::bridge::{Bridge, Listing};
 use self::caller::Identified;
+use self::direct::Direct;
 use crate::HaloLayer;
 use crate::layer::Shared;
 use crate::local::{Local, forwarded};
@@ -107,6 +110,8 @@ pub struct McpService {
     /// Shared rather than cloned with each request: its configuration holds the allowed
     /// hosts and origins.
     inner: Arc<StreamableHttpService<Bridge, NeverSessionManager>>,
+    /// The server, for the plain `tools/call`s answered without rmcp ([`direct`]).
+    bridge: Bridge,
     /// The layer's state: credentials are checked before MCP sees the request.
     shared: Arc<Shared>,
 }
@@ -281,12 +286,14 @@ impl McpBuilder {
             .enforce_origin_validation()
             .with_legacy_session_mode(false)
             .with_json_response(true);
+        let server = bridge.clone();
         McpService {
             inner: Arc::new(StreamableHttpService::new(
-                move || Ok(bridge.clone()),
+                move || Ok(server.clone()),
                 NeverSessionManager::default().into(),
                 config,
             )),
+            bridge,
             shared: self.shared,
         }
     }
@@ -310,18 +317,25 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let shared = Arc::clone(&self.shared);
         let inner = Arc::clone(&self.inner);
+        let bridge = self.bridge.clone();
         Box::pin(async move {
-            if !shared.gate.is_closed() {
-                return Ok(inner.handle(request).await.map(Body::new));
-            }
-            // Credentials are checked first: a refused caller gets `401` and the challenge
-            // before any tool is looked up, so no answer differs by what a tool is called.
             let (mut parts, body) = request.into_parts();
-            match shared.gate.mcp_discoverer(&parts).await {
-                Ok(caller) => parts.extensions.insert(Identified(caller)),
-                Err(refused) => return Ok(refused),
+            if shared.gate.is_closed() {
+                // Credentials are checked first: a refused caller gets `401` and the
+                // challenge before any tool is looked up, so no answer differs by what a
+                // tool is called.
+                match shared.gate.mcp_discoverer(&parts).await {
+                    Ok(caller) => parts.extensions.insert(Identified(caller)),
+                    Err(refused) => return Ok(refused),
+                };
+            }
+            let request = Request::from_parts(parts, body);
+            let hosts = &inner.config.allowed_hosts;
+            let answer = match direct::answer(&bridge, hosts, request).await {
+                Direct::Answered(answer) => return Ok(answer),
+                Direct::Untouched(request) => inner.handle(request).await,
+                Direct::Read(request) => inner.handle(request).await,
             };
-            let answer = inner.handle(Request::from_parts(parts, body)).await;
             Ok(answer.map(Body::new))
         })
     }
