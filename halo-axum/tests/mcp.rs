@@ -869,3 +869,57 @@ async fn a_cancelled_wait_ends_the_call_and_leaves_the_approval_pending() {
     let approved = carol_decides(&server, &id, "approve", json!({})).await;
     assert_eq!(approved["response"]["body"]["run"], 1);
 }
+
+/// A plain `tools/call` (answered without rmcp's per-request machinery) of a tool that needs
+/// approval waits for the decision as any client that cannot be asked does: Carol approves
+/// over HTTP, and the call's answer is the refund, run once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_call_held_for_approval_waits_for_the_decision() {
+    let (server, runs) = payments().await;
+    let mcp = server.url("/mcp");
+    let waiting = tokio::spawn(async move {
+        let answer = reqwest::Client::new()
+            .post(mcp)
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", BOB)
+            .json(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                          "params": {"name": "refund", "arguments": refund_args()}}))
+            .send()
+            .await
+            .unwrap();
+        answer.json::<Value>().await.unwrap()
+    });
+    // The pending approval, as Carol lists it.
+    let pending = async || {
+        let listed: Value = reqwest::Client::new()
+            .get(server.url("/.well-known/halo/approvals"))
+            .bearer_auth(CAROL)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        listed["approvals"][0]["id"].as_str().map(str::to_owned)
+    };
+    let mut id = None;
+    for _ in 0..200 {
+        id = pending().await;
+        if id.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let id = id.expect("the call is held for approval");
+    let approved = carol_decides(&server, &id, "approve", json!({})).await;
+    assert_eq!(approved["state"], "approved");
+    let answer = waiting.await.unwrap();
+    assert_eq!(answer["id"], 3);
+    let result = &answer["result"];
+    assert_eq!(result["isError"], false, "{answer}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"refund": "ch_1", "amount": 20, "run": 1})
+    );
+    assert_eq!(runs.count(), 1);
+}
