@@ -119,7 +119,7 @@ pub(crate) struct Mcp {
     pub(crate) allowed_origins: Vec<String>,
 }
 
-/// One API behind the gateway: exactly one of `openapi` and `halo`.
+/// One API behind the gateway: exactly one of `openapi`, `halo`, `stdio` and `mcp`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Upstream {
@@ -129,6 +129,16 @@ pub(crate) struct Upstream {
     /// The base URL of an API that describes itself with HALO: discovered as halo-client
     /// discovers it, its calls sent there.
     pub(crate) halo: Option<String>,
+    /// An MCP server the gateway runs as a child process and speaks to over its standard
+    /// input and output: the program and its arguments (`[npx, -y, "@scope/server"]`).
+    pub(crate) stdio: Option<Vec<String>>,
+    /// The environment of a `stdio` server: these variables, and of the gateway's own only
+    /// `PATH`, `HOME`, `LANG` and `TMPDIR` (its other variables, credentials among them,
+    /// never reach the child).
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    /// The URL of an MCP server spoken to over streamable HTTP.
+    pub(crate) mcp: Option<String>,
     /// Where calls go: the document's first server when left out.
     pub(crate) base_url: Option<String>,
     /// Headers sent with every call to this upstream: its own credentials. The caller's

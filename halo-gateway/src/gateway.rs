@@ -11,10 +11,10 @@ use halo_axum::{ApprovalQueue, HaloBuilder, HaloLayer, JsonLinesSink, RedisStore
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::forward::{Target, forwarder};
+use crate::forward::{HttpTarget, Target, forwarder};
 use crate::merge::{self, Entry, Part};
 use crate::report::{Report, UpstreamReport};
-use crate::upstream;
+use crate::upstream::{self, Via};
 
 /// How long fetching one upstream's description may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -83,10 +83,10 @@ impl Gateway {
         let authenticated = file.auth.is_some();
         let mut targets = HashMap::new();
         let mut parts = Vec::with_capacity(loaded.len());
-        let mut base_urls = Vec::with_capacity(loaded.len());
+        let mut vias = Vec::with_capacity(loaded.len());
         let mut notes = Vec::with_capacity(loaded.len());
         for (spec, loaded) in config.upstreams.iter().zip(loaded) {
-            base_urls.push((loaded.base_url, loaded.halo));
+            vias.push(loaded.via);
             notes.push(loaded.notes);
             parts.push(Part {
                 name: &spec.name,
@@ -96,29 +96,28 @@ impl Gateway {
         }
         let title = file.name.as_deref().unwrap_or("halo gateway");
         let merged = merge::merge(title, parts, &config.rules, authenticated)?;
-        for ((spec, (base_url, halo)), credentials) in config
-            .upstreams
-            .iter()
-            .zip(base_urls)
-            .zip(merged.credentials)
+        for ((spec, via), credentials) in config.upstreams.iter().zip(vias).zip(merged.credentials)
         {
-            let client = reqwest::Client::builder()
-                .connect_timeout(spec.connect_timeout)
-                .read_timeout(spec.read_timeout)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| Error::layer(format!("cannot make an HTTP client: {e}")))?;
-            targets.insert(
-                spec.name.clone(),
-                Target {
-                    base_url,
-                    headers: spec.headers.clone(),
-                    oauth: spec.oauth.clone(),
-                    credentials,
-                    client,
-                    halo,
-                },
-            );
+            let target = match via {
+                Via::Mcp(server) => Target::Mcp(server),
+                Via::Http { base_url, halo } => {
+                    let client = reqwest::Client::builder()
+                        .connect_timeout(spec.connect_timeout)
+                        .read_timeout(spec.read_timeout)
+                        .redirect(reqwest::redirect::Policy::none())
+                        .build()
+                        .map_err(|e| Error::layer(format!("cannot make an HTTP client: {e}")))?;
+                    Target::Http(Box::new(HttpTarget {
+                        base_url,
+                        headers: spec.headers.clone(),
+                        oauth: spec.oauth.clone(),
+                        credentials,
+                        client,
+                        halo,
+                    }))
+                }
+            };
+            targets.insert(spec.name.clone(), target);
         }
         let layer = layer(config, merged.document, previous).await?;
         let app = Router::new().fallback_service(forwarder(targets));

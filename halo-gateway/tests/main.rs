@@ -9,5 +9,6 @@ mod gateway;
 mod halo_upstream;
 mod interop_fastapi;
 mod mcp;
+mod mcp_upstream;
 mod oauth;
 mod reload;

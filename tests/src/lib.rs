@@ -37,6 +37,7 @@ pub mod held;
 pub mod json;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod oidc;
 pub mod redis;
 pub mod slice;

@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 use crate::file;
 use crate::policy::Rules;
 
-pub(crate) use self::upstream::{Location, Source, UpstreamSpec};
+pub(crate) use self::upstream::{Command, Location, Source, UpstreamSpec};
 
 /// A checked gateway configuration.
 ///

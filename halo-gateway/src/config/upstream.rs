@@ -1,6 +1,7 @@
 //! One upstream's settings, checked: where its description is, where calls go, what it is
 //! sent.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,6 +37,19 @@ pub(crate) enum Source {
     OpenApi(Location),
     /// A HALO API's base URL.
     Halo(Url),
+    /// An MCP server run as a child process: its program, arguments and environment.
+    Stdio(Command),
+    /// An MCP server's streamable HTTP endpoint.
+    Mcp(Url),
+}
+
+/// A child process to run: the program, its arguments, and the variables of its environment
+/// besides the few of the gateway's it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Command {
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// Where a document is.
@@ -62,24 +76,55 @@ impl UpstreamSpec {
                 ),
             ));
         }
-        let source = match (&upstream.openapi, &upstream.halo) {
-            (Some(document), None) => Source::OpenApi(location(document, dir)),
-            (None, Some(base)) => Source::Halo(url(base).map_err(|why| at(".halo", why))?),
+        let source = match (
+            &upstream.openapi,
+            &upstream.halo,
+            &upstream.stdio,
+            &upstream.mcp,
+        ) {
+            (Some(document), None, None, None) => Source::OpenApi(location(document, dir)),
+            (None, Some(base), None, None) => {
+                Source::Halo(url(base).map_err(|why| at(".halo", why))?)
+            }
+            (None, None, Some(command), None) => {
+                Source::Stdio(stdio(command, &upstream.env).map_err(|(key, why)| at(&key, why))?)
+            }
+            (None, None, None, Some(endpoint)) => {
+                Source::Mcp(url(endpoint).map_err(|why| at(".mcp", why))?)
+            }
             _ => {
                 return Err(at(
                     "",
-                    "give exactly one of `openapi` (a document) and `halo` (a HALO API's URL)"
+                    "give exactly one of `openapi` (a document), `halo` (a HALO API's URL), \
+                     `stdio` (an MCP server's command) and `mcp` (an MCP server's URL)"
                         .to_owned(),
                 ));
             }
         };
-        if matches!(source, Source::Halo(_))
-            && upstream.headers.len() + usize::from(upstream.oauth.is_some()) > 1
-        {
+        if !upstream.env.is_empty() && !matches!(source, Source::Stdio(_)) {
+            return Err(at(
+                ".env",
+                "`env` is the environment of a `stdio` server's process".to_owned(),
+            ));
+        }
+        let mcp = matches!(source, Source::Stdio(_) | Source::Mcp(_));
+        if mcp && upstream.base_url.is_some() {
+            return Err(at(
+                ".base_url",
+                "an MCP server is called where it is given (`stdio` or `mcp`)".to_owned(),
+            ));
+        }
+        if matches!(source, Source::Stdio(_)) && !upstream.headers.is_empty() {
             return Err(at(
                 ".headers",
-                "a `halo` upstream takes at most one credential, a header or `oauth` (sent \
-                 with discovery as halo-client sends one)"
+                "a `stdio` server takes no headers: give it credentials in `env`".to_owned(),
+            ));
+        }
+        if mcp && upstream.oauth.is_some() {
+            return Err(at(
+                ".oauth",
+                "`oauth` is for `openapi` and `halo` upstreams; give an `mcp` server its \
+                 credential as a header"
                     .to_owned(),
             ));
         }
@@ -143,6 +188,42 @@ impl UpstreamSpec {
             read_timeout: duration(".read_timeout", upstream.read_timeout.as_deref(), 300)?,
         })
     }
+}
+
+/// The command of a `stdio` server: a program, then its arguments; with `env`, checked.
+/// An error names the key (`.stdio`, `.env.NAME`) and why.
+fn stdio(command: &[String], env: &BTreeMap<String, String>) -> Result<Command, (String, String)> {
+    let Some((program, args)) = command
+        .split_first()
+        .filter(|(program, _)| !program.is_empty())
+    else {
+        return Err((
+            ".stdio".to_owned(),
+            "the command is a list whose first item is the program to run".to_owned(),
+        ));
+    };
+    if command.iter().any(|part| part.contains('\0')) {
+        return Err((
+            ".stdio".to_owned(),
+            "a NUL character in the command".to_owned(),
+        ));
+    }
+    let mut vars = Vec::with_capacity(env.len());
+    for (name, value) in env {
+        if name.is_empty() || name.contains(['=', '\0']) || value.contains('\0') {
+            return Err((
+                format!(".env.{name}"),
+                "an environment variable's name is not empty and has no `=`; neither has a NUL"
+                    .to_owned(),
+            ));
+        }
+        vars.push((name.clone(), value.clone()));
+    }
+    Ok(Command {
+        program: program.clone(),
+        args: args.to_vec(),
+        env: vars,
+    })
 }
 
 /// The OAuth client `oauth` describes.

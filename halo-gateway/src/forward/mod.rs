@@ -8,6 +8,7 @@
 //! layer streams to its caller is streamed from a HALO upstream too ([`relay`]).
 
 mod headers;
+mod mcp;
 mod problem;
 mod relay;
 
@@ -28,6 +29,7 @@ use tower_service::Service;
 
 use crate::merge::Credentials;
 use crate::upstream::document::without_url;
+use crate::upstream::mcp::Server;
 
 /// What an upstream is asked for when the layer streams the call itself: its plain answer,
 /// JSON preferred.
@@ -35,7 +37,16 @@ const PLAIN_ACCEPT: &str = "application/json, */*;q=0.8";
 
 /// Where one upstream's calls go, and how.
 #[derive(Debug)]
-pub(crate) struct Target {
+pub(crate) enum Target {
+    /// An API reached over HTTP.
+    Http(Box<HttpTarget>),
+    /// An MCP server, its calls `tools/call`s.
+    Mcp(Arc<Server>),
+}
+
+/// An API reached over HTTP: where, with which credentials.
+#[derive(Debug)]
+pub(crate) struct HttpTarget {
     pub(crate) base_url: Url,
     pub(crate) headers: HeaderMap,
     /// Where its access tokens come from, when it takes OAuth.
@@ -71,6 +82,20 @@ async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> R
     let (Some((name, rest, target)), Some(_)) = (found, parts.extensions.get::<ToolCall>()) else {
         return problem::answer(StatusCode::NOT_FOUND, "no tool is served at this path");
     };
+    match target {
+        Target::Http(target) => http(name, rest, target, &parts, body).await,
+        Target::Mcp(server) => mcp::forward(name, rest, server, &parts, body).await,
+    }
+}
+
+/// A call sent to an API over HTTP.
+async fn http(
+    name: &str,
+    rest: &str,
+    target: &HttpTarget,
+    parts: &http::request::Parts,
+    body: Body,
+) -> Response {
     let url = upstream_url(
         &target.base_url,
         rest,
@@ -133,7 +158,7 @@ async fn forward(targets: &HashMap<String, Target>, request: Request<Body>) -> R
     };
     let sent = target
         .client
-        .request(parts.method, url)
+        .request(parts.method.clone(), url)
         .headers(headers)
         .body(body)
         .send()

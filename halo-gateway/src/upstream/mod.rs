@@ -1,8 +1,12 @@
 //! Upstreams: each one's description fetched and read (an OpenAPI document, or a HALO API's
 //! discovery), and the base URL its calls go to.
 
+mod definitions;
 pub(crate) mod document;
 mod halo;
+pub(crate) mod mcp;
+
+use std::sync::Arc;
 
 use reqwest::Url;
 use serde_json::Value;
@@ -19,13 +23,23 @@ pub(crate) const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
 pub(crate) struct Loaded {
     /// Its OpenAPI document (3.1 form).
     pub(crate) document: Value,
-    /// Where its calls go.
-    pub(crate) base_url: Url,
     /// What reading the document changed (a Swagger 2.0 document converted, ...).
     pub(crate) notes: Vec<String>,
-    /// For a HALO upstream, the client its streamed calls go through (resumed, their
-    /// progress relayed).
-    pub(crate) halo: Option<halo_client::Client>,
+    /// How its calls reach it.
+    pub(crate) via: Via,
+}
+
+/// How an upstream's calls reach it.
+#[derive(Debug)]
+pub(crate) enum Via {
+    /// HTTP requests to `base_url`; for a HALO upstream, its streamed calls through its
+    /// client (resumed, their progress relayed).
+    Http {
+        base_url: Url,
+        halo: Option<halo_client::Client>,
+    },
+    /// `tools/call`s to an MCP server.
+    Mcp(Arc<mcp::Server>),
 }
 
 /// Fetches and reads `spec`'s description.
@@ -39,10 +53,22 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
             let halo = halo::client(&base_url, spec).map_err(fail)?;
             return Ok(Loaded {
                 document,
-                base_url,
                 notes: Vec::new(),
-                halo: Some(halo),
+                via: Via::Http {
+                    base_url,
+                    halo: Some(halo),
+                },
             });
+        }
+        Source::Stdio(command) => {
+            return mcp_server(spec, mcp::Reach::Stdio(command.clone())).await;
+        }
+        Source::Mcp(url) => {
+            let reach = mcp::Reach::Http {
+                url: url.clone(),
+                headers: spec.headers.clone(),
+            };
+            return mcp_server(spec, reach).await;
         }
     };
     let bytes = match location {
@@ -69,8 +95,24 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
     };
     Ok(Loaded {
         document,
-        base_url,
         notes,
-        halo: None,
+        via: Via::Http {
+            base_url,
+            halo: None,
+        },
+    })
+}
+
+/// Connects to an MCP server and writes the document of its tools.
+async fn mcp_server(spec: &UpstreamSpec, reach: mcp::Reach) -> Result<Loaded, Error> {
+    let timeouts = (spec.connect_timeout, spec.read_timeout);
+    let (server, tools) = mcp::Server::connect(&spec.name, reach, timeouts.0, timeouts.1)
+        .await
+        .map_err(|message| Error::upstream(&spec.name, message))?;
+    let (document, notes) = mcp::openapi(&spec.name, &tools);
+    Ok(Loaded {
+        document,
+        notes,
+        via: Via::Mcp(server),
     })
 }

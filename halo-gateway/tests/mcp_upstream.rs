@@ -1,0 +1,327 @@
+//! MCP servers nobody here wrote as gateway upstreams: `server-everything` run over stdio and
+//! reached over streamable HTTP. Their tools are discovered as the gateway's own, called over
+//! HTTP and over the gateway's `/mcp`, streamed with their progress, validated by the layer
+//! before they reach the server, and the child process gets none of the gateway's environment.
+
+use halo_gateway::{Config, Gateway};
+use halo_tests::mcp_servers::{EverythingOverHttp, McpServer};
+use reqwest::StatusCode;
+use rmcp::ServiceExt as _;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+
+/// A gateway with `server-everything` over stdio as `everything` (its child's environment
+/// holds `MARK`), and whatever `more` configures.
+async fn gateway(more: &str) -> (halo_tests::TestServer, tempfile::TempDir) {
+    let command: Vec<Value> = McpServer::Everything
+        .stdio_command()
+        .into_iter()
+        .map(Value::String)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "upstreams:\n  everything: {{ stdio: {}, env: {{ MARK: in-the-child }} }}\n{more}",
+        Value::Array(command)
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    (halo_tests::spawn(gateway.router()).await, dir)
+}
+
+async fn post(server: &halo_tests::TestServer, path: &str, body: Value) -> (StatusCode, Value) {
+    let answer = reqwest::Client::new()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status();
+    (status, answer.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_stdio_servers_tools_are_the_gateways() {
+    let (server, _dir) = gateway("").await;
+    let manifest = halo_tests::discover(&server.url("/"), None).await;
+    let names: Vec<&str> = manifest["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "everything_echo",
+        "everything_get-sum",
+        "everything_trigger-long-running-operation",
+    ] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+    // Its schema is the tool's: the input schema as the body, its hints as HALO's.
+    let schemas = halo_tests::discover(&server.url("/everything/echo"), None).await;
+    let echo = &schemas[0];
+    assert_eq!(
+        echo["call"],
+        json!({"method": "POST", "url": "/everything/echo"})
+    );
+    assert_eq!(echo["input"]["message"]["type"], "string");
+    assert!(echo["tags"].as_array().unwrap().contains(&json!("read")));
+
+    // Called over HTTP: the tool's text as the answer.
+    let (status, answer) = post(&server, "/everything/echo", json!({"message": "hi"})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!("Echo: hi"));
+    // Structured content as it is.
+    let (status, answer) = post(
+        &server,
+        "/everything/get-structured-content",
+        json!({"location": "Chicago"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer["temperature"].is_number(), "{answer}");
+    // Arguments the tool's schema refuses never reach it: the layer answers 422.
+    let (status, problem) = post(&server, "/everything/get-sum", json!({"a": "two", "b": 3})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+
+    // The child's environment: its own variable, none of the gateway's but the kept few.
+    let (status, env) = post(&server, "/everything/get-env", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{env}");
+    let env: Value = match env {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        other => other,
+    };
+    let text = env.to_string();
+    assert!(text.contains("in-the-child"), "{text}");
+    assert!(
+        !text.contains("CARGO_MANIFEST_DIR"),
+        "the gateway's environment leaked: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_long_call_streams_its_progress_over_http_and_mcp() {
+    let (server, _dir) = gateway("").await;
+    let answer = reqwest::Client::new()
+        .post(server.url("/everything/trigger-long-running-operation"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"duration": 0.3, "steps": 3}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let text = answer.text().await.unwrap();
+    let events: Vec<(&str, Value)> = halo_tests::sse::data_events(&text)
+        .map(|event| {
+            let data: Value = serde_json::from_str(event.field("data").unwrap()).unwrap();
+            (
+                event.field("event").unwrap_or_default(),
+                data["data"].clone(),
+            )
+        })
+        .collect();
+    let steps: Vec<f64> = events
+        .iter()
+        .filter(|(name, _)| *name == "tool_progress")
+        .map(|(_, data)| data["step"].as_f64().unwrap())
+        .collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0], "{text}");
+    let (last, end) = events.last().unwrap();
+    assert_eq!(*last, "tool_end", "{text}");
+    assert!(
+        end["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Long running operation completed")
+    );
+
+    // Over the gateway's own `/mcp`, as an rmcp client: the same server's tool.
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url("/mcp")))
+            .await
+            .unwrap();
+    let result =
+        halo_tests::mcp::call(&client, "everything_get-sum", json!({"a": 2, "b": 3})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert!(halo_tests::mcp::text(&result).contains('5'), "{result:?}");
+}
+
+#[tokio::test]
+async fn a_server_over_streamable_http_is_an_upstream_too() {
+    let everything = EverythingOverHttp::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("upstreams:\n  remote: {{ mcp: \"{}\" }}\n", everything.url);
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    let (status, answer) = post(&server, "/remote/get-sum", json!({"a": 40, "b": 2})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.as_str().unwrap().contains("42"), "{answer}");
+}
+
+/// A stdio server that dies is started again: the next calls work (one may find it gone).
+#[tokio::test]
+async fn a_killed_stdio_server_is_started_again() {
+    // A mark in its command line, for this test's server alone.
+    let mark = format!("halo-test-{}", std::process::id());
+    let mut command = McpServer::Everything.stdio_command();
+    command.push(mark.clone());
+    let command: Vec<Value> = command.into_iter().map(Value::String).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "upstreams:\n  everything: {{ stdio: {} }}\n",
+        Value::Array(command)
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    let (status, _) = post(&server, "/everything/echo", json!({"message": "before"})).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let killed = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &mark])
+        .status()
+        .expect("pkill runs");
+    assert!(killed.success(), "the server was found and killed");
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        let (status, answer) = post(&server, "/everything/echo", json!({"message": "after"})).await;
+        statuses.push(status);
+        if status == StatusCode::OK {
+            assert_eq!(answer, json!("Echo: after"));
+            break;
+        }
+        // Gone until started again: 503, saying so.
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(statuses.last(), Some(&StatusCode::OK), "{statuses:?}");
+}
+
+/// An MCP server of three tools: `slow` (ten seconds, noting each call cancelled while it
+/// runs), `broken` (a result marked `isError`) and `picky` (refuses every call's arguments).
+#[derive(Clone)]
+struct Slow {
+    cancelled: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+impl rmcp::ServerHandler for Slow {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let schema = json!({"type": "object", "properties": {}});
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let schema = std::sync::Arc::new(schema);
+        let tools = [
+            ("slow", "Takes ten seconds"),
+            ("broken", "Always fails"),
+            ("picky", "Refuses any arguments"),
+        ]
+        .map(|(name, description)| rmcp::model::Tool::new(name, description, schema.clone()));
+        Ok(rmcp::model::ListToolsResult::with_all_items(tools.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        match &*request.name {
+            "broken" => {
+                let text = rmcp::model::ContentBlock::text("the disk is full");
+                return Ok(rmcp::model::CallToolResult::error(vec![text]).into());
+            }
+            "picky" => {
+                return Err(rmcp::ErrorData::invalid_params("`size` is missing", None));
+            }
+            _ => {}
+        }
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+            () = context.ct.cancelled() => {
+                let _ = self.cancelled.send(());
+            }
+        }
+        Ok(rmcp::model::CallToolResult::success(vec![]).into())
+    }
+}
+
+/// A call cancelled at the gateway is cancelled at the MCP server: its handler sees it. A
+/// tool's error result and a refusal of its arguments are problems saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_the_server_and_its_failures_are_problems() {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let (cancelled, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let slow = Slow { cancelled };
+    let service = StreamableHttpService::new(
+        move || Ok(slow.clone()),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    );
+    let upstream = halo_tests::spawn(axum::Router::new().nest_service("/mcp", service)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "upstreams:\n  slow: {{ mcp: \"{}\" }}\n",
+        upstream.url("/mcp")
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+
+    let (status, problem) = post(&server, "/slow/broken", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("reported an error: the disk is full")
+    );
+    let (status, problem) = post(&server, "/slow/picky", json!({})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("`size` is missing"),
+        "{problem}"
+    );
+
+    let mut answer = reqwest::Client::new()
+        .post(server.url("/slow/slow"))
+        .header("accept", "text/event-stream")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let chunk = answer.chunk().await.unwrap().expect("tool_start");
+    let text = String::from_utf8_lossy(&chunk).into_owned();
+    let start = halo_tests::sse::data_events(&text)
+        .next()
+        .expect("tool_start");
+    let start: Value = serde_json::from_str(start.field("data").unwrap()).unwrap();
+    let id = start["data"]["call_id"].as_str().unwrap();
+    // The call reaches the server before it is cancelled.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let deleted = reqwest::Client::new()
+        .delete(server.url(&format!("/.well-known/halo/calls/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let noticed = tokio::time::timeout(std::time::Duration::from_secs(5), seen.recv()).await;
+    assert_eq!(noticed, Ok(Some(())), "the server's handler was cancelled");
+}

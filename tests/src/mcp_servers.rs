@@ -1,0 +1,112 @@
+//! MCP servers nobody here wrote, installed pinned in `tests/mcp-servers` (`npm ci` there;
+//! `bash .ci/test` does): how to run each, over stdio or streamable HTTP.
+//!
+//! Node is `HALO_NODE` when set, else `node` on the `PATH` (Node.js 20 or later).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// A server of the `@modelcontextprotocol/servers` family.
+#[derive(Debug, Clone, Copy)]
+pub enum McpServer {
+    /// `@modelcontextprotocol/server-everything`: every MCP feature, progress included.
+    Everything,
+    /// `@modelcontextprotocol/server-memory`: a knowledge graph kept in a file.
+    Memory,
+}
+
+impl McpServer {
+    /// Its entry script.
+    ///
+    /// # Panics
+    /// When `tests/mcp-servers` has no `node_modules`.
+    #[must_use]
+    pub fn script(self) -> PathBuf {
+        let folder = crate::workspace_root().join("tests/mcp-servers");
+        let package = match self {
+            Self::Everything => "server-everything",
+            Self::Memory => "server-memory",
+        };
+        let script = folder
+            .join("node_modules/@modelcontextprotocol")
+            .join(package)
+            .join("dist/index.js");
+        assert!(
+            script.is_file(),
+            "{} is missing: run `npm ci` in {} (`bash .ci/test` does)",
+            script.display(),
+            folder.display()
+        );
+        script
+    }
+
+    /// The command that runs it over stdio: the program, then its arguments.
+    #[must_use]
+    pub fn stdio_command(self) -> Vec<String> {
+        let mut command = vec![
+            node().display().to_string(),
+            self.script().display().to_string(),
+        ];
+        if let Self::Everything = self {
+            command.push("stdio".to_owned());
+        }
+        command
+    }
+}
+
+/// The Node.js program.
+#[must_use]
+pub fn node() -> PathBuf {
+    std::env::var_os("HALO_NODE")
+        .filter(|path| !path.is_empty())
+        .map_or_else(|| PathBuf::from("node"), PathBuf::from)
+}
+
+/// `server-everything` over streamable HTTP on a free loopback port, killed when dropped.
+#[derive(Debug)]
+pub struct EverythingOverHttp {
+    child: tokio::process::Child,
+    /// Its MCP endpoint, `http://127.0.0.1:<port>/mcp`.
+    pub url: String,
+}
+
+impl EverythingOverHttp {
+    /// Starts it and waits until it listens.
+    ///
+    /// # Panics
+    /// When it cannot be started, or does not listen within 20 s.
+    pub async fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let child = tokio::process::Command::new(node())
+            .arg(McpServer::Everything.script())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("server-everything starts (Node.js >= 20, or HALO_NODE)");
+        let address = format!("127.0.0.1:{port}");
+        for _ in 0..400 {
+            if tokio::net::TcpStream::connect(&address).await.is_ok() {
+                return Self {
+                    child,
+                    url: format!("http://{address}/mcp"),
+                };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("server-everything did not listen on {address} within 20 s");
+    }
+}
+
+impl Drop for EverythingOverHttp {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
