@@ -1,4 +1,5 @@
-//! `halo gateway`: serve, check and explain a gateway configuration (halo-gateway).
+//! `halo gateway`: serve, check and explain a gateway configuration, and pin its MCP
+//! upstreams' tools (halo-gateway).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -53,6 +54,25 @@ pub(crate) async fn execute(command: GatewayCommand) -> Result<ExitCode, Failure
                 }
             }
         }
+        GatewayCommand::Pin { config } => {
+            let Some(config) = read(&config) else {
+                return Ok(ExitCode::from(1));
+            };
+            match halo_gateway::pin(&config).await {
+                Ok(changes) => {
+                    let mut out = String::new();
+                    for (upstream, changes) in changes {
+                        out.push_str(&pinned(&upstream, &changes));
+                    }
+                    print_out(&out);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(error) => {
+                    print_err(&format!("error: {error}\n"));
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
         GatewayCommand::Run { config: path } => {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(
@@ -91,6 +111,22 @@ pub(crate) async fn execute(command: GatewayCommand) -> Result<ExitCode, Failure
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// What pinning `upstream` changed, a line each.
+fn pinned(upstream: &str, changes: &halo_gateway::PinChanges) -> String {
+    let mut out = format!("{upstream}: {} pinned as before", changes.kept);
+    for (what, names) in [
+        ("new", &changes.new),
+        ("changed", &changes.changed),
+        ("gone", &changes.removed),
+    ] {
+        if !names.is_empty() {
+            out.push_str(&format!(", {what}: {}", names.join(", ")));
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// The configuration at `path`, or `None` once the reason is printed.

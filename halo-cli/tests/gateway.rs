@@ -138,3 +138,52 @@ fn run_says_where_it_listens_and_serves_discovery() {
     let _ = child.wait();
     assert_eq!(manifest["tools"].as_array().unwrap().len(), 771);
 }
+
+/// `halo gateway pin` accepts what a `pinned` MCP server lists (its tools are left out before,
+/// served after); without a pinned upstream there is nothing to pin (exit 1).
+#[test]
+fn pin_accepts_a_pinned_servers_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let command: Vec<serde_json::Value> = halo_tests::mcp_servers::McpServer::Everything
+        .stdio_command()
+        .into_iter()
+        .map(serde_json::Value::String)
+        .collect();
+    let path = dir.path().join("gateway.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "listen: 127.0.0.1:0\npins: pins.json\nupstreams:\n  everything: {{ stdio: {}, pinned: true }}\n",
+            serde_json::Value::Array(command)
+        ),
+    )
+    .unwrap();
+    let config = path.to_string_lossy().into_owned();
+    let (code, out, _) = halo(&["gateway", "check", &config]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("tool `echo` was left out: it is new"), "{out}");
+
+    let (code, out, err) = halo(&["gateway", "pin", &config]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("everything: 0 pinned as before, new: "),
+        "{out}"
+    );
+    assert!(out.contains("echo"), "{out}");
+    assert!(dir.path().join("pins.json").is_file());
+    let (code, out, _) = halo(&["gateway", "check", "--tools", &config]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("everything: everything_echo"), "{out}");
+    let (_, again, _) = halo(&["gateway", "pin", &config]);
+    // Pinned again, nothing changed.
+    assert!(again.ends_with(" pinned as before\n"), "{again}");
+    assert!(
+        !again.contains("new:") && !again.contains("changed:"),
+        "{again}"
+    );
+
+    let unpinned = github_config(&dir, "");
+    let (code, _, err) = halo(&["gateway", "pin", &unpinned]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nothing to pin"), "{err}");
+}

@@ -30,6 +30,10 @@ pub(crate) struct File {
     pub(crate) approvals: Option<Approvals>,
     /// The MCP endpoint (`/mcp`).
     pub(crate) mcp: Option<Mcp>,
+    /// A file of the tool definitions accepted (`halo gateway pin` writes it), relative to
+    /// this one: a tool of an upstream marked `pinned` is served only while its definition
+    /// is the one pinned.
+    pub(crate) pins: Option<String>,
     /// The APIs behind the gateway, by name: the name prefixes their paths (`/<name>/...`)
     /// and their tool names, and tags their tools.
     pub(crate) upstreams: BTreeMap<String, Upstream>,
@@ -139,6 +143,11 @@ pub(crate) struct Upstream {
     pub(crate) env: BTreeMap<String, String>,
     /// The URL of an MCP server spoken to over streamable HTTP.
     pub(crate) mcp: Option<String>,
+    /// Whether an MCP server's tools are served only as they were pinned (`pins`): a new
+    /// tool, or one whose name, description, schemas or annotations changed, is left out
+    /// until `halo gateway pin` accepts it. Default `false`.
+    #[serde(default)]
+    pub(crate) pinned: bool,
     /// Where calls go: the document's first server when left out.
     pub(crate) base_url: Option<String>,
     /// Headers sent with every call to this upstream: its own credentials. The caller's

@@ -74,9 +74,10 @@ impl Gateway {
             .map_err(|e| Error::layer(format!("cannot make an HTTP client: {e}")))?;
         // Pushed one by one rather than mapped: a closure's higher-ranked borrow would make
         // the future not `Send` for every lifetime, as `tokio::spawn` needs.
+        let pins = crate::pin::read(config)?;
         let mut loading = Vec::with_capacity(config.upstreams.len());
         for spec in &config.upstreams {
-            loading.push(upstream::load(spec, &fetcher));
+            loading.push(upstream::load(spec, &fetcher, pins.as_ref()));
         }
         let loaded = futures_util::future::try_join_all(loading).await?;
         let file = &config.file;

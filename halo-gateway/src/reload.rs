@@ -50,9 +50,16 @@ struct Inner {
     gateway: ArcSwap<Gateway>,
     /// One reload at a time.
     reloading: tokio::sync::Mutex<()>,
-    /// The file's modification time and length when it was last read.
-    stamp: std::sync::Mutex<Option<(SystemTime, u64)>>,
+    /// The stamps of the file and of its pins file when they were last read, and where the
+    /// pins file is.
+    stamp: std::sync::Mutex<(Stamps, Option<PathBuf>)>,
 }
+
+/// A file's modification time and length, when it can be read.
+type Stamp = Option<(SystemTime, u64)>;
+
+/// The stamps of the configuration file and of its pins file.
+type Stamps = (Stamp, Stamp);
 
 impl Reloading {
     /// Reads the configuration at `path` and builds the first gateway.
@@ -63,6 +70,8 @@ impl Reloading {
         let path = path.as_ref().to_owned();
         let stamp = stamp(&path);
         let config = Config::from_path(&path)?;
+        let pins = config.pins.clone();
+        let stamps = (stamp, pins.as_deref().and_then(self::stamp));
         let gateway = Gateway::build(&config).await?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -70,7 +79,7 @@ impl Reloading {
                 current: Arc::new(ArcSwap::from_pointee(gateway.router())),
                 gateway: ArcSwap::from_pointee(gateway),
                 reloading: tokio::sync::Mutex::new(()),
-                stamp: std::sync::Mutex::new(stamp),
+                stamp: std::sync::Mutex::new((stamps, pins)),
                 path,
             }),
         })
@@ -105,10 +114,17 @@ impl Reloading {
     pub async fn reload(&self) -> Result<Report, Error> {
         let inner = &self.inner;
         let _one = inner.reloading.lock().await;
-        let stamp = stamp(&inner.path);
-        *inner.stamp.lock().unwrap_or_else(|e| e.into_inner()) = stamp;
+        // Noted before reading: a file that does not build is not read again until it changes.
+        inner.stamp.lock().unwrap_or_else(|e| e.into_inner()).0.0 = stamp(&inner.path);
         let built = async {
             let config = Config::from_path(&inner.path)?;
+            let pins = config.pins.clone();
+            let pins_stamp = pins.as_deref().and_then(stamp);
+            {
+                let mut known = inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
+                known.0.1 = pins_stamp;
+                known.1 = pins;
+            }
             if config.listen() != inner.listen {
                 tracing::warn!(
                     listen = %config.listen(),
@@ -137,8 +153,8 @@ impl Reloading {
         }
     }
 
-    /// Reloads whenever the file's modification time or length changes (checked every
-    /// `every`) and, on Unix, on `SIGHUP`. Runs until the process ends.
+    /// Reloads whenever the file's (or its pins file's) modification time or length changes
+    /// (checked every `every`) and, on Unix, on `SIGHUP`. Runs until the process ends.
     pub async fn watch(self, every: Duration) {
         #[cfg(unix)]
         let mut hangups =
@@ -160,8 +176,9 @@ impl Reloading {
                 _ = hangup => true,
             };
             let changed = {
-                let known = *self.inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
-                stamp(&self.inner.path) != known
+                let known = self.inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
+                let ((config, pins), path) = &*known;
+                stamp(&self.inner.path) != *config || path.as_deref().and_then(stamp) != *pins
             };
             if asked || changed {
                 let _ = self.reload().await;
@@ -171,7 +188,7 @@ impl Reloading {
 }
 
 /// The file's modification time and length, when it can be read.
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+fn stamp(path: &Path) -> Stamp {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
 }

@@ -1,5 +1,5 @@
 //! `halo gateway`'s command line: serve a gateway, check its configuration, explain a tool's
-//! policy, print the configuration's JSON Schema.
+//! policy, pin the MCP upstreams' tools, print the configuration's JSON Schema.
 
 use std::path::PathBuf;
 
@@ -33,6 +33,15 @@ pub(crate) enum GatewayCommand {
         config: PathBuf,
         /// The tool's name, as the gateway serves it or as its upstream gives it.
         tool: String,
+    },
+    /// Accept the tools the `pinned` MCP upstreams list now: writes them to the `pins` file
+    /// (a serving gateway picks it up), and prints what is new, changed or gone.
+    ///
+    /// Exit status: 0 when pinned, 1 when nothing could be (no upstream is `pinned`, one
+    /// cannot be reached, the file cannot be written).
+    Pin {
+        /// The configuration file (YAML or JSON).
+        config: PathBuf,
     },
     /// Print the JSON Schema of the configuration file.
     Schema,

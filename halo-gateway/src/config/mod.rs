@@ -43,6 +43,8 @@ pub struct Config {
     pub(crate) listen: SocketAddr,
     pub(crate) rules: Rules,
     pub(crate) upstreams: Vec<UpstreamSpec>,
+    /// The pins file, when upstreams are pinned.
+    pub(crate) pins: Option<PathBuf>,
 }
 
 impl Config {
@@ -134,6 +136,13 @@ impl Config {
                  nobody can approve: add `approvals: { scope: <the approvers' scope> }`",
             ));
         }
+        let pins = file.pins.as_deref().map(|pins| dir.join(pins));
+        if pins.is_none() && upstreams.iter().any(|upstream| upstream.pinned) {
+            return Err(ConfigError::invalid(
+                "pins: an upstream is `pinned`, so name the file its pinned tools are kept in \
+                 (`pins: pins.json`; `halo gateway pin` writes it)",
+            ));
+        }
         if let Some(auth) = auth
             && auth.tokens.keys().any(|token| token.trim().len() < 16)
         {
@@ -150,6 +159,7 @@ impl Config {
             listen,
             rules,
             upstreams,
+            pins,
         })
     }
 

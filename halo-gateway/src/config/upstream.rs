@@ -26,6 +26,8 @@ pub(crate) struct UpstreamSpec {
     /// Where the upstream's access tokens come from, when it takes OAuth.
     pub(crate) oauth: Option<ClientCredentials>,
     pub(crate) prefix: bool,
+    /// Its tools are served only as pinned.
+    pub(crate) pinned: bool,
     pub(crate) connect_timeout: Duration,
     pub(crate) read_timeout: Duration,
 }
@@ -120,6 +122,14 @@ impl UpstreamSpec {
                 "a `stdio` server takes no headers: give it credentials in `env`".to_owned(),
             ));
         }
+        if upstream.pinned && !mcp {
+            return Err(at(
+                ".pinned",
+                "pins are for MCP servers (`stdio` and `mcp` upstreams), whose tools can change \
+                 under the gateway"
+                    .to_owned(),
+            ));
+        }
         if mcp && upstream.oauth.is_some() {
             return Err(at(
                 ".oauth",
@@ -184,6 +194,7 @@ impl UpstreamSpec {
             headers,
             oauth,
             prefix: upstream.prefix.unwrap_or(true),
+            pinned: upstream.pinned,
             connect_timeout: duration(".connect_timeout", upstream.connect_timeout.as_deref(), 5)?,
             read_timeout: duration(".read_timeout", upstream.read_timeout.as_deref(), 300)?,
         })

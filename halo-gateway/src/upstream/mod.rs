@@ -43,7 +43,13 @@ pub(crate) enum Via {
 }
 
 /// Fetches and reads `spec`'s description.
-pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Result<Loaded, Error> {
+/// Fetches and reads `spec`'s description; an MCP server's tools are served only as `pins`
+/// pinned them when the upstream is `pinned`.
+pub(crate) async fn load(
+    spec: &UpstreamSpec,
+    client: &reqwest::Client,
+    pins: Option<&mcp::Pins>,
+) -> Result<Loaded, Error> {
     let fail = |message: String| Error::upstream(&spec.name, message);
     let location = match &spec.source {
         Source::OpenApi(location) => location,
@@ -60,16 +66,7 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
                 },
             });
         }
-        Source::Stdio(command) => {
-            return mcp_server(spec, mcp::Reach::Stdio(command.clone())).await;
-        }
-        Source::Mcp(url) => {
-            let reach = mcp::Reach::Http {
-                url: url.clone(),
-                headers: spec.headers.clone(),
-            };
-            return mcp_server(spec, reach).await;
-        }
+        Source::Stdio(_) | Source::Mcp(_) => return mcp_server(spec, pins).await,
     };
     let bytes = match location {
         Location::File(path) => {
@@ -103,16 +100,38 @@ pub(crate) async fn load(spec: &UpstreamSpec, client: &reqwest::Client) -> Resul
     })
 }
 
-/// Connects to an MCP server and writes the document of its tools.
-async fn mcp_server(spec: &UpstreamSpec, reach: mcp::Reach) -> Result<Loaded, Error> {
-    let timeouts = (spec.connect_timeout, spec.read_timeout);
-    let (server, tools) = mcp::Server::connect(&spec.name, reach, timeouts.0, timeouts.1)
-        .await
-        .map_err(|message| Error::upstream(&spec.name, message))?;
-    let (document, notes) = mcp::openapi(&spec.name, &tools);
+/// Connects to an MCP server and writes the document of its tools (of a `pinned` one, those
+/// as pinned).
+async fn mcp_server(spec: &UpstreamSpec, pins: Option<&mcp::Pins>) -> Result<Loaded, Error> {
+    let (server, tools) = mcp_connect(spec).await?;
+    let (tools, mut left_out) = match pins.filter(|_| spec.pinned) {
+        Some(pins) => pins.admit(&spec.name, tools),
+        None => (tools, Vec::new()),
+    };
+    let (document, mut notes) = mcp::openapi(&spec.name, &tools);
+    notes.append(&mut left_out);
     Ok(Loaded {
         document,
         notes,
         via: Via::Mcp(server),
     })
+}
+
+/// Connects to the MCP server of `spec` (a `stdio` or `mcp` upstream): it, and its tools.
+pub(crate) async fn mcp_connect(
+    spec: &UpstreamSpec,
+) -> Result<(Arc<mcp::Server>, Vec<rmcp::model::Tool>), Error> {
+    let reach = match &spec.source {
+        Source::Stdio(command) => mcp::Reach::Stdio(command.clone()),
+        Source::Mcp(url) => mcp::Reach::Http {
+            url: url.clone(),
+            headers: spec.headers.clone(),
+        },
+        Source::OpenApi(_) | Source::Halo(_) => {
+            return Err(Error::upstream(&spec.name, "it is not an MCP server"));
+        }
+    };
+    mcp::Server::connect(&spec.name, reach, spec.connect_timeout, spec.read_timeout)
+        .await
+        .map_err(|message| Error::upstream(&spec.name, message))
 }

@@ -10,6 +10,7 @@
 //! log, line by line; it is killed when the gateway drops it.
 
 mod document;
+mod pins;
 mod progress;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,8 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 pub(crate) use self::document::openapi;
+pub use self::pins::PinChanges;
+pub(crate) use self::pins::Pins;
 use self::progress::Relays;
 use crate::config::Command;
 
