@@ -2,7 +2,10 @@
 //! by the halo-axum layer in front of the forwarder.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use axum::Router;
 use halo_axum::mcp::McpService;
@@ -42,6 +45,8 @@ pub struct Gateway {
     report: Report,
     tools: Vec<Entry>,
     explained: Vec<String>,
+    /// Told when an upstream says its tools changed.
+    changed: Arc<Notify>,
 }
 
 impl Gateway {
@@ -75,9 +80,10 @@ impl Gateway {
         // Pushed one by one rather than mapped: a closure's higher-ranked borrow would make
         // the future not `Send` for every lifetime, as `tokio::spawn` needs.
         let pins = crate::pin::read(config)?;
+        let changed = Arc::new(Notify::new());
         let mut loading = Vec::with_capacity(config.upstreams.len());
         for spec in &config.upstreams {
-            loading.push(upstream::load(spec, &fetcher, pins.as_ref()));
+            loading.push(upstream::load(spec, &fetcher, pins.as_ref(), &changed));
         }
         let loaded = futures_util::future::try_join_all(loading).await?;
         let file = &config.file;
@@ -166,7 +172,15 @@ impl Gateway {
             report,
             tools: merged.tools,
             explained,
+            changed,
         })
+    }
+
+    /// Resolves when an upstream says its tools changed (an MCP server's
+    /// `notifications/tools/list_changed`): time to build the gateway again
+    /// ([`Reloading`](crate::Reloading) does).
+    pub async fn tools_changed(&self) {
+        self.changed.notified().await;
     }
 
     /// The app to serve: the upstreams' tools under `/<upstream>/...`, discovery, `/mcp`,

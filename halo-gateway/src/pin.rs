@@ -2,6 +2,8 @@
 //! the configuration names (`halo gateway pin CONFIG`), and reading that file when a gateway
 //! is built.
 
+use std::sync::Arc;
+
 use crate::config::Config;
 use crate::error::{ConfigError, Error};
 use crate::upstream::mcp::{PinChanges, Pins};
@@ -25,7 +27,7 @@ pub async fn pin(config: &Config) -> Result<Vec<(String, PinChanges)>, Error> {
     let mut pins = Pins::read(path).map_err(ConfigError::io)?;
     let mut changes = Vec::new();
     for spec in config.upstreams.iter().filter(|spec| spec.pinned) {
-        let (_server, tools) = mcp_connect(spec).await?;
+        let (_server, tools) = mcp_connect(spec, Arc::default()).await?;
         changes.push((spec.name.clone(), pins.pin(&spec.name, &tools)));
     }
     if changes.is_empty() {

@@ -154,7 +154,8 @@ impl Reloading {
     }
 
     /// Reloads whenever the file's (or its pins file's) modification time or length changes
-    /// (checked every `every`) and, on Unix, on `SIGHUP`. Runs until the process ends.
+    /// (checked every `every`), when an upstream says its tools changed (an MCP server's
+    /// `list_changed`) and, on Unix, on `SIGHUP`. Runs until the process ends.
     pub async fn watch(self, every: Duration) {
         #[cfg(unix)]
         let mut hangups =
@@ -171,9 +172,14 @@ impl Reloading {
             };
             #[cfg(not(unix))]
             let hangup = std::future::pending::<Option<()>>();
+            let serving = self.inner.gateway.load_full();
             let asked = tokio::select! {
                 _ = ticks.tick() => false,
                 _ = hangup => true,
+                () = serving.tools_changed() => {
+                    tracing::info!("an upstream's tools changed; rebuilding");
+                    true
+                }
             };
             let changed = {
                 let known = self.inner.stamp.lock().unwrap_or_else(|e| e.into_inner());

@@ -326,10 +326,35 @@ async fn a_cancel_reaches_the_server_and_its_failures_are_problems() {
     assert_eq!(noticed, Ok(Some(())), "the server's handler was cancelled");
 }
 
-/// An MCP server of one tool whose description can change under the gateway.
-#[derive(Clone)]
+/// An MCP server of one tool whose description can change under the gateway; it keeps the
+/// last client that listed its tools, to tell it so.
+#[derive(Clone, Default)]
 struct Changing {
     description: std::sync::Arc<std::sync::Mutex<String>>,
+    lister: std::sync::Arc<std::sync::Mutex<Option<rmcp::Peer<rmcp::RoleServer>>>>,
+}
+
+impl Changing {
+    fn new(description: &str) -> Self {
+        let changing = Self::default();
+        *changing.description.lock().unwrap() = description.to_owned();
+        changing
+    }
+
+    /// Serves it over streamable HTTP (with sessions, so that it can notify its client).
+    async fn serve_http(&self) -> halo_tests::TestServer {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+        let changing = self.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(changing.clone()),
+            LocalSessionManager::default().into(),
+            StreamableHttpServerConfig::default(),
+        );
+        halo_tests::spawn(axum::Router::new().nest_service("/mcp", service)).await
+    }
 }
 
 impl rmcp::ServerHandler for Changing {
@@ -344,8 +369,9 @@ impl rmcp::ServerHandler for Changing {
     async fn list_tools(
         &self,
         _: Option<rmcp::model::PaginatedRequestParams>,
-        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        *self.lister.lock().unwrap() = Some(context.peer);
         let Value::Object(schema) = json!({"type": "object", "properties": {}}) else {
             unreachable!()
         };
@@ -368,20 +394,9 @@ impl rmcp::ServerHandler for Changing {
 /// description changed (a "rug pull"), are left out and said so until pinned again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_changed_tool_is_served_only_once_pinned_again() {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let description = std::sync::Arc::new(std::sync::Mutex::new("Refund a charge.".to_owned()));
-    let changing = Changing {
-        description: std::sync::Arc::clone(&description),
-    };
-    let service = StreamableHttpService::new(
-        move || Ok(changing.clone()),
-        LocalSessionManager::default().into(),
-        StreamableHttpServerConfig::default(),
-    );
-    let upstream = halo_tests::spawn(axum::Router::new().nest_service("/mcp", service)).await;
+    let changing = Changing::new("Refund a charge.");
+    let description = std::sync::Arc::clone(&changing.description);
+    let upstream = changing.serve_http().await;
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "pins: pins.json\nupstreams:\n  pay: {{ mcp: \"{}\", pinned: true }}\n  everything: {{ stdio: {} }}\n",
@@ -447,4 +462,53 @@ async fn a_changed_tool_is_served_only_once_pinned_again() {
     assert_eq!(changes[0].1.changed, ["refund"]);
     let gateway = Gateway::build(&config).await.unwrap();
     assert!(served(&gateway));
+}
+
+/// A server that says its tools changed (`notifications/tools/list_changed`) gets them served
+/// anew: the gateway rebuilds as for a changed configuration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_list_changed_rebuilds_the_gateway() {
+    let changing = Changing::new("Refund a charge.");
+    let upstream = changing.serve_http().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.yaml");
+    let text = format!(
+        "upstreams:\n  pay: {{ mcp: \"{}\" }}\n",
+        upstream.url("/mcp")
+    );
+    std::fs::write(&path, text).unwrap();
+    let reloading = halo_gateway::Reloading::start(&path).await.unwrap();
+    // Not by the file: it is not looked at again within the test.
+    tokio::spawn(
+        reloading
+            .clone()
+            .watch(std::time::Duration::from_secs(3600)),
+    );
+    let server = halo_tests::spawn(reloading.router()).await;
+    let description = async || {
+        let schemas = halo_tests::discover(&server.url("/pay/refund"), None).await;
+        schemas[0]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(description().await, "Refund a charge.");
+
+    *changing.description.lock().unwrap() = "Refund a charge in full.".into();
+    let lister = changing
+        .lister
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the gateway listed");
+    lister.notify_tool_list_changed().await.unwrap();
+    let mut seen = String::new();
+    for _ in 0..100 {
+        seen = description().await;
+        if seen == "Refund a charge in full." {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen, "Refund a charge in full.");
 }

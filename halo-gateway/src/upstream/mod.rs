@@ -8,6 +8,8 @@ pub(crate) mod mcp;
 
 use std::sync::Arc;
 
+use tokio::sync::Notify;
+
 use reqwest::Url;
 use serde_json::Value;
 
@@ -49,6 +51,7 @@ pub(crate) async fn load(
     spec: &UpstreamSpec,
     client: &reqwest::Client,
     pins: Option<&mcp::Pins>,
+    changed: &Arc<Notify>,
 ) -> Result<Loaded, Error> {
     let fail = |message: String| Error::upstream(&spec.name, message);
     let location = match &spec.source {
@@ -66,7 +69,7 @@ pub(crate) async fn load(
                 },
             });
         }
-        Source::Stdio(_) | Source::Mcp(_) => return mcp_server(spec, pins).await,
+        Source::Stdio(_) | Source::Mcp(_) => return mcp_server(spec, pins, changed).await,
     };
     let bytes = match location {
         Location::File(path) => {
@@ -102,8 +105,12 @@ pub(crate) async fn load(
 
 /// Connects to an MCP server and writes the document of its tools (of a `pinned` one, those
 /// as pinned).
-async fn mcp_server(spec: &UpstreamSpec, pins: Option<&mcp::Pins>) -> Result<Loaded, Error> {
-    let (server, tools) = mcp_connect(spec).await?;
+async fn mcp_server(
+    spec: &UpstreamSpec,
+    pins: Option<&mcp::Pins>,
+    changed: &Arc<Notify>,
+) -> Result<Loaded, Error> {
+    let (server, tools) = mcp_connect(spec, Arc::clone(changed)).await?;
     let (tools, mut left_out) = match pins.filter(|_| spec.pinned) {
         Some(pins) => pins.admit(&spec.name, tools),
         None => (tools, Vec::new()),
@@ -117,9 +124,11 @@ async fn mcp_server(spec: &UpstreamSpec, pins: Option<&mcp::Pins>) -> Result<Loa
     })
 }
 
-/// Connects to the MCP server of `spec` (a `stdio` or `mcp` upstream): it, and its tools.
+/// Connects to the MCP server of `spec` (a `stdio` or `mcp` upstream): it, and its tools;
+/// `changed` is told when it says they changed.
 pub(crate) async fn mcp_connect(
     spec: &UpstreamSpec,
+    changed: Arc<Notify>,
 ) -> Result<(Arc<mcp::Server>, Vec<rmcp::model::Tool>), Error> {
     let reach = match &spec.source {
         Source::Stdio(command) => mcp::Reach::Stdio(command.clone()),
@@ -131,7 +140,8 @@ pub(crate) async fn mcp_connect(
             return Err(Error::upstream(&spec.name, "it is not an MCP server"));
         }
     };
-    mcp::Server::connect(&spec.name, reach, spec.connect_timeout, spec.read_timeout)
+    let timeouts = (spec.connect_timeout, spec.read_timeout);
+    mcp::Server::connect(&spec.name, reach, timeouts, changed)
         .await
         .map_err(|message| Error::upstream(&spec.name, message))
 }

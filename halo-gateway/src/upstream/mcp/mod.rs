@@ -30,7 +30,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 use tokio::time::Instant;
 
 pub(crate) use self::document::openapi;
@@ -74,6 +74,8 @@ pub(crate) struct Server {
     timeouts: (Duration, Duration),
     connection: Mutex<Connection>,
     relays: Arc<Relays>,
+    /// Told when the server says its tools changed.
+    changed: Arc<Notify>,
 }
 
 struct Connection {
@@ -92,15 +94,16 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Connects to the server `reach` names (the upstream `name`), and lists its tools.
+    /// Connects to the server `reach` names (the upstream `name`), and lists its tools;
+    /// `changed` is told when the server says they changed.
     pub(crate) async fn connect(
         name: &str,
         reach: Reach,
-        connect_timeout: Duration,
-        read_timeout: Duration,
+        (connect_timeout, read_timeout): (Duration, Duration),
+        changed: Arc<Notify>,
     ) -> Result<(Arc<Self>, Vec<Tool>), String> {
         let relays = Arc::new(Relays::default());
-        let running = start(name, &reach, &relays, connect_timeout).await?;
+        let running = start(name, &reach, (&relays, &changed), connect_timeout).await?;
         let tools = tokio::time::timeout(read_timeout, running.list_all_tools())
             .await
             .map_err(|_| "it did not list its tools in time".to_owned())?
@@ -114,6 +117,7 @@ impl Server {
                 retry: None,
             }),
             relays,
+            changed,
         });
         Ok((server, tools))
     }
@@ -159,7 +163,8 @@ impl Server {
                 (at - now).as_millis()
             )));
         }
-        match start(&self.name, &self.reach, &self.relays, self.timeouts.0).await {
+        let told = (&self.relays, &self.changed);
+        match start(&self.name, &self.reach, told, self.timeouts.0).await {
             Ok(running) => {
                 tracing::info!(upstream = self.name, "connected to the MCP server again");
                 let peer = running.peer().clone();
@@ -183,10 +188,10 @@ impl Server {
 async fn start(
     name: &str,
     reach: &Reach,
-    relays: &Arc<Relays>,
+    (relays, changed): (&Arc<Relays>, &Arc<Notify>),
     timeout: Duration,
 ) -> Result<RunningService<RoleClient, progress::Handler>, String> {
-    let handler = progress::Handler::new(client_info(), Arc::clone(relays));
+    let handler = progress::Handler::new(client_info(), Arc::clone(relays), Arc::clone(changed));
     let started = match reach {
         Reach::Stdio(command) => {
             let (transport, stderr) = TokioChildProcess::builder(child(command))

@@ -1,7 +1,8 @@
 //! A call to an MCP server, with its progress: the notifications the server sends for the
 //! call's progress token are relayed to the gateway call's [`Progress`] (its `tool_progress`
 //! events, or its own MCP client's progress), and a call whose future is dropped is cancelled
-//! upstream (`notifications/cancelled`).
+//! upstream (`notifications/cancelled`). A server's `notifications/tools/list_changed` is
+//! passed on to whoever rebuilds the gateway ([`Gateway::tools_changed`](crate::Gateway::tools_changed)).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, PeerRequestOptions, ServiceError};
 use rmcp::{ClientHandler, Peer, RoleClient};
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 /// How many calls' early notifications (come before their call was registered) are kept.
 const EARLY_CALLS: usize = 64;
@@ -21,15 +23,21 @@ const EARLY_CALLS: usize = 64;
 /// How many early notifications of one call are kept.
 const EARLY_NOTES: usize = 16;
 
-/// The gateway as an MCP client: it says who it is, and routes progress notifications.
+/// The gateway as an MCP client: it says who it is, routes progress notifications, and
+/// passes on a server's word that its tools changed.
 pub(super) struct Handler {
     info: ClientConfig,
     relays: Arc<Relays>,
+    changed: Arc<Notify>,
 }
 
 impl Handler {
-    pub(super) fn new(info: ClientConfig, relays: Arc<Relays>) -> Self {
-        Self { info, relays }
+    pub(super) fn new(info: ClientConfig, relays: Arc<Relays>, changed: Arc<Notify>) -> Self {
+        Self {
+            info,
+            relays,
+            changed,
+        }
     }
 }
 
@@ -44,6 +52,10 @@ impl ClientHandler for Handler {
         _: NotificationContext<RoleClient>,
     ) {
         self.relays.deliver(&params);
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
     }
 }
 
