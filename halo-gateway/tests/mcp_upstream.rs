@@ -512,3 +512,89 @@ async fn a_servers_list_changed_rebuilds_the_gateway() {
     }
     assert_eq!(seen, "Refund a charge in full.");
 }
+
+/// Three MCP servers nobody here wrote (`server-everything` over stdio and over streamable
+/// HTTP, `server-memory` over stdio, a FastMCP server over stdio) and GitHub's OpenAPI
+/// document behind one gateway: `/mcp` lists them within 4,000 tokens, search finds each
+/// upstream's tool for a task in plain words, and their calls work, a FastMCP tool's error a
+/// problem.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_servers_and_an_api_behind_one_gateway() {
+    let everything_http = EverythingOverHttp::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("github.json"),
+        halo_tests::corpus::Document::GitHub.text(),
+    )
+    .unwrap();
+    let command = |parts: Vec<String>| Value::Array(parts.into_iter().map(Value::String).collect());
+    let memory_file = dir.path().join("memory.jsonl");
+    let text = format!(
+        "upstreams:\n  everything: {{ stdio: {} }}\n  memory: {{ stdio: {}, env: {{ MEMORY_FILE_PATH: \"{}\" }} }}\n  notes: {{ stdio: {} }}\n  remote: {{ mcp: \"{}\" }}\n  github: {{ openapi: github.json, base_url: \"http://127.0.0.1:9\" }}\n",
+        command(McpServer::Everything.stdio_command()),
+        command(McpServer::Memory.stdio_command()),
+        memory_file.display(),
+        command(halo_tests::mcp_servers::fastmcp_notes_command()),
+        everything_http.url,
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    let mcp = ().serve(StreamableHttpClientTransport::from_uri(server.url("/mcp"))).await.unwrap();
+    let listed = mcp.list_tools(None).await.unwrap();
+    let tokens = halo_tests::tokens::cl100k_json(&serde_json::to_value(&listed).unwrap());
+    println!("tools/list of 4 MCP servers and GitHub: {tokens} cl100k tokens");
+    assert!(tokens <= 4_000, "{tokens}");
+
+    for (task, wanted) in [
+        ("echo back a message", "everything_echo"),
+        (
+            "create entities in the knowledge graph",
+            "memory_create_entities",
+        ),
+        ("keep a note under a title", "notes_add_note"),
+        ("add two numbers", "remote_get-sum"),
+        (
+            "list the issues of a repository",
+            "github_issues_list-for-repo",
+        ),
+    ] {
+        let found =
+            halo_tests::mcp::call(&mcp, "search_tools", json!({"query": task, "limit": 10})).await;
+        let answer = found.structured_content.expect("structured");
+        let ranked: Vec<&str> = answer["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            ranked.contains(&wanted),
+            "{task}: wanted {wanted}, got {ranked:?}"
+        );
+    }
+
+    // Calls: the memory server keeps entities; the FastMCP server keeps and reads a note,
+    // and its error for a missing one is a problem saying so.
+    let entities = json!({"entities": [{"name": "halo", "entityType": "project", "observations": ["a gateway"]}]});
+    let (status, answer) = post(&server, "/memory/create_entities", entities).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (status, graph) = post(&server, "/memory/read_graph", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{graph}");
+    assert!(graph.to_string().contains("a gateway"), "{graph}");
+    let note = json!({"title": "plan", "text": "ship it"});
+    let (status, answer) = post(&server, "/notes/add_note", note).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (status, answer) = post(&server, "/notes/read_note", json!({"title": "plan"})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.to_string().contains("ship it"), "{answer}");
+    let (status, problem) = post(&server, "/notes/read_note", json!({"title": "none"})).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no note is titled"),
+        "{problem}"
+    );
+}

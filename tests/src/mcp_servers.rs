@@ -55,6 +55,17 @@ impl McpServer {
     }
 }
 
+/// The command that runs `tests/mcp-servers/fastmcp_notes.py`, a small server written with
+/// FastMCP (the official Python SDK's), over stdio: with [`python`](crate::python)'s Python.
+#[must_use]
+pub fn fastmcp_notes_command() -> Vec<String> {
+    let script = crate::workspace_root().join("tests/mcp-servers/fastmcp_notes.py");
+    vec![
+        crate::python().display().to_string(),
+        script.display().to_string(),
+    ]
+}
+
 /// The Node.js program.
 #[must_use]
 pub fn node() -> PathBuf {
