@@ -598,3 +598,87 @@ async fn mcp_servers_and_an_api_behind_one_gateway() {
         "{problem}"
     );
 }
+
+/// The official Python MCP SDK as the client of the gateway's `/mcp`, calling tools of a
+/// `stdio` server and of a streamable HTTP one with its own bearer token: the HTTP server
+/// sees only the credential the configuration gives it, never the caller's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_calls_mcp_upstreams_and_the_callers_token_stays_behind() {
+    let changing = Changing::new("Refund a charge.");
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
+    let upstream = {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+        let service = StreamableHttpService::new(
+            move || Ok(changing.clone()),
+            LocalSessionManager::default().into(),
+            StreamableHttpServerConfig::default(),
+        );
+        let seen = std::sync::Arc::clone(&seen);
+        let record = axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let seen = std::sync::Arc::clone(&seen);
+                async move {
+                    let credential = request
+                        .headers()
+                        .get("authorization")
+                        .map(|v| v.to_str().unwrap_or("?").to_owned())
+                        .unwrap_or_default();
+                    seen.lock().unwrap().push(credential);
+                    next.run(request).await
+                }
+            },
+        );
+        halo_tests::spawn(
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(record),
+        )
+        .await
+    };
+    let caller = "the-callers-own-token-0123456789";
+    let dir = tempfile::tempdir().unwrap();
+    let stdio: Vec<Value> = McpServer::Everything
+        .stdio_command()
+        .into_iter()
+        .map(Value::String)
+        .collect();
+    let text = format!(
+        "auth: {{ tokens: {{ \"{caller}\": {{ caller: alice }} }} }}\nupstreams:\n  everything: {{ stdio: {} }}\n  pay: {{ mcp: \"{}\", headers: {{ Authorization: \"Bearer the-upstreams-credential\" }} }}\n",
+        Value::Array(stdio),
+        upstream.url("/mcp")
+    );
+    let config = Config::from_text(&text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+
+    let mut run = tokio::process::Command::new(halo_tests::python());
+    run.arg(halo_tests::interop_script("mcp_client.py"))
+        .args(["http", &server.url("/mcp"), "--bearer", caller])
+        .args(["--call", "everything_echo", r#"{"message": "hi"}"#])
+        .args(["--call", "pay_refund", "{}"])
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let stdout = halo_tests::run_to_end(&mut run, std::time::Duration::from_secs(120)).await;
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+    let calls = summary["calls"].as_array().expect("calls");
+    assert_eq!(calls[0]["isError"], false, "{summary}");
+    assert!(
+        calls[0]["text"].as_str().unwrap().contains("Echo: hi"),
+        "{summary}"
+    );
+    assert_eq!(calls[1]["isError"], false, "{summary}");
+    assert!(
+        calls[1]["text"].as_str().unwrap().contains("refunded"),
+        "{summary}"
+    );
+
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter()
+            .all(|credential| credential == "Bearer the-upstreams-credential"),
+        "{seen:?}"
+    );
+}

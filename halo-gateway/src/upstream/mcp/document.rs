@@ -71,6 +71,13 @@ fn operation(tool: &Tool, definitions: &mut Definitions, notes: &mut Vec<String>
     if hints.and_then(|h| h.read_only_hint) == Some(true) {
         operation.insert("tags".into(), json!(["read"]));
     }
+    // A tool that requires no argument may be called without a body (MCP's `arguments` is
+    // optional); its arguments are then none.
+    let required = tool
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|required| !required.is_empty());
     let input = schema(
         &tool.input_schema,
         (&tool.name, "inputSchema"),
@@ -79,7 +86,7 @@ fn operation(tool: &Tool, definitions: &mut Definitions, notes: &mut Vec<String>
     );
     operation.insert(
         "requestBody".into(),
-        json!({"required": true, "content": {"application/json": {"schema": input}}}),
+        json!({"required": required, "content": {"application/json": {"schema": input}}}),
     );
     let mut ok = json!({"description": "The tool's result"});
     if let Some(output) = &tool.output_schema {
@@ -162,10 +169,15 @@ mod tests {
         assert_eq!(echo["operationId"], "echo");
         assert_eq!(echo["tags"], json!(["read"]));
         assert_eq!(echo["x-halo-limits"], json!({"idempotent": true}));
+        assert_eq!(echo["requestBody"]["required"], true);
         let body = &echo["requestBody"]["content"]["application/json"]["schema"];
         assert!(body.get("$schema").is_none());
         assert_eq!(body["required"], json!(["message"]));
         let delete = &document["paths"]["/delete_entities"]["post"];
+        assert_eq!(
+            delete["requestBody"]["required"], false,
+            "no argument is required"
+        );
         assert_eq!(delete["summary"], "Delete");
         assert_eq!(delete["x-halo-effects"], json!({"reversible": false}));
         let body = &delete["requestBody"]["content"]["application/json"]["schema"];
