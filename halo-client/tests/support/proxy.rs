@@ -220,7 +220,14 @@ async fn relay(
                     break;
                 }
             }
-            if to_client.write_all(&buffer[..end]).await.is_err() || cut_here {
+            if to_client.write_all(&buffer[..end]).await.is_err() {
+                return;
+            }
+            if cut_here {
+                // Everything passed so far reaches the client before the end of the stream:
+                // a cut, not a reset that could lose the last events on their way.
+                let _ = to_client.flush().await;
+                let _ = to_client.shutdown().await;
                 return;
             }
         }
