@@ -119,13 +119,11 @@ async fn the_bookstore_behind_the_gateway_keeps_its_tools_and_their_meaning() {
     );
 }
 
-/// A streamed call of a HALO upstream's tool: the gateway streams it from the bookstore, whose
-/// stream is cut part-way (halo-client resumes it with `Last-Event-ID`), and relays each of
-/// its progress steps once, in order, ending with its result as JSON.
-#[tokio::test]
-async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
-    let bookstore_server = halo_tests::spawn(bookstore::app()).await;
-    let proxy = Proxy::start(bookstore_server.addr()).await;
+/// A gateway in front of the bookstore (as a reader) reached through a [`Proxy`] that can cut
+/// its streams; the bookstore's server, kept alive.
+async fn bookstore_through_a_proxy() -> (halo_tests::TestServer, Proxy, halo_tests::TestServer) {
+    let bookstore = halo_tests::spawn(bookstore::app()).await;
+    let proxy = Proxy::start(bookstore.addr()).await;
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "upstreams:\n  books: {{ halo: \"{}\", headers: {{ Authorization: \"Bearer {}\" }} }}\n",
@@ -134,7 +132,15 @@ async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
     );
     let config = Config::from_text(&text, dir.path()).unwrap();
     let gateway = Gateway::build(&config).await.unwrap();
-    let server = halo_tests::spawn(gateway.router()).await;
+    (halo_tests::spawn(gateway.router()).await, proxy, bookstore)
+}
+
+/// A streamed call of a HALO upstream's tool: the gateway streams it from the bookstore, whose
+/// stream is cut part-way (halo-client resumes it with `Last-Event-ID`), and relays each of
+/// its progress steps once, in order, ending with its result as JSON.
+#[tokio::test]
+async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
+    let (server, proxy, _bookstore) = bookstore_through_a_proxy().await;
     // The upstream's first event stream is cut after its start, two steps and a few bytes.
     proxy.cut([Cut {
         events: 3,
@@ -150,16 +156,8 @@ async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
         .unwrap();
     assert_eq!(answer.status(), StatusCode::OK);
     let text = answer.text().await.unwrap();
-    let events: Vec<(&str, Value)> = halo_tests::sse::data_events(&text)
-        .map(|event| {
-            let data: Value = serde_json::from_str(event.field("data").unwrap()).unwrap();
-            (
-                event.field("event").unwrap_or_default(),
-                data["data"].clone(),
-            )
-        })
-        .collect();
-    let names: Vec<&str> = events.iter().map(|(name, _)| *name).collect();
+    let events = halo_tests::sse::tool_events(&text);
+    let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -200,17 +198,7 @@ async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
 /// gateway asks the upstream to stop its call rather than let it run on for nobody.
 #[tokio::test]
 async fn a_call_cancelled_at_the_gateway_is_cancelled_upstream() {
-    let bookstore_server = halo_tests::spawn(bookstore::app()).await;
-    let proxy = Proxy::start(bookstore_server.addr()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let text = format!(
-        "upstreams:\n  books: {{ halo: \"{}\", headers: {{ Authorization: \"Bearer {}\" }} }}\n",
-        proxy.base,
-        bookstore::auth::READER_TOKEN
-    );
-    let config = Config::from_text(&text, dir.path()).unwrap();
-    let gateway = Gateway::build(&config).await.unwrap();
-    let server = halo_tests::spawn(gateway.router()).await;
+    let (server, proxy, _bookstore) = bookstore_through_a_proxy().await;
 
     // Twenty chapters take most of a second: the call is cancelled once its first step
     // arrives.
@@ -227,9 +215,12 @@ async fn a_call_cancelled_at_the_gateway_is_cancelled_upstream() {
         let chunk = answer.chunk().await.unwrap().expect("the stream goes on");
         text.push_str(&String::from_utf8_lossy(&chunk));
     }
-    let start = halo_tests::sse::data_events(&text).next().unwrap();
-    let start: Value = serde_json::from_str(start.field("data").unwrap()).unwrap();
-    let id = start["data"]["call_id"].as_str().unwrap();
+    // The first event, whole; what follows it may still be on its way.
+    let first = text.split_inclusive("\n\n").next().expect("tool_start");
+    let events = halo_tests::sse::tool_events(first);
+    let id = events[0].1["call_id"]
+        .as_str()
+        .expect("tool_start names the call");
     let cancelled = reqwest::Client::new()
         .delete(server.url(&format!("/.well-known/halo/calls/{id}")))
         .send()

@@ -10,22 +10,42 @@ use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
+/// A gateway serving the configuration `text` (relative paths in its own directory).
+async fn serve_config(text: &str) -> (halo_tests::TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::from_text(text, dir.path()).unwrap();
+    let gateway = Gateway::build(&config).await.unwrap();
+    (halo_tests::spawn(gateway.router()).await, dir)
+}
+
+/// A command as the configuration's `stdio` list.
+fn stdio(command: Vec<String>) -> Value {
+    Value::Array(command.into_iter().map(Value::String).collect())
+}
+
+/// An MCP server of `handler` over streamable HTTP at `/mcp`, with sessions (so that it can
+/// notify its client and see a call cancelled).
+fn mcp_router<H: rmcp::ServerHandler + Clone>(handler: H) -> axum::Router {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
 /// A gateway with `server-everything` over stdio as `everything` (its child's environment
 /// holds `MARK`), and whatever `more` configures.
 async fn gateway(more: &str) -> (halo_tests::TestServer, tempfile::TempDir) {
-    let command: Vec<Value> = McpServer::Everything
-        .stdio_command()
-        .into_iter()
-        .map(Value::String)
-        .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let text = format!(
-        "upstreams:\n  everything: {{ stdio: {}, env: {{ MARK: in-the-child }} }}\n{more}",
-        Value::Array(command)
-    );
-    let config = Config::from_text(&text, dir.path()).unwrap();
-    let gateway = Gateway::build(&config).await.unwrap();
-    (halo_tests::spawn(gateway.router()).await, dir)
+    let command = stdio(McpServer::Everything.stdio_command());
+    serve_config(&format!(
+        "upstreams:\n  everything: {{ stdio: {command}, env: {{ MARK: in-the-child }} }}\n{more}"
+    ))
+    .await
 }
 
 async fn post(server: &halo_tests::TestServer, path: &str, body: Value) -> (StatusCode, Value) {
@@ -110,23 +130,15 @@ async fn a_long_call_streams_its_progress_over_http_and_mcp() {
         .unwrap();
     assert_eq!(answer.status(), StatusCode::OK);
     let text = answer.text().await.unwrap();
-    let events: Vec<(&str, Value)> = halo_tests::sse::data_events(&text)
-        .map(|event| {
-            let data: Value = serde_json::from_str(event.field("data").unwrap()).unwrap();
-            (
-                event.field("event").unwrap_or_default(),
-                data["data"].clone(),
-            )
-        })
-        .collect();
+    let events = halo_tests::sse::tool_events(&text);
     let steps: Vec<f64> = events
         .iter()
-        .filter(|(name, _)| *name == "tool_progress")
+        .filter(|(name, _)| name == "tool_progress")
         .map(|(_, data)| data["step"].as_f64().unwrap())
         .collect();
     assert_eq!(steps, [1.0, 2.0, 3.0], "{text}");
     let (last, end) = events.last().unwrap();
-    assert_eq!(*last, "tool_end", "{text}");
+    assert_eq!(last, "tool_end", "{text}");
     assert!(
         end["content"]
             .as_str()
@@ -148,11 +160,8 @@ async fn a_long_call_streams_its_progress_over_http_and_mcp() {
 #[tokio::test]
 async fn a_server_over_streamable_http_is_an_upstream_too() {
     let everything = EverythingOverHttp::start().await;
-    let dir = tempfile::tempdir().unwrap();
     let text = format!("upstreams:\n  remote: {{ mcp: \"{}\" }}\n", everything.url);
-    let config = Config::from_text(&text, dir.path()).unwrap();
-    let gateway = Gateway::build(&config).await.unwrap();
-    let server = halo_tests::spawn(gateway.router()).await;
+    let (server, _dir) = serve_config(&text).await;
     let (status, answer) = post(&server, "/remote/get-sum", json!({"a": 40, "b": 2})).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert!(answer.as_str().unwrap().contains("42"), "{answer}");
@@ -165,15 +174,11 @@ async fn a_killed_stdio_server_is_started_again() {
     let mark = format!("halo-test-{}", std::process::id());
     let mut command = McpServer::Everything.stdio_command();
     command.push(mark.clone());
-    let command: Vec<Value> = command.into_iter().map(Value::String).collect();
-    let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "upstreams:\n  everything: {{ stdio: {} }}\n",
-        Value::Array(command)
+        stdio(command)
     );
-    let config = Config::from_text(&text, dir.path()).unwrap();
-    let gateway = Gateway::build(&config).await.unwrap();
-    let server = halo_tests::spawn(gateway.router()).await;
+    let (server, _dir) = serve_config(&text).await;
     let (status, _) = post(&server, "/everything/echo", json!({"message": "before"})).await;
     assert_eq!(status, StatusCode::OK);
 
@@ -261,26 +266,13 @@ impl rmcp::ServerHandler for Slow {
 /// tool's error result and a refusal of its arguments are problems saying so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_reaches_the_server_and_its_failures_are_problems() {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
     let (cancelled, mut seen) = tokio::sync::mpsc::unbounded_channel();
-    let slow = Slow { cancelled };
-    let service = StreamableHttpService::new(
-        move || Ok(slow.clone()),
-        LocalSessionManager::default().into(),
-        StreamableHttpServerConfig::default(),
-    );
-    let upstream = halo_tests::spawn(axum::Router::new().nest_service("/mcp", service)).await;
-    let dir = tempfile::tempdir().unwrap();
+    let upstream = halo_tests::spawn(mcp_router(Slow { cancelled })).await;
     let text = format!(
         "upstreams:\n  slow: {{ mcp: \"{}\" }}\n",
         upstream.url("/mcp")
     );
-    let config = Config::from_text(&text, dir.path()).unwrap();
-    let gateway = Gateway::build(&config).await.unwrap();
-    let server = halo_tests::spawn(gateway.router()).await;
+    let (server, _dir) = serve_config(&text).await;
 
     let (status, problem) = post(&server, "/slow/broken", json!({})).await;
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{problem}");
@@ -309,11 +301,12 @@ async fn a_cancel_reaches_the_server_and_its_failures_are_problems() {
         .unwrap();
     let chunk = answer.chunk().await.unwrap().expect("tool_start");
     let text = String::from_utf8_lossy(&chunk).into_owned();
-    let start = halo_tests::sse::data_events(&text)
-        .next()
-        .expect("tool_start");
-    let start: Value = serde_json::from_str(start.field("data").unwrap()).unwrap();
-    let id = start["data"]["call_id"].as_str().unwrap();
+    // The first event, whole; what follows it may still be on its way.
+    let first = text.split_inclusive("\n\n").next().expect("tool_start");
+    let events = halo_tests::sse::tool_events(first);
+    let id = events[0].1["call_id"]
+        .as_str()
+        .expect("tool_start names the call");
     // The call reaches the server before it is cancelled.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let deleted = reqwest::Client::new()
@@ -341,19 +334,9 @@ impl Changing {
         changing
     }
 
-    /// Serves it over streamable HTTP (with sessions, so that it can notify its client).
+    /// Serves it over streamable HTTP.
     async fn serve_http(&self) -> halo_tests::TestServer {
-        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-        use rmcp::transport::streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService,
-        };
-        let changing = self.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(changing.clone()),
-            LocalSessionManager::default().into(),
-            StreamableHttpServerConfig::default(),
-        );
-        halo_tests::spawn(axum::Router::new().nest_service("/mcp", service)).await
+        halo_tests::spawn(mcp_router(self.clone())).await
     }
 }
 
@@ -401,13 +384,7 @@ async fn a_changed_tool_is_served_only_once_pinned_again() {
     let text = format!(
         "pins: pins.json\nupstreams:\n  pay: {{ mcp: \"{}\", pinned: true }}\n  everything: {{ stdio: {} }}\n",
         upstream.url("/mcp"),
-        Value::Array(
-            McpServer::Everything
-                .stdio_command()
-                .into_iter()
-                .map(Value::String)
-                .collect()
-        )
+        stdio(McpServer::Everything.stdio_command())
     );
     let config = Config::from_text(&text, dir.path()).unwrap();
     let notes = |gateway: &Gateway| -> Vec<String> {
@@ -527,14 +504,13 @@ async fn mcp_servers_and_an_api_behind_one_gateway() {
         halo_tests::corpus::Document::GitHub.text(),
     )
     .unwrap();
-    let command = |parts: Vec<String>| Value::Array(parts.into_iter().map(Value::String).collect());
     let memory_file = dir.path().join("memory.jsonl");
     let text = format!(
         "upstreams:\n  everything: {{ stdio: {} }}\n  memory: {{ stdio: {}, env: {{ MEMORY_FILE_PATH: \"{}\" }} }}\n  notes: {{ stdio: {} }}\n  remote: {{ mcp: \"{}\" }}\n  github: {{ openapi: github.json, base_url: \"http://127.0.0.1:9\" }}\n",
-        command(McpServer::Everything.stdio_command()),
-        command(McpServer::Memory.stdio_command()),
+        stdio(McpServer::Everything.stdio_command()),
+        stdio(McpServer::Memory.stdio_command()),
         memory_file.display(),
-        command(halo_tests::mcp_servers::fastmcp_notes_command()),
+        stdio(halo_tests::mcp_servers::fastmcp_notes_command()),
         everything_http.url,
     );
     let config = Config::from_text(&text, dir.path()).unwrap();
@@ -607,15 +583,6 @@ async fn the_python_sdk_calls_mcp_upstreams_and_the_callers_token_stays_behind()
     let changing = Changing::new("Refund a charge.");
     let seen: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
     let upstream = {
-        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-        use rmcp::transport::streamable_http_server::{
-            StreamableHttpServerConfig, StreamableHttpService,
-        };
-        let service = StreamableHttpService::new(
-            move || Ok(changing.clone()),
-            LocalSessionManager::default().into(),
-            StreamableHttpServerConfig::default(),
-        );
         let seen = std::sync::Arc::clone(&seen);
         let record = axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
@@ -631,28 +598,15 @@ async fn the_python_sdk_calls_mcp_upstreams_and_the_callers_token_stays_behind()
                 }
             },
         );
-        halo_tests::spawn(
-            axum::Router::new()
-                .nest_service("/mcp", service)
-                .layer(record),
-        )
-        .await
+        halo_tests::spawn(mcp_router(changing).layer(record)).await
     };
     let caller = "the-callers-own-token-0123456789";
-    let dir = tempfile::tempdir().unwrap();
-    let stdio: Vec<Value> = McpServer::Everything
-        .stdio_command()
-        .into_iter()
-        .map(Value::String)
-        .collect();
     let text = format!(
         "auth: {{ tokens: {{ \"{caller}\": {{ caller: alice }} }} }}\nupstreams:\n  everything: {{ stdio: {} }}\n  pay: {{ mcp: \"{}\", headers: {{ Authorization: \"Bearer the-upstreams-credential\" }} }}\n",
-        Value::Array(stdio),
+        stdio(McpServer::Everything.stdio_command()),
         upstream.url("/mcp")
     );
-    let config = Config::from_text(&text, dir.path()).unwrap();
-    let gateway = Gateway::build(&config).await.unwrap();
-    let server = halo_tests::spawn(gateway.router()).await;
+    let (server, _dir) = serve_config(&text).await;
 
     let mut run = tokio::process::Command::new(halo_tests::python());
     run.arg(halo_tests::interop_script("mcp_client.py"))

@@ -131,6 +131,7 @@ pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use shared_defs::standalone;
 pub use tags::TagFilter;
 pub use tokens::estimate_tokens;
+pub use truncate::truncate;
 
 /// The HALO media type, `application/llm+json`.
 pub const MEDIA_TYPE: &str = "application/llm+json";

@@ -1,7 +1,15 @@
 //! Text cut to a size, never inside a character.
 
 /// `text` cut to at most `max` bytes, at a character boundary.
-pub(crate) fn truncate(text: &str, max: usize) -> &str {
+///
+/// ```
+/// use halo_protocol::truncate;
+///
+/// assert_eq!(truncate("héllo", 2), "h");
+/// assert_eq!(truncate("hello", 10), "hello");
+/// ```
+#[must_use]
+pub fn truncate(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }

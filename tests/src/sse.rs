@@ -28,6 +28,24 @@ impl<'a> SseEvent<'a> {
     }
 }
 
+/// The tool events of an event-stream body: each one's name (`tool_start`, ...) and the
+/// `data` of its envelope (`{"type": ..., "data": ...}`).
+///
+/// # Panics
+/// When an event's data is not JSON.
+#[must_use]
+pub fn tool_events(text: &str) -> Vec<(String, serde_json::Value)> {
+    data_events(text)
+        .map(|event| {
+            let data: serde_json::Value =
+                serde_json::from_str(event.field("data").unwrap_or_default())
+                    .unwrap_or_else(|e| panic!("an event's data is not JSON ({e}): {text}"));
+            let name = event.field("event").unwrap_or_default().to_owned();
+            (name, data["data"].clone())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::data_events;

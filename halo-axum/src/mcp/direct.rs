@@ -15,6 +15,8 @@
 //! `requestState`. Anything else, and anything this cannot tell, goes to rmcp unchanged, so
 //! what rmcp would refuse is still refused by rmcp.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
@@ -56,15 +58,11 @@ pub(super) enum Direct<B> {
 
 /// Answers `request` when it is a plain `tools/call` (its caller already identified, when the
 /// layer identifies callers); else gives it back, its body as it came, for rmcp.
-pub(super) async fn answer<B>(
-    bridge: &Bridge,
-    allowed_hosts: &[String],
-    request: Request<B>,
-) -> Direct<B>
+pub(super) async fn answer<B>(bridge: &Bridge, hosts: &Hosts, request: Request<B>) -> Direct<B>
 where
     B: http_body::Body,
 {
-    if !plain(request.method(), request.headers(), allowed_hosts) {
+    if !plain(request.method(), request.headers(), hosts) {
         return Direct::Untouched(request);
     }
     // At most `MAX_BODY` bytes: HTTP frames the body by the `Content-Length` checked above.
@@ -129,7 +127,7 @@ fn call(body: &Bytes) -> Option<(RequestId, CallToolRequestParams)> {
 
 /// Whether the head of a request is one rmcp would accept as it is, and asks nothing of its
 /// sessions, versions or origin checks.
-fn plain(method: &Method, headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
+fn plain(method: &Method, headers: &HeaderMap, hosts: &Hosts) -> bool {
     let length = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -137,7 +135,7 @@ fn plain(method: &Method, headers: &HeaderMap, allowed_hosts: &[String]) -> bool
     method == Method::POST
         && length.is_some_and(|length| length <= MAX_BODY)
         && !headers.contains_key(ORIGIN)
-        && host_allowed(headers, allowed_hosts)
+        && hosts.admit(headers)
         && accepts_json_and_events(headers)
         && headers
             .get(CONTENT_TYPE)
@@ -150,21 +148,40 @@ fn plain(method: &Method, headers: &HeaderMap, allowed_hosts: &[String]) -> bool
         && version_before_2026(headers)
 }
 
-/// Whether `Host` names, exactly, an allowed host that is allowed at any port: a plain case
-/// of what rmcp allows (it also normalises names, and allows hosts at one port only).
-fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
-    let mut hosts = headers.get_all(HOST).iter();
-    let (Some(host), None) = (hosts.next(), hosts.next()) else {
-        return false;
-    };
-    let Some(name) = host.to_str().ok().and_then(host_name) else {
-        return false;
-    };
-    allowed.is_empty()
-        || allowed
+/// The hosts a request may name to be answered directly: the allowed hosts given without a
+/// port (allowed at any port), found once when the service is built; any host when every
+/// host is allowed. A plain case of what rmcp allows (it also normalises names, and allows
+/// hosts at one port only).
+#[derive(Debug, Clone)]
+pub(super) struct Hosts(Option<Arc<[String]>>);
+
+impl Hosts {
+    /// The hosts of `allowed`, the list rmcp is given (empty: any host).
+    pub(super) fn new(allowed: &[String]) -> Self {
+        if allowed.is_empty() {
+            return Self(None);
+        }
+        let names: Vec<String> = allowed
             .iter()
             .filter_map(|entry| portless(entry))
-            .any(|entry| entry == name)
+            .map(str::to_owned)
+            .collect();
+        Self(Some(names.into()))
+    }
+
+    /// Whether the request's one `Host` names, exactly, one of them.
+    fn admit(&self, headers: &HeaderMap) -> bool {
+        let mut hosts = headers.get_all(HOST).iter();
+        let (Some(host), None) = (hosts.next(), hosts.next()) else {
+            return false;
+        };
+        let Some(name) = host.to_str().ok().and_then(host_name) else {
+            return false;
+        };
+        self.0
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|entry| entry == name))
+    }
 }
 
 /// The name of a `Host` value (`localhost:3000`, `[::1]:3000`, `example.com`).
@@ -248,10 +265,8 @@ mod tests {
         ("mcp-protocol-version", "2025-06-18"),
     ];
 
-    fn loopback() -> Vec<String> {
-        ["localhost", "127.0.0.1", "::1"]
-            .map(str::to_owned)
-            .to_vec()
+    fn loopback() -> Hosts {
+        Hosts::new(&["localhost", "127.0.0.1", "::1"].map(str::to_owned))
     }
 
     #[test]
@@ -268,7 +283,7 @@ mod tests {
         assert!(with(("host", "[::1]:3000")));
         assert!(with(("host", "localhost")));
         // An entry with a port is left to rmcp.
-        let ported = vec!["example.com:8443".to_owned()];
+        let ported = Hosts::new(&["example.com:8443".to_owned()]);
         let mut pairs = PLAIN.to_vec();
         pairs[0] = ("host", "example.com:8443");
         assert!(!plain(&Method::POST, &head(&pairs), &ported));

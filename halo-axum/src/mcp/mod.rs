@@ -24,7 +24,7 @@ use tower_service::Service;
 
 use self::bridge::{Bridge, Listing};
 use self::caller::Identified;
-use self::direct::Direct;
+use self::direct::{Direct, Hosts};
 use crate::HaloLayer;
 use crate::layer::Shared;
 use crate::local::{Local, forwarded};
@@ -110,8 +110,10 @@ pub struct McpService {
     /// Shared rather than cloned with each request: its configuration holds the allowed
     /// hosts and origins.
     inner: Arc<StreamableHttpService<Bridge, NeverSessionManager>>,
-    /// The server, for the plain `tools/call`s answered without rmcp ([`direct`]).
+    /// The server, for the plain `tools/call`s answered without rmcp ([`direct`]), and the
+    /// hosts those may name.
     bridge: Bridge,
+    hosts: Hosts,
     /// The layer's state: credentials are checked before MCP sees the request.
     shared: Arc<Shared>,
 }
@@ -280,6 +282,7 @@ impl McpBuilder {
         let origins = self
             .allowed_origins
             .unwrap_or_else(|| LOOPBACK_ORIGINS.map(str::to_owned).to_vec());
+        let direct_hosts = Hosts::new(&hosts);
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
@@ -294,6 +297,7 @@ impl McpBuilder {
                 config,
             )),
             bridge,
+            hosts: direct_hosts,
             shared: self.shared,
         }
     }
@@ -318,6 +322,7 @@ where
         let shared = Arc::clone(&self.shared);
         let inner = Arc::clone(&self.inner);
         let bridge = self.bridge.clone();
+        let hosts = self.hosts.clone();
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
             if shared.gate.is_closed() {
@@ -330,8 +335,7 @@ where
                 };
             }
             let request = Request::from_parts(parts, body);
-            let hosts = &inner.config.allowed_hosts;
-            let answer = match direct::answer(&bridge, hosts, request).await {
+            let answer = match direct::answer(&bridge, &hosts, request).await {
                 Direct::Answered(answer) => return Ok(answer),
                 Direct::Untouched(request) => inner.handle(request).await,
                 Direct::Read(request) => inner.handle(request).await,

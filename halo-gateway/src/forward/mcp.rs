@@ -107,14 +107,10 @@ fn text(result: &CallToolResult) -> String {
     }
 }
 
-/// `text` cut to [`MAX_DETAIL`] bytes, at a character boundary.
+/// `text` cut to [`MAX_DETAIL`] bytes, at a character boundary, `…` where it was cut.
 fn bounded(text: &str) -> String {
-    if text.len() <= MAX_DETAIL {
-        return text.to_owned();
+    match halo_protocol::truncate(text, MAX_DETAIL) {
+        whole if whole.len() == text.len() => whole.to_owned(),
+        cut => format!("{cut}…"),
     }
-    let mut end = MAX_DETAIL;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
