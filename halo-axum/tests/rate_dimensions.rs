@@ -1,4 +1,5 @@
-//! `limits.rates`: rate limits per tenant, per tool as a whole and per argument value, beside
+//! `limits.rates`: rate limits per tenant, per tool as a whole, per argument value and per
+//! combination of tenant and argument value, beside
 //! the per-caller `limits.rate`, all or nothing; the `429` names the limit that refused, and
 //! the schema shows them. In process (no time passes: every budget here is spent within a
 //! test), and through a real Redis shared by two instances (`redis` feature).
@@ -13,7 +14,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use common::client::{Answer, App};
-use halo_axum::protocol::{Limit, Rate};
+use halo_axum::protocol::{Dimension, Limit, Rate};
 use halo_axum::{
     Describe, HaloBuilder, HaloLayer, Principal, StaticAuthenticator, Validation, halo,
 };
@@ -25,13 +26,14 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// How many calls each handler ran.
 #[derive(Debug, Clone, Default)]
-struct Runs(Arc<[AtomicUsize; 5]>);
+struct Runs(Arc<[AtomicUsize; 6]>);
 
 const REPORT: usize = 0;
 const PING: usize = 1;
 const ORDER: usize = 2;
 const STOCK: usize = 3;
 const SEARCH: usize = 4;
+const MAILING: usize = 5;
 
 impl Runs {
     fn ran(&self, handler: usize) -> Json<Value> {
@@ -100,6 +102,23 @@ async fn search(State(runs): State<Runs>, Query(search): Query<Search>) -> Json<
     runs.ran(SEARCH)
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+struct Mailing {
+    /// The campaign mailed; without it, a one-off mailing.
+    #[serde(default)]
+    campaign_id: Option<String>,
+}
+
+/// Mail a campaign: once per 50 seconds for each tenant and campaign together (a field of
+/// the body, which the layer reads to find it).
+#[halo(rates("1/50s per tenant and campaign_id"))]
+#[utoipa::path(post, path = "/mailings", request_body = Mailing, responses((status = 200)),
+    security(("bearer" = [])))]
+async fn send_mailing(State(runs): State<Runs>, Json(mailing): Json<Mailing>) -> Json<Value> {
+    let _ = mailing.campaign_id;
+    runs.ran(MAILING)
+}
+
 #[derive(OpenApi)]
 #[openapi(info(title = "Shop", version = "1"), modifiers(&BearerScheme))]
 struct Doc;
@@ -111,6 +130,7 @@ fn router() -> (axum::Router<Runs>, utoipa::openapi::OpenApi) {
         .routes(routes!(place_order))
         .routes(routes!(stock))
         .routes(routes!(search))
+        .routes(routes!(send_mailing))
         .split_for_parts()
 }
 
@@ -149,6 +169,18 @@ async fn order(app: &App, caller: &str, sku: &str) -> Answer {
     app.post("/orders")
         .bearer_auth(caller)
         .json(&json!({"sku": sku, "quantity": 1}))
+        .send()
+        .await
+}
+
+async fn mailing(app: &App, caller: &str, campaign: Option<&str>) -> Answer {
+    let body = match campaign {
+        Some(campaign) => json!({"campaign_id": campaign}),
+        None => json!({}),
+    };
+    app.post("/mailings")
+        .bearer_auth(caller)
+        .json(&body)
         .send()
         .await
 }
@@ -282,6 +314,56 @@ async fn a_limit_per_argument_counts_each_value_apart() {
     assert_eq!(runs.of(SEARCH), 5);
 }
 
+#[tokio::test]
+async fn a_combined_limit_counts_each_tenant_and_value_together() {
+    let runs = Runs::default();
+    let app = serve(&runs, |b| b);
+    let policy = "send_mailing/tenant+campaign_id";
+    let limit = json!({"rate": "1/50 seconds", "per": "combined", "of": [
+        {"per": "tenant"}, {"per": "argument", "argument": "campaign_id"}]});
+    let first = mailing(&app, "alice", Some("spring")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert_eq!(
+        first.header("ratelimit-policy"),
+        format!("\"{policy}\";q=1;w=50")
+    );
+    assert_eq!(first.header("ratelimit"), format!("\"{policy}\";r=0;t=0"));
+    // bob works for acme too: the same tenant and campaign, one budget.
+    let refused = mailing(&app, "bob", Some("spring")).await;
+    assert_refused_by(&refused, &limit, policy, 50);
+    assert!(
+        refused.problem()["detail"]
+            .as_str()
+            .unwrap()
+            .contains("1/50 seconds per tenant and campaign_id"),
+        "{}",
+        refused.body
+    );
+    // The same campaign in another tenant, and another campaign in acme, have their own.
+    let globex = mailing(&app, "carol", Some("spring")).await;
+    assert_eq!(globex.status, StatusCode::OK, "{}", globex.body);
+    let autumn = mailing(&app, "bob", Some("autumn")).await;
+    assert_eq!(autumn.status, StatusCode::OK, "{}", autumn.body);
+    assert_refused_by(
+        &mailing(&app, "alice", Some("autumn")).await,
+        &limit,
+        policy,
+        50,
+    );
+    // A caller without a tenant counts as its own, apart from every tenant.
+    assert_eq!(
+        mailing(&app, "dave", Some("spring")).await.status,
+        StatusCode::OK
+    );
+    // Without the campaign one part is missing: the limit does not apply.
+    for _ in 0..3 {
+        let unlimited = mailing(&app, "alice", None).await;
+        assert_eq!(unlimited.status, StatusCode::OK, "{}", unlimited.body);
+        assert_eq!(unlimited.header("ratelimit"), "", "no limit applied");
+    }
+    assert_eq!(runs.of(MAILING), 7, "refused calls never reach the handler");
+}
+
 /// The all-or-nothing rule, counted: a call the per-SKU limit refuses leaves the caller's
 /// budget as it was.
 async fn all_or_nothing(app: &App, runs: &Runs) {
@@ -370,6 +452,11 @@ async fn the_schema_shows_every_limit() {
         json!([{"rate": "2/minute", "per": "tool"}])
     );
     assert!(schema("/ping").await.get("rate").is_none());
+    assert_eq!(
+        schema("/mailings").await["rates"],
+        json!([{"rate": "1/50 seconds", "per": "combined", "of": [
+            {"per": "tenant"}, {"per": "argument", "argument": "campaign_id"}]}])
+    );
 }
 
 #[test]
@@ -378,6 +465,26 @@ fn a_limit_per_an_argument_the_operation_does_not_take_fails_the_build() {
     let per_colour = Limit::per_argument("1/minute".parse::<Rate>().unwrap(), "colour");
     let error = HaloLayer::builder(api)
         .describe("report", Describe::new().limit(per_colour))
+        .build()
+        .unwrap_err();
+    assert!(error.is_metadata(), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("GET /report") && message.contains("`colour`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_combination_with_an_argument_the_operation_does_not_take_fails_the_build() {
+    let (_, api) = router();
+    let parts = vec![Dimension::Tenant, Dimension::Argument("colour".into())];
+    let per_tenant_and_colour = Limit::new(
+        "1/minute".parse::<Rate>().unwrap(),
+        Dimension::combined(parts).unwrap(),
+    );
+    let error = HaloLayer::builder(api)
+        .describe("report", Describe::new().limit(per_tenant_and_colour))
         .build()
         .unwrap_err();
     assert!(error.is_metadata(), "{error}");
@@ -454,6 +561,25 @@ mod shared {
         );
         assert_eq!(runs_a.of(ORDER) + runs_b.of(ORDER), 4);
 
+        // Per tenant and campaign: one budget across the instances.
+        let campaign = json!({"rate": "1/50 seconds", "per": "combined", "of": [
+            {"per": "tenant"}, {"per": "argument", "argument": "campaign_id"}]});
+        let policy = "send_mailing/tenant+campaign_id";
+        assert_eq!(
+            mailing(&a, "alice", Some("spring")).await.status,
+            StatusCode::OK
+        );
+        assert_refused_by(
+            &mailing(&b, "bob", Some("spring")).await,
+            &campaign,
+            policy,
+            50,
+        );
+        assert_eq!(
+            mailing(&b, "carol", Some("spring")).await.status,
+            StatusCode::OK
+        );
+
         // A huge value is kept as a digest: every key is short, and none holds the value.
         let huge = "z".repeat(1 << 20);
         assert_eq!(order(&a, "carol", &huge).await.status, StatusCode::OK);
@@ -474,6 +600,11 @@ mod shared {
                 .any(|key| key.starts_with("shop:rate:report:tenant:")),
             "{keys:?}"
         );
+        let combined: Vec<&String> = keys
+            .iter()
+            .filter(|key| key.starts_with("shop:rate:send_mailing:combined:"))
+            .collect();
+        assert_eq!(combined.len(), 2, "acme's and globex's: {keys:?}");
         assert!(
             keys.iter()
                 .all(|key| key.len() < 80 && !key.contains("alice")),

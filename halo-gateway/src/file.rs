@@ -37,10 +37,25 @@ pub(crate) struct File {
     /// The APIs behind the gateway, by name: the name prefixes their paths (`/<name>/...`)
     /// and their tool names, and tags their tools.
     pub(crate) upstreams: BTreeMap<String, Upstream>,
-    /// Rules that set the declarations of matching tools. For each field, the most
-    /// specific matching rule that sets it wins; among equally specific ones, the later.
-    #[serde(default)]
-    pub(crate) policies: Vec<Rule>,
+    /// Rules that set the declarations of matching tools (for each field, the most specific
+    /// matching rule that sets it wins; among equally specific ones, the later); or an MCP
+    /// Tool Harness policy document, inline (`{tool_harness: {...}}`) or as a file relative
+    /// to this one (`harness.yaml`).
+    #[schemars(with = "Option<PoliciesShape>")]
+    pub(crate) policies: Option<serde_json::Value>,
+}
+
+/// What `policies` holds (read in `config`, which names the key of a bad value).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "describes the configuration's JSON Schema only")]
+enum PoliciesShape {
+    /// The gateway's rules.
+    Rules(Vec<Rule>),
+    /// A Harness document.
+    Harness(Box<crate::policy::HarnessRoot>),
+    /// A Harness document's file.
+    File(String),
 }
 
 /// Who may call the gateway.

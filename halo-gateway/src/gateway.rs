@@ -45,8 +45,12 @@ pub struct Gateway {
     report: Report,
     tools: Vec<Entry>,
     explained: Vec<String>,
-    /// Told when an upstream says its tools changed.
+    /// Told when an upstream says its tools changed (one for every gateway that replaces
+    /// this one, since they keep its MCP servers).
     changed: Arc<Notify>,
+    /// The MCP servers, by upstream name: kept by the gateway that replaces this one when
+    /// their settings did not change.
+    servers: HashMap<String, Arc<upstream::mcp::Server>>,
 }
 
 impl Gateway {
@@ -69,10 +73,10 @@ impl Gateway {
     /// # Errors
     /// As [`build`](Self::build).
     pub async fn build_after(config: &Config, previous: &Self) -> Result<Self, Error> {
-        Self::build_with(config, Some(&previous.layer)).await
+        Self::build_with(config, Some(previous)).await
     }
 
-    async fn build_with(config: &Config, previous: Option<&HaloLayer>) -> Result<Self, Error> {
+    async fn build_with(config: &Config, previous: Option<&Self>) -> Result<Self, Error> {
         let fetcher = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()
@@ -80,10 +84,17 @@ impl Gateway {
         // Pushed one by one rather than mapped: a closure's higher-ranked borrow would make
         // the future not `Send` for every lifetime, as `tokio::spawn` needs.
         let pins = crate::pin::read(config)?;
-        let changed = Arc::new(Notify::new());
+        let changed = previous.map_or_else(Arc::default, |p| Arc::clone(&p.changed));
         let mut loading = Vec::with_capacity(config.upstreams.len());
         for spec in &config.upstreams {
-            loading.push(upstream::load(spec, &fetcher, pins.as_ref(), &changed));
+            let running = previous.and_then(|p| p.servers.get(&spec.name));
+            loading.push(upstream::load(
+                spec,
+                &fetcher,
+                pins.as_ref(),
+                &changed,
+                running,
+            ));
         }
         let loaded = futures_util::future::try_join_all(loading).await?;
         let file = &config.file;
@@ -102,11 +113,15 @@ impl Gateway {
             });
         }
         let title = file.name.as_deref().unwrap_or("halo gateway");
-        let merged = merge::merge(title, parts, &config.rules, authenticated)?;
+        let merged = merge::merge(title, parts, &config.policies, authenticated)?;
+        let mut servers = HashMap::new();
         for ((spec, via), credentials) in config.upstreams.iter().zip(vias).zip(merged.credentials)
         {
             let target = match via {
-                Via::Mcp(server) => Target::Mcp(server),
+                Via::Mcp(server) => {
+                    servers.insert(spec.name.clone(), Arc::clone(&server));
+                    Target::Mcp(server)
+                }
                 Via::Http { base_url, halo } => {
                     let client = reqwest::Client::builder()
                         .connect_timeout(spec.connect_timeout)
@@ -126,7 +141,7 @@ impl Gateway {
             };
             targets.insert(spec.name.clone(), target);
         }
-        let layer = layer(config, merged.document, previous).await?;
+        let layer = layer(config, merged.document, previous.map(|p| &p.layer)).await?;
         let app = Router::new().fallback_service(forwarder(targets));
         let mut mcp = McpService::builder(&layer, app.clone());
         if let Some(settings) = &file.mcp {
@@ -162,7 +177,7 @@ impl Gateway {
                     spec.name,
                     tool.given,
                     tool.effective
-                        .explain(&|index| config.rules.describe(index))
+                        .explain(&|index| config.policies.describe(index))
                 )
             })
             .collect();
@@ -173,6 +188,7 @@ impl Gateway {
             tools: merged.tools,
             explained,
             changed,
+            servers,
         })
     }
 

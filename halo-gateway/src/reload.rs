@@ -50,16 +50,13 @@ struct Inner {
     gateway: ArcSwap<Gateway>,
     /// One reload at a time.
     reloading: tokio::sync::Mutex<()>,
-    /// The stamps of the file and of its pins file when they were last read, and where the
-    /// pins file is.
-    stamp: std::sync::Mutex<(Stamps, Option<PathBuf>)>,
+    /// The stamp of the file when it was last read, and those of the files it names (pins,
+    /// a Harness policy document).
+    stamp: std::sync::Mutex<(Stamp, Vec<(PathBuf, Stamp)>)>,
 }
 
 /// A file's modification time and length, when it can be read.
 type Stamp = Option<(SystemTime, u64)>;
-
-/// The stamps of the configuration file and of its pins file.
-type Stamps = (Stamp, Stamp);
 
 impl Reloading {
     /// Reads the configuration at `path` and builds the first gateway.
@@ -70,8 +67,7 @@ impl Reloading {
         let path = path.as_ref().to_owned();
         let stamp = stamp(&path);
         let config = Config::from_path(&path)?;
-        let pins = config.pins.clone();
-        let stamps = (stamp, pins.as_deref().and_then(self::stamp));
+        let named = named(&config);
         let gateway = Gateway::build(&config).await?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -79,7 +75,7 @@ impl Reloading {
                 current: Arc::new(ArcSwap::from_pointee(gateway.router())),
                 gateway: ArcSwap::from_pointee(gateway),
                 reloading: tokio::sync::Mutex::new(()),
-                stamp: std::sync::Mutex::new((stamps, pins)),
+                stamp: std::sync::Mutex::new((stamp, named)),
                 path,
             }),
         })
@@ -114,17 +110,17 @@ impl Reloading {
     pub async fn reload(&self) -> Result<Report, Error> {
         let inner = &self.inner;
         let _one = inner.reloading.lock().await;
-        // Noted before reading: a file that does not build is not read again until it changes.
-        inner.stamp.lock().unwrap_or_else(|e| e.into_inner()).0.0 = stamp(&inner.path);
+        // Noted before reading: files that do not build are not read again until they change.
+        {
+            let mut known = inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
+            known.0 = stamp(&inner.path);
+            for (path, was) in &mut known.1 {
+                *was = stamp(path);
+            }
+        }
         let built = async {
             let config = Config::from_path(&inner.path)?;
-            let pins = config.pins.clone();
-            let pins_stamp = pins.as_deref().and_then(stamp);
-            {
-                let mut known = inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
-                known.0.1 = pins_stamp;
-                known.1 = pins;
-            }
+            inner.stamp.lock().unwrap_or_else(|e| e.into_inner()).1 = named(&config);
             if config.listen() != inner.listen {
                 tracing::warn!(
                     listen = %config.listen(),
@@ -153,7 +149,8 @@ impl Reloading {
         }
     }
 
-    /// Reloads whenever the file's (or its pins file's) modification time or length changes
+    /// Reloads whenever the modification time or length of the file (or of a file it names:
+    /// pins, a Harness policy document) changes
     /// (checked every `every`), when an upstream says its tools changed (an MCP server's
     /// `list_changed`) and, on Unix, on `SIGHUP`. Runs until the process ends.
     pub async fn watch(self, every: Duration) {
@@ -183,14 +180,24 @@ impl Reloading {
             };
             let changed = {
                 let known = self.inner.stamp.lock().unwrap_or_else(|e| e.into_inner());
-                let ((config, pins), path) = &*known;
-                stamp(&self.inner.path) != *config || path.as_deref().and_then(stamp) != *pins
+                let (config, named) = &*known;
+                stamp(&self.inner.path) != *config
+                    || named.iter().any(|(path, was)| stamp(path) != *was)
             };
             if asked || changed {
                 let _ = self.reload().await;
             }
         }
     }
+}
+
+/// The files `config` names that a change of should reload it, with their stamps now.
+fn named(config: &Config) -> Vec<(PathBuf, Stamp)> {
+    [&config.pins, &config.policy_file]
+        .into_iter()
+        .flatten()
+        .map(|path| (path.clone(), stamp(path)))
+        .collect()
 }
 
 /// The file's modification time and length, when it can be read.

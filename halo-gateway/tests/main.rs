@@ -7,6 +7,7 @@ mod sse;
 
 mod gateway;
 mod halo_upstream;
+mod harness;
 mod interop_fastapi;
 mod mcp;
 mod mcp_upstream;

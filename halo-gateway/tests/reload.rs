@@ -130,3 +130,48 @@ async fn a_held_call_survives_a_reload() {
     assert_eq!(approved["response"]["status"], 200, "{approved}");
     assert_eq!(approved["response"]["body"], "pong", "{approved}");
 }
+
+/// A `stdio` MCP server whose settings did not change is kept across a reload (the same
+/// process, its state with it); one whose settings changed is started anew.
+#[tokio::test]
+async fn a_stdio_server_is_kept_across_a_reload_while_its_settings_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway.yaml");
+    let command = json!(halo_tests::mcp_servers::fastmcp_notes_command());
+    let config = |timeout: &str, mark: &str| {
+        format!(
+            "listen: 127.0.0.1:0\nupstreams:\n  notes: {{ stdio: {command}, env: {{ MARK: {mark} }} }}\npolicies:\n  - set: {{ timeout: {timeout} }}\n"
+        )
+    };
+    std::fs::write(&path, config("5s", "one")).unwrap();
+    let gateway = Reloading::start(&path).await.unwrap();
+    let server = halo_tests::spawn(gateway.router()).await;
+    let http = reqwest::Client::new();
+    let read = || {
+        http.post(server.url("/notes/read_note"))
+            .json(&json!({"title": "plan"}))
+            .send()
+    };
+    let kept = http
+        .post(server.url("/notes/add_note"))
+        .json(&json!({"title": "plan", "text": "ship it"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.status(), StatusCode::OK);
+
+    // A policy changed: the same server, the note still there.
+    std::fs::write(&path, config("4s", "one")).unwrap();
+    gateway.reload().await.unwrap();
+    let answer = read().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let answer: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(answer["result"], "ship it");
+
+    // Its environment changed: a new process, which keeps no note.
+    std::fs::write(&path, config("4s", "two")).unwrap();
+    gateway.reload().await.unwrap();
+    let answer = read().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_GATEWAY);
+    assert!(answer.text().await.unwrap().contains("no note"));
+}

@@ -82,13 +82,27 @@ fn limits(l: &Limits) -> Option<Json> {
     ])
 }
 
-/// `{"rate": "N/unit", "per": "caller"|"tenant"|"tool"|"argument", "argument": str}`
+/// `{"rate": "N/unit", "per": "caller"|"tenant"|"tool"|"argument"|"combined", "argument": str,
+/// "of": [{"per", "argument"}]}`
 fn limit(l: &halo_protocol::Limit) -> Option<Json> {
     let per = l.per();
+    let of = match per {
+        halo_protocol::Dimension::Combined(parts) => Json::array(parts.iter().filter_map(part)),
+        _ => None,
+    };
     Json::object([
         ("rate", Some(Json::str(&l.rate().to_string()))),
         ("per", Some(Json::str(per.as_str()))),
         ("argument", per.argument().map(Json::str)),
+        ("of", of),
+    ])
+}
+
+/// A part of a combined limit: `{"per": "caller"|"tenant"|"argument", "argument": str}`
+fn part(p: &halo_protocol::Dimension) -> Option<Json> {
+    Json::object([
+        ("per", Some(Json::str(p.as_str()))),
+        ("argument", p.argument().map(Json::str)),
     ])
 }
 

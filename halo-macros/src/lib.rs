@@ -42,7 +42,7 @@ use proc_macro::TokenStream;
 /// | `why` | string | `x-halo-why`: `"..."` |
 /// | `reversible`, `undo`, `approval` | bool, string, `"required"` | `x-halo-effects`: `{"reversible", "undo", "approval"}` |
 /// | `rate`, `idempotent`, `idempotency_key` | `"N/unit"`, bool, header name | `x-halo-limits`: `{"rate", "idempotent", "idempotency_key"}` |
-/// | `rates("..", ..)` | strings `"N/unit per caller\|tenant\|tool\|<argument>"`, at least one | `x-halo-limits`: `{"rates": [{"rate", "per", "argument"}]}` |
+/// | `rates("..", ..)` | strings `"N/unit per caller\|tenant\|tool\|<argument>"`, or parts joined by `and` (`"100/50s per tenant and campaign_id"`), at least one | `x-halo-limits`: `{"rates": [{"rate", "per", "argument", "of"}]}` |
 /// | `next(when = "..", suggest = "..")` (repeatable) | strings, both required | `x-halo-next`: `[{"when", "suggest"}]` |
 /// | `example(input = {..}, output = ..)` (repeatable) | json! object, any json! value | `x-halo-examples`: `[{"input", "output"}]` |
 /// | `retry`, `backoff`, `timeout_ms`, `fallback` | bool, `"exponential"`/`"linear"`/`"none"`, integer > 0, string | `x-halo-resilience`: `{"retry", "backoff", "timeout_ms", "fallback"}` |
@@ -54,8 +54,9 @@ use proc_macro::TokenStream;
 /// | `locale("tag", name = .., description = .., why = ..)` (repeatable) | BCP 47 tag, strings, at least one | `x-halo-i18n`: `{"tag": {"name", "description", "why"}}` |
 ///
 /// Only the keys given are written; a group none of whose keys is given is left out. Rate units
-/// accept `s`, `sec`, `m`, `min`, `h`, `hr`, `d` and plurals, and are written in the singular
-/// long form (`"5/min"` becomes `"5/minute"`).
+/// accept `ms`, `msec`, `s`, `sec`, `m`, `min`, `h`, `hr`, `d` and plurals, after an optional
+/// span (`"100/50s"`: 100 calls per 50 seconds), and are written in the long form (`"5/min"`
+/// becomes `"5/minute"`, `"100/50s"` becomes `"100/50 seconds"`).
 #[proc_macro_attribute]
 pub fn halo(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::halo(attr.into(), item.into()).into()

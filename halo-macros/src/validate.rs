@@ -129,6 +129,8 @@ mod tests {
         assert_eq!(rate("1/s").unwrap(), "1/second");
         assert_eq!(rate("7/Days").unwrap(), "7/day");
         assert_eq!(rate("05/d").unwrap(), "5/day");
+        assert_eq!(rate("100/50s").unwrap(), "100/50 seconds");
+        assert_eq!(rate("250 / ms").unwrap(), "250/millisecond");
     }
 
     #[test]
@@ -142,6 +144,7 @@ mod tests {
             "5",
             "/minute",
             "5/",
+            "5/0s",
         ] {
             assert!(rate(bad).is_err(), "{bad} should be refused");
         }

@@ -108,7 +108,7 @@ pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]
 pub use mcp::{ToolListing, mcp_cache_hints, mcp_page, mcp_progress, search_tools_result};
-pub use metadata::{EXCLUDE_EXTENSION, LocalizedText, Metadata, MetadataError};
+pub use metadata::{CALLERS_EXTENSION, EXCLUDE_EXTENSION, LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};
 pub use negotiate::{Form, accepts, accepts_halo, essence, is_json, negotiate_language};

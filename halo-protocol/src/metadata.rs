@@ -95,7 +95,7 @@ pub struct LocalizedText {
 #[non_exhaustive]
 pub enum MetadataError {
     /// The key is not one HALO defines.
-    #[error("unknown extension `{key}`; HALO defines {}, and {EXCLUDE_EXTENSION}", KEYS.join(", "))]
+    #[error("unknown extension `{key}`; HALO defines {}, {EXCLUDE_EXTENSION} and {CALLERS_EXTENSION}", KEYS.join(", "))]
     UnknownKey {
         /// The key as written.
         key: String,
@@ -114,6 +114,12 @@ pub enum MetadataError {
 /// no discovery, no checks; the application still serves the route as it always did. On a
 /// path item it leaves out every operation of the path.
 pub const EXCLUDE_EXTENSION: &str = "x-halo-exclude";
+
+/// The extension that opens an operation to some callers only, by their id:
+/// `{"allow": ["finance-*"], "deny": ["intern"]}`, each a list of case-insensitive globs.
+/// Who may call is the server's business, not the model's: it is enforced (a caller left out
+/// does not see the tool and is refused a call) and never served in a tool's schema.
+pub const CALLERS_EXTENSION: &str = "x-halo-callers";
 
 /// The extension keys HALO defines, in the order they are written.
 pub(crate) const KEYS: [&str; 12] = [
@@ -162,6 +168,8 @@ impl Metadata {
                 EXCLUDE_EXTENSION => {
                     let _: bool = read(key, value)?;
                 }
+                // Read where access is decided, which says what is wrong with it.
+                CALLERS_EXTENSION => {}
                 _ => {
                     return Err(MetadataError::UnknownKey {
                         key: key.to_owned(),

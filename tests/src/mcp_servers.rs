@@ -59,11 +59,22 @@ impl McpServer {
 /// FastMCP (the official Python SDK's), over stdio: with [`python`](crate::python)'s Python.
 #[must_use]
 pub fn fastmcp_notes_command() -> Vec<String> {
-    let script = crate::workspace_root().join("tests/mcp-servers/fastmcp_notes.py");
-    vec![
+    fastmcp_command("fastmcp_notes.py", &[])
+}
+
+/// The command that runs the FastMCP server of `tests/mcp-servers/<script>` over stdio,
+/// with `args` (`fastmcp_trade.py` takes `trade` or `payment`).
+#[must_use]
+pub fn fastmcp_command(script: &str, args: &[&str]) -> Vec<String> {
+    let script = crate::workspace_root()
+        .join("tests/mcp-servers")
+        .join(script);
+    let mut command = vec![
         crate::python().display().to_string(),
         script.display().to_string(),
-    ]
+    ];
+    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    command
 }
 
 /// The Node.js program.

@@ -134,8 +134,15 @@ impl Gate {
     }
 
     /// `403` naming the scopes that are missing, in the body and (RFC 6750 §3.1) in
-    /// `WWW-Authenticate`.
+    /// `WWW-Authenticate`; with none missing, the operation is not open to this caller at
+    /// all (`x-halo-callers`), which no other token of its would change.
     fn forbidden(&self, missing: &[&str]) -> Response {
+        if missing.is_empty() {
+            return problem::response(
+                StatusCode::FORBIDDEN,
+                "this operation is not open to this caller",
+            );
+        }
         let mut response = problem::response(
             StatusCode::FORBIDDEN,
             format!(

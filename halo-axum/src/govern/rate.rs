@@ -102,24 +102,17 @@ impl Governance {
             .map(|parsed| &parsed.0)
             .or(parsed.as_ref());
         let path = call.registry.path_params(call.route, parts.uri.path());
-        let caller = caller_key(call.caller, parts);
+        let counted = Counted {
+            caller: &caller_key(call.caller, parts),
+            tenant: call.caller.and_then(Principal::tenant),
+            parts,
+            path: &path,
+            body: parsed,
+        };
         let keys: Vec<Option<Key>> = limits
             .limits()
             .iter()
-            .map(|limit| {
-                let material: Option<Cow<'_, [u8]>> = match limit.source() {
-                    Source::Caller => Some(caller.as_bytes().into()),
-                    Source::Tenant => Some(match call.caller.and_then(Principal::tenant) {
-                        Some(tenant) => format!("t:{tenant}").into_bytes().into(),
-                        None => caller.as_bytes().into(),
-                    }),
-                    Source::Tool => Some((&[][..]).into()),
-                    Source::Argument { name, location } => {
-                        argument(name, *location, parts, &path, parsed)
-                    }
-                };
-                material.map(|material| limit.key(&material))
-            })
+            .map(|limit| material(limit.source(), &counted).map(|material| limit.key(&material)))
             .collect();
         let verdict = self
             .stores
@@ -145,6 +138,46 @@ impl Governance {
                 ];
                 Err(refused(limit.limit(), retry_after, headers))
             }
+        }
+    }
+}
+
+/// What a call gives its limits to count.
+struct Counted<'a> {
+    /// The caller's key (principal, client address).
+    caller: &'a str,
+    /// The principal's tenant, if it has one.
+    tenant: Option<&'a str>,
+    parts: &'a Parts,
+    path: &'a [(&'a str, &'a str)],
+    /// The body, when a limit counts a value of it and it is JSON.
+    body: Option<&'a Value>,
+}
+
+/// What a limit whose values are in `source` counts of a call (its key is a digest of it);
+/// `None` when the call lacks it (an argument it does not give, or one of a combination's),
+/// so the limit does not apply.
+fn material<'a>(source: &Source, call: &Counted<'a>) -> Option<Cow<'a, [u8]>> {
+    match source {
+        Source::Caller => Some(call.caller.as_bytes().into()),
+        Source::Tenant => Some(match call.tenant {
+            Some(tenant) => format!("t:{tenant}").into_bytes().into(),
+            None => call.caller.as_bytes().into(),
+        }),
+        Source::Tool => Some((&[][..]).into()),
+        Source::Argument { name, location } => {
+            argument(name, *location, call.parts, call.path, call.body)
+        }
+        // Each part's material after its length, so that no two combinations of values
+        // write the same bytes.
+        Source::Combined(sources) => {
+            let mut joined = Vec::new();
+            for source in sources {
+                let part = material(source, call)?;
+                joined.extend_from_slice(&(part.len() as u64).to_be_bytes());
+                joined.extend_from_slice(&part);
+            }
+            Some(joined.into())
         }
     }
 }
@@ -207,4 +240,55 @@ fn refused(limit: &Limit, retry_after: Duration, headers: RateHeaders) -> Stop {
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from(seconds));
     Stop::new(Outcome::RateLimited, response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn location(name: &str, location: Location) -> Source {
+        Source::Argument {
+            name: name.to_owned(),
+            location,
+        }
+    }
+
+    #[test]
+    fn a_combination_writes_each_part_after_its_length() {
+        let (parts, ()) = http::Request::builder()
+            .uri("/x?a=ab&b=c&c=a&d=bc")
+            .body(())
+            .unwrap()
+            .into_parts();
+        let call = |tenant| Counted {
+            caller: "p:alice",
+            tenant,
+            parts: &parts,
+            path: &[],
+            body: None,
+        };
+        let pair = |first: &str, second: &str| {
+            Source::Combined(vec![
+                location(first, Location::Query),
+                location(second, Location::Query),
+            ])
+        };
+        let acme = call(Some("acme"));
+        let ab_c = material(&pair("a", "b"), &acme).unwrap();
+        let a_bc = material(&pair("c", "d"), &acme).unwrap();
+        assert_eq!(&*ab_c, b"\0\0\0\0\0\0\0\x02ab\0\0\0\0\0\0\0\x01c");
+        assert_ne!(ab_c, a_bc, "\"ab\" + \"c\" is not \"a\" + \"bc\"");
+        let tenant = Source::Combined(vec![Source::Tenant, location("a", Location::Query)]);
+        assert_eq!(
+            &*material(&tenant, &acme).unwrap(),
+            b"\0\0\0\0\0\0\0\x06t:acme\0\0\0\0\0\0\0\x02ab"
+        );
+        // Without a tenant, the caller's key stands for it.
+        assert_eq!(
+            &*material(&tenant, &call(None)).unwrap(),
+            b"\0\0\0\0\0\0\0\x07p:alice\0\0\0\0\0\0\0\x02ab"
+        );
+        // A part the call does not give: the limit does not apply.
+        assert_eq!(material(&pair("a", "missing"), &acme), None);
+    }
 }

@@ -78,28 +78,32 @@ impl Describe {
     }
 
     /// The operation's rate limit (`limits.rate`), per caller: published in its schema and
-    /// enforced by the layer (`429` with `Retry-After` past it). A [`Rate`] is
-    /// `N/second|minute|hour|day` parsed, or [`Rate::new`].
+    /// enforced by the layer (`429` with `Retry-After` past it). A [`Rate`] is `N/unit` or
+    /// `N/K units` parsed (`5/minute`, `100/50s`, `250/ms`), or built by [`Rate::new`],
+    /// [`Rate::spanning`] or [`Rate::over`].
     pub fn rate(mut self, rate: Rate) -> Self {
         self.limits().rate = Some(rate);
         self
     }
 
     /// Adds a rate limit with its dimension (`limits.rates`): per caller, per tenant, per
-    /// tool as a whole, or per value of a top-level argument. Published in the schema and
-    /// enforced by the layer together with [`rate`](Self::rate), all or nothing: a call
-    /// refused by one limit (`429` naming it) spends none of the others.
+    /// tool as a whole, per value of a top-level argument, or per combination of caller,
+    /// tenant and argument values ([`Dimension::combined`](crate::protocol::Dimension::combined)).
+    /// Published in the schema and enforced by the layer together with [`rate`](Self::rate),
+    /// all or nothing: a call refused by one limit (`429` naming it) spends none of the
+    /// others.
     ///
     /// ```
     /// use halo_axum::Describe;
     /// use halo_axum::protocol::{Limit, Rate};
     ///
-    /// # fn main() -> Result<(), halo_axum::protocol::RateParseError> {
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let order = Describe::new()
     ///     .rate("100/minute".parse::<Rate>()?)
     ///     .limit(Limit::per_tenant("1000/hour".parse()?))
     ///     .limit(Limit::per_tool("20/minute".parse()?))
-    ///     .limit(Limit::per_argument("3/minute".parse()?, "sku"));
+    ///     .limit(Limit::per_argument("3/minute".parse()?, "sku"))
+    ///     .limit("100/50s per tenant and sku".parse::<Limit>()?);
     /// # let _ = order;
     /// # Ok(())
     /// # }

@@ -2,6 +2,7 @@
 //! checked (an unknown key is an error), every value read once into its typed form.
 
 mod env;
+mod policies;
 mod upstream;
 
 use std::net::SocketAddr;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::ConfigError;
 use crate::file;
-use crate::policy::Rules;
+use crate::policy::Policies;
 
 pub(crate) use self::upstream::{Command, Location, Source, UpstreamSpec};
 
@@ -41,7 +42,9 @@ pub struct Config {
     /// Where relative paths in it start.
     pub(crate) dir: PathBuf,
     pub(crate) listen: SocketAddr,
-    pub(crate) rules: Rules,
+    pub(crate) policies: Policies,
+    /// The Harness document's file, when `policies` names one.
+    pub(crate) policy_file: Option<PathBuf>,
     pub(crate) upstreams: Vec<UpstreamSpec>,
     /// The pins file, when upstreams are pinned.
     pub(crate) pins: Option<PathBuf>,
@@ -103,7 +106,8 @@ impl Config {
                 ))
             })?,
         };
-        let rules = Rules::compile(&file.policies).map_err(ConfigError::invalid)?;
+        let (policies, policy_file) =
+            policies::read(file.policies.as_ref(), &dir).map_err(ConfigError::invalid)?;
         if file.upstreams.is_empty() {
             return Err(ConfigError::invalid(
                 "upstreams: name at least one API to put behind the gateway",
@@ -125,16 +129,33 @@ impl Config {
                  `auth` or listen on 127.0.0.1"
             )));
         }
-        if !has_auth && rules.any_scopes() {
+        if let Some(what) = policies.needs_identity()
+            && !has_auth
+        {
+            return Err(ConfigError::invalid(format!(
+                "policies: {what} needs `auth`, which says who each caller is"
+            )));
+        }
+        if policies.any_approval() && file.approvals.is_none() {
             return Err(ConfigError::invalid(
-                "policies: `visible_to` needs `auth`, which says who holds which scopes",
+                "policies: a policy requires approval (`approval: required`, risk L2/L3, or \
+                 the Harness's `require_approval` or `risk_level: l2`/`l3`), but nobody can \
+                 approve: add `approvals: { scope: <the approvers' scope> }`",
             ));
         }
-        if rules.any_approval() && file.approvals.is_none() {
-            return Err(ConfigError::invalid(
-                "policies: a rule requires approval (`approval: required` or risk L2/L3), but \
-                 nobody can approve: add `approvals: { scope: <the approvers' scope> }`",
-            ));
+        if let Policies::Harness(harness) = &policies
+            && let Some((server, key)) = harness.servers().find(|(server, _)| {
+                !file
+                    .upstreams
+                    .keys()
+                    .any(|u| u.eq_ignore_ascii_case(server))
+            })
+        {
+            let names: Vec<&str> = file.upstreams.keys().map(String::as_str).collect();
+            return Err(ConfigError::invalid(format!(
+                "{key}.server_id: `{server}` is not an upstream (upstreams: {})",
+                names.join(", ")
+            )));
         }
         let pins = file.pins.as_deref().map(|pins| dir.join(pins));
         if pins.is_none() && upstreams.iter().any(|upstream| upstream.pinned) {
@@ -157,7 +178,8 @@ impl Config {
             file,
             dir,
             listen,
-            rules,
+            policies,
+            policy_file,
             upstreams,
             pins,
         })
@@ -239,6 +261,99 @@ mod tests {
              policies: [{set: {risk: L2, visible_to: {scopes: [admin]}}}]",
         );
         assert!(fine.is_ok(), "{fine:?}");
+    }
+
+    const HARNESS_AUTH: &str = "auth: {tokens: {\"${OPS_TOKEN}\": {caller: ops, scopes: [admin]}}}\n\
+         approvals: {scope: admin}\nupstreams: {trade: {openapi: x.json}, pay: {openapi: y.json}}\n";
+
+    #[test]
+    fn a_harness_document_is_read_inline_or_from_a_file() {
+        let inline = read(&format!(
+            "{HARNESS_AUTH}policies:\n  tool_harness:\n    global_tool_policy: {{risk_level: l1}}\n    \
+             policies:\n      - {{mcp_service: trade, tool: coupon.reserve, allowed_agents: [a], \
+             rate_limits: [{{dimension: custom, key_template: '{{tenant_id}}:{{args.c}}', capacity: 5, refill_rate: 1}}]}}\n"
+        ));
+        let inline = inline.unwrap();
+        assert!(matches!(inline.policies, Policies::Harness(_)));
+        assert!(inline.policy_file.is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("harness.yaml"),
+            "mcp_tool_harness:\n  policies: [{server_id: pay, tool_name: refund, require_approval: true}]\n",
+        )
+        .unwrap();
+        let text = format!("{HARNESS_AUTH}policies: harness.yaml\n");
+        let from_file = Config::from_text_with_env(&text, dir.path(), |_| {
+            Some("0123456789abcdef0123".to_owned())
+        })
+        .unwrap();
+        assert_eq!(from_file.policy_file, Some(dir.path().join("harness.yaml")));
+    }
+
+    #[test]
+    fn what_a_harness_document_cannot_say_is_an_error_naming_its_key() {
+        let policy = |yaml: &str| {
+            read(&format!(
+                "{HARNESS_AUTH}policies:\n  tool_harness:\n    policies: [{yaml}]\n"
+            ))
+        };
+        for (yaml, says) in [
+            (
+                "{server_id: trade, colour: red}",
+                "policies.tool_harness.policies[0].colour: unknown field `colour`",
+            ),
+            (
+                "{server_id: nowhere}",
+                "policies.tool_harness.policies[0].server_id: `nowhere` is not an upstream",
+            ),
+            ("{risk_level: extreme}", "policies[0].risk_level"),
+            (
+                "{audit_enabled: false}",
+                "policies[0].audit_enabled: cannot be mapped",
+            ),
+            (
+                "{circuit_half_open_max_calls: 3}",
+                "circuit_half_open_max_calls",
+            ),
+            ("{timeout_ms: 0}", "policies[0].timeout_ms"),
+            (
+                "{rate_limits: [{dimension: custom, key_template: '{trace_id}', capacity: 1, refill_rate: 1}]}",
+                "policies.tool_harness.policies[0].rate_limits[0]: `{trace_id}` cannot be mapped",
+            ),
+            (
+                "{rate_limits: [{dimension: weekly, capacity: 1, refill_rate: 1}]}",
+                "rate_limits[0]: dimension `weekly`",
+            ),
+        ] {
+            let error = policy(yaml).unwrap_err();
+            assert!(error.contains(says), "{yaml}: {error}");
+        }
+        let servers = read(&format!(
+            "{HARNESS_AUTH}policies: {{tool_harness: {{mcp_servers: [{{server_id: x}}]}}}}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            servers.contains("mcp_servers") && servers.contains("upstreams"),
+            "{servers}"
+        );
+        let no_auth = read(
+            "upstreams: {trade: {openapi: x.json}}\npolicies: {tool_harness: {policies: [{allowed_agents: [a]}]}}",
+        )
+        .unwrap_err();
+        assert!(
+            no_auth.contains("allowed_agents") && no_auth.contains("auth"),
+            "{no_auth}"
+        );
+        let no_approver = read(
+            "upstreams: {trade: {openapi: x.json}}\npolicies: {tool_harness: {policies: [{risk_level: high}]}}",
+        )
+        .unwrap_err();
+        assert!(no_approver.contains("approvals"), "{no_approver}");
+        let missing = read(&format!("{HARNESS_AUTH}policies: nowhere.yaml\n")).unwrap_err();
+        assert!(missing.contains("cannot read"), "{missing}");
+        let scalar = read(&format!("{HARNESS_AUTH}policies: 7\n")).unwrap_err();
+        assert!(scalar.contains("a list of rules"), "{scalar}");
     }
 
     /// Every truncation and many byte flips of a full configuration: read without a panic,

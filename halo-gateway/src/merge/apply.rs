@@ -30,6 +30,17 @@ pub(crate) fn apply(
         operation.insert("security".to_owned(), json!([{ SCHEME: scopes }]));
     }
 
+    if let Some(callers) = &effective.callers {
+        let mut list = Map::new();
+        if let Some(allow) = &callers.value.allow {
+            list.insert("allow".to_owned(), json!(allow));
+        }
+        if !callers.value.deny.is_empty() {
+            list.insert("deny".to_owned(), json!(callers.value.deny));
+        }
+        operation.insert("x-halo-callers".to_owned(), Value::Object(list));
+    }
+
     let limits = extension(operation, "x-halo-limits");
     if let Some(rate) = &effective.rate {
         limits.insert("rate".to_owned(), Value::String(rate.value.to_string()));

@@ -16,8 +16,8 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use self::refs::{Renames, SECTIONS};
-use crate::error::Error;
-use crate::policy::{Candidate, Effective, Rules};
+use crate::error::{ConfigError, Error};
+use crate::policy::{Candidate, Effective, Policies};
 
 pub(crate) use self::apply::SCHEME;
 pub(crate) use self::credentials::Credentials;
@@ -76,7 +76,7 @@ pub(crate) fn served_path(upstream: &str, key: &str) -> String {
 pub(crate) fn merge(
     title: &str,
     parts: Vec<Part<'_>>,
-    rules: &Rules,
+    policies: &Policies,
     authenticated: bool,
 ) -> Result<Merged, Error> {
     let mut parts = parts;
@@ -144,8 +144,9 @@ pub(crate) fn merge(
                 // registry would give it.
                 let own_tags = halo_openapi::operation_tags(operation, template_of(key));
                 let method = Method::from_bytes(method.as_bytes()).expect("a standard method");
-                let effective = rules.effective(Candidate {
+                let effective = policies.effective(Candidate {
                     upstream: part.name,
+                    id: operation.get("operationId").and_then(Value::as_str),
                     given: &given,
                     served: &served,
                     tags: &own_tags,
@@ -226,6 +227,7 @@ pub(crate) fn merge(
         }
         credentials.push(found);
     }
+    shared_budgets(&tools)?;
     if authenticated {
         components.insert(
             "securitySchemes".to_owned(),
@@ -246,6 +248,30 @@ pub(crate) fn merge(
     })
 }
 
+/// Refuses a limit the policies count across tools (a Harness key that names no tool) once
+/// it applies to more than one served tool: the layer counts each tool's calls apart.
+fn shared_budgets(tools: &[Entry]) -> Result<(), Error> {
+    let mut users: HashMap<&str, Vec<&str>> = HashMap::new();
+    for entry in tools.iter().filter(|entry| !entry.excluded()) {
+        for limit in &entry.effective.pooled {
+            users.entry(limit).or_default().push(&entry.served);
+        }
+    }
+    let mut shared: Vec<(&str, Vec<&str>)> =
+        users.into_iter().filter(|(_, t)| t.len() > 1).collect();
+    shared.sort_unstable();
+    let Some((limit, tools)) = shared.into_iter().next() else {
+        return Ok(());
+    };
+    Err(Error::from(ConfigError::invalid(format!(
+        "{limit} is one budget for every tool its policy applies to ({} and {} more), and the \
+         gateway counts each tool's calls apart: name the tool in its key (`{{tool_name}}`, \
+         or the `tenant_tool`/`agent_tool` dimensions), or give it a policy of its own",
+        tools[0],
+        tools.len() - 1
+    ))))
+}
+
 /// The path template of a path key: without its `#fragment`.
 fn template_of(key: &str) -> &str {
     key.split_once('#').map_or(key, |(template, _)| template)
@@ -260,9 +286,12 @@ fn method_key(method: &Method) -> String {
 mod tests {
     use super::*;
 
-    fn rules(yaml: &str) -> Rules {
+    fn rules(yaml: &str) -> Policies {
         let value = crate::read::parse(yaml).unwrap();
-        Rules::compile(&serde_json::from_value::<Vec<_>>(value).unwrap()).unwrap()
+        Policies::Rules(
+            crate::policy::Rules::compile(&serde_json::from_value::<Vec<_>>(value).unwrap())
+                .unwrap(),
+        )
     }
 
     fn pets(server: &str) -> Value {
@@ -290,6 +319,55 @@ mod tests {
                 "parameters": {"Limit": {"name": "limit", "in": "query", "schema": {"type": "integer"}}}
             }
         })
+    }
+
+    fn harness(yaml: &str) -> Policies {
+        let value = crate::read::parse(yaml).unwrap();
+        let root = serde_json::from_value(value).unwrap();
+        Policies::Harness(crate::policy::Harness::compile(&root, "policies").unwrap())
+    }
+
+    #[test]
+    fn a_harness_budget_across_tools_is_refused_and_its_callers_written() {
+        let zoo = || {
+            vec![Part {
+                name: "zoo",
+                prefix: true,
+                document: pets("http://zoo"),
+            }]
+        };
+        // One tool: the budget the key makes is that tool's.
+        let one = harness(
+            r#"
+tool_harness:
+  policies:
+    - { server_id: zoo, tool_name: createPet, allowed_agents: [keeper], denied_agents: [intern],
+        rate_limits: [{ dimension: tenant, capacity: 5, refill_rate: 1 }] }
+"#,
+        );
+        let merged = merge("gw", zoo(), &one, true).unwrap();
+        let create = &merged.document["paths"]["/zoo/pets"]["post"];
+        assert_eq!(
+            create["x-halo-callers"],
+            json!({"allow": ["keeper"], "deny": ["intern"]})
+        );
+        assert_eq!(
+            create["x-halo-limits"]["rates"],
+            json!([{"rate": "5/5 seconds", "per": "tenant"}])
+        );
+        assert!(
+            merged.document["paths"]["/zoo/pets"].get("get").is_none(),
+            "no policy"
+        );
+        // Every tool: one budget the layer cannot share.
+        let every = harness(
+            "tool_harness: { global_tool_policy: { rate_limits: [{ dimension: custom, key_template: 'tenant:{tenant_id}', capacity: 5, refill_rate: 1 }] } }",
+        );
+        let error = merge("gw", zoo(), &every, true).unwrap_err().to_string();
+        assert!(
+            error.contains("global_tool_policy.rate_limits[0]") && error.contains("{tool_name}"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -373,7 +451,7 @@ mod tests {
                 document: pets("http://b"),
             },
         ];
-        let error = merge("gw", parts, &Rules::default(), false).unwrap_err();
+        let error = merge("gw", parts, &Policies::default(), false).unwrap_err();
         assert!(error.is_collision(), "{error}");
         assert!(
             error.to_string().contains("GET / of `a` and GET / of `b`"),

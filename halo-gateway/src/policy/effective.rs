@@ -65,6 +65,33 @@ pub(crate) struct Effective {
     pub(crate) idempotency: Option<Setting<Idempotency>>,
     pub(crate) reversible: Option<Setting<bool>>,
     pub(crate) scopes: Option<Setting<Vec<String>>>,
+    /// The callers it is open to, by id (`x-halo-callers`).
+    pub(crate) callers: Option<Setting<CallerList>>,
+    /// Limits that count the calls of every tool their policy applies to together, each
+    /// named by its key: the merge refuses one that applies to more than one tool.
+    pub(crate) pooled: Vec<String>,
+}
+
+/// The callers a tool is open to, by id, as globs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallerList {
+    /// `None`: every identified caller not denied.
+    pub(crate) allow: Option<Vec<String>>,
+    /// Kept out whatever `allow` says.
+    pub(crate) deny: Vec<String>,
+}
+
+impl fmt::Display for CallerList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.allow {
+            Some(allow) => write!(f, "only {}", allow.join(", "))?,
+            None => f.write_str("any caller")?,
+        }
+        if !self.deny.is_empty() {
+            write!(f, " but {}", self.deny.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 impl Effective {
@@ -131,6 +158,7 @@ impl Effective {
                 false => format!("scopes {}", scopes.join(", ")),
             }),
         );
+        line("callers", shown(&self.callers, ToString::to_string));
         out
     }
 }

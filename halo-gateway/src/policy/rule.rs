@@ -14,6 +14,8 @@ use crate::file;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Candidate<'a> {
     pub(crate) upstream: &'a str,
+    /// Its `operationId` as its upstream writes it (an MCP tool's name), if it has one.
+    pub(crate) id: Option<&'a str>,
     /// The name its upstream gives it.
     pub(crate) given: &'a str,
     /// The name the gateway serves it under.
@@ -328,6 +330,7 @@ mod tests {
     fn tool<'a>(upstream: &'a str, name: &'a str, method: &'a Method) -> Candidate<'a> {
         Candidate {
             upstream,
+            id: None,
             given: name,
             served: name,
             tags: &[],

@@ -7,6 +7,7 @@ mod halo;
 pub(crate) mod mcp;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -44,14 +45,15 @@ pub(crate) enum Via {
     Mcp(Arc<mcp::Server>),
 }
 
-/// Fetches and reads `spec`'s description.
 /// Fetches and reads `spec`'s description; an MCP server's tools are served only as `pins`
-/// pinned them when the upstream is `pinned`.
+/// pinned them when the upstream is `pinned`. `running` is the MCP server the gateway this
+/// one replaces had under `spec`'s name, if any: kept when its settings are `spec`'s.
 pub(crate) async fn load(
     spec: &UpstreamSpec,
     client: &reqwest::Client,
     pins: Option<&mcp::Pins>,
     changed: &Arc<Notify>,
+    running: Option<&Arc<mcp::Server>>,
 ) -> Result<Loaded, Error> {
     let fail = |message: String| Error::upstream(&spec.name, message);
     let location = match &spec.source {
@@ -69,7 +71,9 @@ pub(crate) async fn load(
                 },
             });
         }
-        Source::Stdio(_) | Source::Mcp(_) => return mcp_server(spec, pins, changed).await,
+        Source::Stdio(_) | Source::Mcp(_) => {
+            return mcp_server(spec, pins, changed, running).await;
+        }
     };
     let bytes = match location {
         Location::File(path) => {
@@ -109,8 +113,20 @@ async fn mcp_server(
     spec: &UpstreamSpec,
     pins: Option<&mcp::Pins>,
     changed: &Arc<Notify>,
+    running: Option<&Arc<mcp::Server>>,
 ) -> Result<Loaded, Error> {
-    let (server, tools) = mcp_connect(spec, Arc::clone(changed)).await?;
+    let kept = running
+        .filter(|server| reach(spec).is_some_and(|reach| server.runs(&reach, timeouts(spec))));
+    let (server, tools) = match kept {
+        Some(server) => {
+            let tools = server
+                .tools()
+                .await
+                .map_err(|message| Error::upstream(&spec.name, message))?;
+            (Arc::clone(server), tools)
+        }
+        None => mcp_connect(spec, Arc::clone(changed)).await?,
+    };
     let (tools, mut left_out) = match pins.filter(|_| spec.pinned) {
         Some(pins) => pins.admit(&spec.name, tools),
         None => (tools, Vec::new()),
@@ -130,18 +146,25 @@ pub(crate) async fn mcp_connect(
     spec: &UpstreamSpec,
     changed: Arc<Notify>,
 ) -> Result<(Arc<mcp::Server>, Vec<rmcp::model::Tool>), Error> {
-    let reach = match &spec.source {
-        Source::Stdio(command) => mcp::Reach::Stdio(command.clone()),
-        Source::Mcp(url) => mcp::Reach::Http {
-            url: url.clone(),
-            headers: spec.headers.clone(),
-        },
-        Source::OpenApi(_) | Source::Halo(_) => {
-            return Err(Error::upstream(&spec.name, "it is not an MCP server"));
-        }
-    };
-    let timeouts = (spec.connect_timeout, spec.read_timeout);
-    mcp::Server::connect(&spec.name, reach, timeouts, changed)
+    let reach =
+        reach(spec).ok_or_else(|| Error::upstream(&spec.name, "it is not an MCP server"))?;
+    mcp::Server::connect(&spec.name, reach, timeouts(spec), changed)
         .await
         .map_err(|message| Error::upstream(&spec.name, message))
+}
+
+/// How the MCP server of `spec` is reached, if it is one.
+fn reach(spec: &UpstreamSpec) -> Option<mcp::Reach> {
+    match &spec.source {
+        Source::Stdio(command) => Some(mcp::Reach::Stdio(command.clone())),
+        Source::Mcp(url) => Some(mcp::Reach::Http {
+            url: url.clone(),
+            headers: spec.headers.clone(),
+        }),
+        Source::OpenApi(_) | Source::Halo(_) => None,
+    }
+}
+
+fn timeouts(spec: &UpstreamSpec) -> (Duration, Duration) {
+    (spec.connect_timeout, spec.read_timeout)
 }

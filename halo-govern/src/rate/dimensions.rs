@@ -1,12 +1,13 @@
-//! `limits.rates`: a tool's rate limits with their dimensions (per caller, tenant, tool or
-//! argument value), enforced together with `limits.rate`, all or nothing: a call is let through
-//! only when every limit that applies to it has room, and only then does it spend from each.
+//! `limits.rates`: a tool's rate limits with their dimensions (per caller, tenant, tool,
+//! argument value, or a combination of caller, tenant and argument values), enforced together
+//! with `limits.rate`, all or nothing: a call is let through only when every limit that
+//! applies to it has room, and only then does it spend from each.
 //!
 //! In memory, one lock per tool guards the state of all its limits (the theoretical arrival
 //! time of GCRA, per key), so the check of all and the spending of all are one step. Keys are
-//! SHA-256 digests of what they count (a caller, a tenant, an argument's value), cut to 128
-//! bits, so a value of any length is kept in 16 bytes; how many are kept is bounded
-//! ([`MAX_KEYS`]).
+//! SHA-256 digests of what they count (a caller, a tenant, an argument's value, a combination
+//! of those), cut to 128 bits, so a value of any length is kept in 16 bytes; how many are kept
+//! is bounded ([`MAX_KEYS`]).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -46,6 +47,60 @@ pub enum Source {
         /// Where a call carries it.
         location: Location,
     },
+    /// The values of each of these sources together (`Dimension::Combined`): a call that
+    /// lacks one of them is not counted.
+    Combined(Vec<Self>),
+}
+
+impl Source {
+    /// Where a limit per `dimension` finds what it counts, its arguments located through
+    /// `input` (in the body when `input` does not say); `None` for a dimension this version
+    /// does not know.
+    fn of(dimension: &Dimension, input: &IndexMap<String, InputField>) -> Option<Self> {
+        Some(match dimension {
+            Dimension::Caller => Self::Caller,
+            Dimension::Tenant => Self::Tenant,
+            Dimension::Tool => Self::Tool,
+            Dimension::Argument(name) => Self::Argument {
+                name: name.clone(),
+                location: input
+                    .get(name)
+                    .and_then(|field| field.location)
+                    .unwrap_or(Location::Body),
+            },
+            Dimension::Combined(parts) => Self::Combined(
+                parts
+                    .iter()
+                    .map(|part| Self::of(part, input))
+                    .collect::<Option<_>>()?,
+            ),
+            _ => return None,
+        })
+    }
+
+    /// Whether it counts a value of the call's body.
+    fn reads_body(&self) -> bool {
+        match self {
+            Self::Argument { location, .. } => *location == Location::Body,
+            Self::Combined(parts) => parts.iter().any(Self::reads_body),
+            _ => false,
+        }
+    }
+}
+
+/// A part of a dimension as a limit's slug writes it: `argument:<name>` for an argument, with
+/// `%`, `+` and `:` in the name escaped when it is a part of a combination.
+fn slug_part(part: &Dimension, combined: bool) -> String {
+    match part {
+        Dimension::Argument(name) if combined => format!(
+            "argument:{}",
+            name.replace('%', "%25")
+                .replace('+', "%2B")
+                .replace(':', "%3A")
+        ),
+        Dimension::Argument(name) => format!("argument:{name}"),
+        other => other.as_str().to_owned(),
+    }
 }
 
 /// One limit of a tool, ready to enforce.
@@ -54,7 +109,8 @@ pub struct Bounded {
     pub(crate) limit: Limit,
     pub(crate) source: Source,
     /// The name of its policy in the `RateLimit` headers: the tool's name for `limits.rate`,
-    /// `<tool>/<caller|tenant|tool|argument name>` for the others.
+    /// `<tool>/<caller|tenant|tool|argument name>` for the others, `<tool>/<part>+<part>` for
+    /// a combination.
     pub(crate) name: String,
     /// What its keys are made from besides the value counted: its dimension and rate.
     slug: String,
@@ -67,10 +123,13 @@ pub struct Bounded {
 impl Bounded {
     fn new(limit: Limit, source: Source, name: String) -> Self {
         let rate = limit.rate();
-        let (count, window) = (rate.count(), rate.period().duration());
+        let (count, window) = (rate.count(), rate.window());
         let slug = match limit.per() {
-            Dimension::Argument(argument) => format!("argument:{argument}:{rate}"),
-            other => format!("{}:{rate}", other.as_str()),
+            Dimension::Combined(parts) => {
+                let parts: Vec<String> = parts.iter().map(|part| slug_part(part, true)).collect();
+                format!("combined:{}:{rate}", parts.join("+"))
+            }
+            other => format!("{}:{rate}", slug_part(other, false)),
         };
         let policy = super::policy_header(&name, count.get(), window);
         Self {
@@ -78,7 +137,7 @@ impl Bounded {
             source,
             name,
             slug,
-            interval: window / count.get(),
+            interval: super::interval(window, count),
             burst: count.get(),
             policy,
         }
@@ -99,7 +158,7 @@ impl Bounded {
     }
 
     /// The key of this limit for `material`, what it counts (a caller key, a tenant, an
-    /// argument's value).
+    /// argument's value, or for a combination the length-prefixed values of its parts).
     pub fn key(&self, material: &[u8]) -> Key {
         let mut digest = Sha256::new();
         digest.update(self.slug.as_bytes());
@@ -121,7 +180,8 @@ impl Bounded {
         super::state_header(&self.name, remaining, reset)
     }
 
-    /// What its `per` is, for Redis keys (`caller`, `tenant`, `tool`, `argument`).
+    /// What its `per` is, for Redis keys (`caller`, `tenant`, `tool`, `argument`,
+    /// `combined`).
     #[cfg(feature = "redis")]
     pub fn per(&self) -> &str {
         self.limit.per().as_str()
@@ -219,40 +279,24 @@ impl ToolLimits {
             if limits.iter().any(|known| known.limit == limit) {
                 continue;
             }
-            let source = match limit.per() {
-                Dimension::Caller => Source::Caller,
-                Dimension::Tenant => Source::Tenant,
-                Dimension::Tool => Source::Tool,
-                Dimension::Argument(name) => Source::Argument {
-                    name: name.clone(),
-                    location: input
-                        .get(name)
-                        .and_then(|field| field.location)
-                        .unwrap_or(Location::Body),
-                },
-                _ => return None,
-            };
+            let source = Source::of(limit.per(), input)?;
             let mut name = if plain {
                 tool.clone()
             } else {
-                let per = limit.per();
-                let per = per.argument().unwrap_or(per.as_str());
-                format!("{tool}/{}", per.replace(['"', '\\'], "_"))
+                let parts: Vec<&str> = limit
+                    .per()
+                    .parts()
+                    .iter()
+                    .map(|part| part.argument().unwrap_or(part.as_str()))
+                    .collect();
+                format!("{tool}/{}", parts.join("+").replace(['"', '\\'], "_"))
             };
             if limits.iter().any(|known| known.name == name) {
                 name = format!("{name}/{}", limits.len());
             }
             limits.push(Bounded::new(limit, source, name));
         }
-        let reads_body = limits.iter().any(|limit| {
-            matches!(
-                limit.source,
-                Source::Argument {
-                    location: Location::Body,
-                    ..
-                }
-            )
-        });
+        let reads_body = limits.iter().any(|limit| limit.source.reads_body());
         Some(Self {
             reads_body,
             limits: limits.into_boxed_slice(),
@@ -433,5 +477,104 @@ mod tests {
         // The last values are still counted.
         let last = sku.key(&999u32.to_be_bytes());
         assert!(matches!(set.check(&[Some(last)]), Verdict::Limited(0, _)));
+    }
+
+    #[test]
+    fn a_combination_is_a_limit_of_its_own_with_its_own_keys() {
+        let set = limits(
+            None,
+            &[
+                "2/minute per tenant and sku",
+                "2/minute per tenant",
+                "2/minute per sku",
+                "2/minute per sku and tenant",
+                "1/50s per caller and sku and note",
+            ],
+            MAX_KEYS,
+        );
+        let names: Vec<&str> = set.limits.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "order/tenant+sku",
+                "order/tenant",
+                "order/sku",
+                "order/sku+tenant",
+                "order/caller+sku+note",
+            ]
+        );
+        let Source::Combined(parts) = &set.limits[0].source else {
+            panic!("a combined source: {:?}", set.limits[0].source);
+        };
+        assert!(matches!(
+            parts.as_slice(),
+            [
+                Source::Tenant,
+                Source::Argument {
+                    location: Location::Path,
+                    ..
+                }
+            ]
+        ));
+        assert_eq!(set.limits[0].slug, "combined:tenant+argument:sku:2/minute");
+        assert_eq!(set.limits[4].policy(), "\"order/caller+sku+note\";q=1;w=50");
+        // `note` is not in the input: it is looked for in the body.
+        assert!(set.reads_body);
+        assert!(!limits(None, &["1/minute per tenant and sku"], MAX_KEYS).reads_body);
+        // The same material makes a different key under each limit.
+        let keys: Vec<Key> = set.limits.iter().map(|l| l.key(b"same")).collect();
+        for (at, key) in keys.iter().enumerate() {
+            assert!(!keys[..at].contains(key), "{at}");
+        }
+        // Budgets are counted per key: the combination's are apart from the tenant's.
+        let (both, tenant) = (&set.limits[0], &set.limits[1]);
+        let call = |material: &[u8]| {
+            let mut keys = [None; 5];
+            keys[0] = Some(both.key(material));
+            keys[1] = Some(tenant.key(b"t:acme"));
+            set.check(&keys)
+        };
+        assert!(matches!(call(b"acme,A"), Verdict::Allowed(_)));
+        assert!(matches!(call(b"acme,B"), Verdict::Allowed(_)));
+        assert!(matches!(call(b"acme,C"), Verdict::Limited(1, _)));
+    }
+
+    #[test]
+    fn names_in_combined_slugs_cannot_run_together() {
+        let mut input = IndexMap::new();
+        for name in ["a", "a+tenant", "b:c"] {
+            input.insert(
+                name.to_owned(),
+                InputField::new(serde_json::json!({"type": "string"})),
+            );
+        }
+        let limit = |parts: Vec<Dimension>| {
+            Limit::new(
+                "1/minute".parse().unwrap(),
+                Dimension::combined(parts).unwrap(),
+            )
+        };
+        let argument = |name: &str| Dimension::Argument(name.to_owned());
+        let rates = [
+            limit(vec![argument("a+tenant"), Dimension::Caller]),
+            limit(vec![argument("a"), Dimension::Tenant, Dimension::Caller]),
+            limit(vec![argument("b:c"), Dimension::Caller]),
+        ];
+        let set = ToolLimits::new("t", None, &rates, &input).unwrap();
+        let slugs: Vec<&str> = set.limits.iter().map(|l| l.slug.as_str()).collect();
+        assert_eq!(
+            slugs,
+            [
+                "combined:argument:a%2Btenant+caller:1/minute",
+                "combined:argument:a+tenant+caller:1/minute",
+                "combined:argument:b%3Ac+caller:1/minute",
+            ]
+        );
+        // A dimension this version does not know: not enforced at all.
+        let unknown = [Limit::new(
+            "1/minute".parse().unwrap(),
+            Dimension::Unknown("region".into()),
+        )];
+        assert!(ToolLimits::new("t", None, &unknown, &input).is_none());
     }
 }

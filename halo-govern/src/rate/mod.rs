@@ -62,13 +62,15 @@ pub enum Decision {
 }
 
 impl ToolRate {
-    /// The limit `rate` (`N` per period: a burst of `N`, one more every period / `N`).
+    /// The limit `rate` (`N` per window: a burst of `N`, one more every window / `N`).
     #[must_use]
     pub fn new(tool: &str, rate: Rate) -> Self {
         let count = rate.count();
-        let window = rate.period().duration();
-        let quota = Quota::with_period(window / count.get())
-            .expect("a period divided by a count of at most u32::MAX is not zero")
+        let window = rate.window();
+        // A window shorter than `count` nanoseconds still lets one call through per
+        // nanosecond, rather than none.
+        let quota = Quota::with_period(interval(window, count))
+            .unwrap_or_else(|| Quota::per_second(count))
             .allow_burst(count);
         let name = tool.replace(['"', '\\'], "_");
         let policy = policy_header(&name, count.get(), window);
@@ -111,10 +113,11 @@ impl ToolRate {
         &self.name
     }
 
-    /// The time one call takes from the budget: the window divided by the count.
+    /// The time one call takes from the budget: the window divided by the count (one
+    /// nanosecond at least).
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub fn interval(&self) -> Duration {
-        self.window / self.count.get()
+        interval(self.window, self.count)
     }
 
     /// The most calls let through at once: the count.
@@ -140,9 +143,15 @@ impl ToolRate {
     }
 }
 
-/// `RateLimit-Policy` of the limit `name`: `count` calls per `window`.
+/// The time one of `count` calls per `window` takes from the budget: one nanosecond at least.
+fn interval(window: Duration, count: NonZeroU32) -> Duration {
+    (window / count.get()).max(Duration::from_nanos(1))
+}
+
+/// `RateLimit-Policy` of the limit `name`: `count` calls per `window`, in whole seconds
+/// rounded up (the header has no finer unit).
 fn policy_header(name: &str, count: u32, window: Duration) -> HeaderValue {
-    HeaderValue::try_from(format!("\"{name}\";q={count};w={}", window.as_secs()))
+    HeaderValue::try_from(format!("\"{name}\";q={count};w={}", seconds_up(window)))
         .unwrap_or_else(|_| HeaderValue::from_static("\"tool\""))
 }
 
@@ -194,5 +203,30 @@ mod tests {
             }),
             "\"charge\";r=0;t=20"
         );
+    }
+
+    #[test]
+    fn windows_of_any_span_and_unit() {
+        // 2 per 50 seconds: a call every 25 s.
+        let rate = ToolRate::new("poll", "2/50s".parse().unwrap());
+        assert_eq!(rate.interval(), Duration::from_secs(25));
+        assert_eq!(rate.policy(), "\"poll\";q=2;w=50");
+        let a = "a".to_owned();
+        assert!(matches!(rate.check(&a), Decision::Allowed { remaining: 1 }));
+        assert!(matches!(rate.check(&a), Decision::Allowed { remaining: 0 }));
+        let Decision::Limited { retry_after } = rate.check(&a) else {
+            panic!("the third call in 50 s is refused");
+        };
+        assert!(retry_after > Duration::from_secs(24) && retry_after <= Duration::from_secs(25));
+        // A window under a second, or not whole seconds, is written rounded up.
+        let short = ToolRate::new("quick", "3/750ms".parse().unwrap());
+        assert_eq!(short.interval(), Duration::from_millis(250));
+        assert_eq!(short.policy(), "\"quick\";q=3;w=1");
+        let odd = ToolRate::new("odd", "10/3333ms".parse().unwrap());
+        assert_eq!(odd.policy(), "\"odd\";q=10;w=4");
+        // More calls than nanoseconds in the window: one a nanosecond, and no panic.
+        let dense = ToolRate::new("dense", "4294967295/ms".parse().unwrap());
+        assert_eq!(dense.interval(), Duration::from_nanos(1));
+        assert!(matches!(dense.check(&a), Decision::Allowed { .. }));
     }
 }

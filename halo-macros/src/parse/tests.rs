@@ -18,7 +18,8 @@ fn error(tokens: TokenStream) -> String {
 fn every_key_is_read() {
     let args = parse(quote! {
         why = "w", reversible = true, undo = "/u", approval = "required", rate = "5/min",
-        rates("1000/hr per tenant", "3/minute per sku"), idempotent = false,
+        rates("1000/hr per tenant", "3/minute per sku", "100/50s per tenant and sku"),
+        idempotent = false,
         idempotency_key = "Idempotency-Key",
         next(when = "a", suggest = "b"), next(suggest = "d", when = "c"),
         example(input = {"a": 1}), example(input = {}, output = [1, 2]),
@@ -38,7 +39,11 @@ fn every_key_is_read() {
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>(),
-        ["1000/hour per tenant", "3/minute per sku"]
+        [
+            "1000/hour per tenant",
+            "3/minute per sku",
+            "100/50 seconds per tenant and sku"
+        ]
     );
     assert_eq!(args.next.len(), 2);
     assert_eq!(args.examples.len(), 2);
@@ -91,6 +96,8 @@ fn rates_list_checked_limits() {
         "{message}"
     );
     assert!(error(quote!(rates("0/minute per tool"))).contains("above zero"));
+    assert!(error(quote!(rates("1/s per tool and sku"))).contains("`tool` cannot be combined"));
+    assert!(error(quote!(rates("1/s per tenant and"))).contains("`and` must be followed"));
     assert!(error(quote!(rates())).contains("at least one limit"));
     assert!(error(quote!(rates(5))).contains("lists strings"));
     assert!(error(quote!(rates = "5/minute per tool")).contains("takes a list"));

@@ -6,6 +6,8 @@ use serde_json::Value;
 
 use halo_auth::{Principal, Scheme};
 
+use super::callers::Callers;
+
 /// The callers an operation admits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Access {
@@ -106,6 +108,34 @@ impl Access {
             (Self::Scoped(alternatives), Some(caller)) => alternatives
                 .iter()
                 .any(|alternative| alternative.admits(caller)),
+        }
+    }
+}
+
+/// Who may call an operation: its `security` requirements and, when it names them, the
+/// callers it is open to (`x-halo-callers`). Operations with equal classes share one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Class {
+    pub(crate) access: Access,
+    pub(crate) callers: Option<Callers>,
+}
+
+impl Class {
+    /// Whether anyone may call: no requirement and no list of callers.
+    pub(crate) fn is_open(&self) -> bool {
+        self.access == Access::Anyone && self.callers.is_none()
+    }
+
+    /// Whether `caller` may call the operation.
+    pub(crate) fn admits(&self, caller: Option<&Principal>) -> bool {
+        self.access.admits(caller) && self.callers.as_ref().is_none_or(|c| c.admits(caller))
+    }
+
+    /// The scopes `caller` lacks; none when what keeps it out is the list of callers.
+    pub(crate) fn missing(&self, caller: &Principal) -> Vec<&str> {
+        match &self.callers {
+            Some(callers) if !callers.admits(Some(caller)) => Vec::new(),
+            _ => self.access.missing(caller),
         }
     }
 }

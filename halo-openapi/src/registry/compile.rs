@@ -6,11 +6,12 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use halo_protocol::{Circuit, Metadata, Resilience};
+use halo_protocol::{Circuit, Metadata, MetadataError, Resilience};
 use serde_json::Value;
 
-use super::access::Access;
+use super::access::{Access, Class};
 use super::bundle::Bundler;
+use super::callers::Callers;
 use super::exclude::Exclusions;
 use super::lenient::{Place, Record};
 use super::names::Names;
@@ -265,7 +266,7 @@ struct Walk<'w, 'd> {
     default_security: Option<&'d Value>,
     names: Names,
     /// The distinct access requirements of the tools so far.
-    classes: Vec<Access>,
+    classes: Vec<Class>,
     languages: BTreeSet<String>,
     /// Whether each tool's rate limits are checked as it is made (lenient: a bad one leaves
     /// out only its operation), rather than all at the end.
@@ -305,10 +306,21 @@ impl<'d> Walk<'_, 'd> {
             (self.schemes, self.default_security),
             record.is_lenient(),
         )?;
-        let access = Access::derive(
-            source.operation.get("security").or(self.default_security),
-            self.schemes,
-        );
+        let access = Class {
+            access: Access::derive(
+                source.operation.get("security").or(self.default_security),
+                self.schemes,
+            ),
+            callers: Callers::read(source.operation).map_err(|message| {
+                BuildError::metadata(
+                    &label,
+                    MetadataError::Invalid {
+                        key: "x-halo-callers".to_owned(),
+                        message,
+                    },
+                )
+            })?,
+        };
         let validator = self
             .settings
             .validate
@@ -348,7 +360,7 @@ impl<'d> Walk<'_, 'd> {
         }
         self.languages.extend(locales.keys().cloned());
         let class = match access {
-            Access::Anyone => None,
+            access if access.is_open() => None,
             access => Some(
                 match self.classes.iter().position(|known| *known == access) {
                     Some(index) => index,

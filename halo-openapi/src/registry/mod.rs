@@ -5,6 +5,7 @@ mod access;
 mod auth;
 mod builder;
 pub(crate) mod bundle;
+mod callers;
 mod compile;
 mod exclude;
 mod input;
@@ -28,7 +29,7 @@ use halo_protocol::{LocalizedText, ToolEntry, ToolIndex, ToolSchema};
 use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use self::access::Access;
+use self::access::Class;
 pub use self::builder::RegistryBuilder;
 pub(crate) use self::bundle::Problem;
 use self::bundle::{Bundler, Direction};
@@ -298,7 +299,7 @@ pub struct Registry {
     templates: Templates,
     paths: Vec<PathEntry>,
     /// The distinct access requirements of the operations.
-    classes: Vec<Access>,
+    classes: Vec<Class>,
     /// Every language some operation has texts in.
     languages: Vec<String>,
     /// The headers API keys travel in, by the security schemes.
@@ -340,7 +341,8 @@ impl Registry {
         Audience(self.classes.iter().map(|c| c.admits(caller)).collect())
     }
 
-    /// The scopes `caller` lacks to call `tool` (empty when it may).
+    /// The scopes `caller` lacks to call `tool`: empty when it may, and when what keeps it
+    /// out is the operation's list of callers (`x-halo-callers`), not its scopes.
     #[must_use]
     pub fn missing_scopes(&self, tool: &Tool, caller: &Principal) -> Vec<&str> {
         tool.class

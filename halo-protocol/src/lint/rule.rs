@@ -65,8 +65,8 @@ pub enum Rule {
     /// `unknown-link`: `undo`, `replace_with`, `fallback` or a `next` suggestion names a path
     /// no listed tool serves (warning).
     UnknownLink,
-    /// `unknown-rate-argument`: a rate limit per argument value (`limits.rates`) names an
-    /// argument the tool does not take (error).
+    /// `unknown-rate-argument`: a rate limit per argument value (`limits.rates`, alone or
+    /// among the parts of a combination) names an argument the tool does not take (error).
     UnknownRateArgument,
     /// `duplicate-name`: two tools share a name (error).
     DuplicateName,

@@ -47,7 +47,7 @@ const KEPT_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TMPDIR"];
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// How an MCP server is reached.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Reach {
     /// Run as a child process, spoken to over its standard input and output.
     Stdio(Command),
@@ -120,6 +120,25 @@ impl Server {
             changed,
         });
         Ok((server, tools))
+    }
+
+    /// Whether this is the server `reach` names, with these `timeouts`: a gateway built
+    /// again keeps such a server (its process, its connection) rather than starting another.
+    pub(crate) fn runs(&self, reach: &Reach, timeouts: (Duration, Duration)) -> bool {
+        self.reach == *reach && self.timeouts == timeouts
+    }
+
+    /// Its tools, listed again (connecting again first if it went away).
+    pub(crate) async fn tools(&self) -> Result<Vec<Tool>, String> {
+        let peer = self.peer().await.map_err(|error| match error {
+            CallError::Unavailable(why) => why,
+            CallError::TimedOut => "it did not answer in time".to_owned(),
+            CallError::Refused(error) => error.message.into_owned(),
+        })?;
+        tokio::time::timeout(self.timeouts.1, peer.list_all_tools())
+            .await
+            .map_err(|_| "it did not list its tools in time".to_owned())?
+            .map_err(|e| format!("it did not list its tools: {e}"))
     }
 
     /// Calls the tool `tool` with `arguments`; its progress goes to `progress` when that
