@@ -5,6 +5,7 @@
 #[allow(dead_code, unreachable_pub, missing_docs, clippy::all)]
 mod sse;
 
+mod conformance;
 mod gateway;
 mod halo_upstream;
 mod harness;

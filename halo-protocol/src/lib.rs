@@ -90,8 +90,8 @@ pub use brief::{brief_schema, brief_text};
 pub use confirm::{Asking, Confirmation, HeldCall, confirmed_approval};
 pub use date::{Rfc3339, check_date, parse_timestamp};
 pub use definition::{
-    ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema, tool_definitions,
-    tool_description, tool_names,
+    MCP_RESULT_MEDIA_TYPE, ToolDefinition, ToolHints, ToolOutput, entry_schema, input_schema,
+    tool_definitions, tool_description, tool_names,
 };
 pub use disclosure::{
     CALL_TOOL, CallRequest, DEFAULT_TOOL_BUDGET, SEARCH_ANSWER_TOKENS, SEARCH_TOOLS,

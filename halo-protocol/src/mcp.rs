@@ -67,7 +67,15 @@ impl From<&ToolDefinition> for Tool {
 /// ```
 impl From<ToolOutput> for CallToolResult {
     fn from(output: ToolOutput) -> Self {
-        let content = vec![ContentBlock::text(output.text)];
+        // Blocks the answer carried itself, when every one of them is an MCP content block.
+        let blocks = output.blocks.and_then(|blocks| {
+            blocks
+                .into_iter()
+                .map(serde_json::from_value::<ContentBlock>)
+                .collect::<Result<Vec<_>, _>>()
+                .ok()
+        });
+        let content = blocks.unwrap_or_else(|| vec![ContentBlock::text(output.text)]);
         let mut result = if output.is_error {
             Self::error(content)
         } else {
@@ -424,5 +432,37 @@ mod tests {
         let ok = CallToolResult::from(ToolOutput::from_response(200, json!({"id": 1})));
         assert_eq!(ok.is_error, Some(false));
         assert_eq!(ok.structured_content, Some(json!({"id": 1})));
+    }
+
+    #[test]
+    fn an_answer_that_carries_blocks_keeps_them() {
+        let blocks = json!([
+            {"type": "text", "text": "the cover"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "r"}}
+        ]);
+        let media = Some("application/vnd.halo.mcp-result+json; charset=utf-8");
+        let answer = json!({"content": blocks, "structuredContent": {"pages": 3}});
+        let result = CallToolResult::from(ToolOutput::from_answer(200, media, answer));
+        let wire = serde_json::to_value(&result).unwrap();
+        assert_eq!(wire["content"], blocks);
+        assert_eq!(wire["structuredContent"], json!({"pages": 3}));
+        assert_eq!(wire["isError"], false);
+        // A block MCP does not know is not passed on: the answer is read as JSON instead.
+        let odd = json!({"content": [{"type": "hologram"}]});
+        let result = CallToolResult::from(ToolOutput::from_answer(200, media, odd));
+        assert_eq!(result.content.len(), 1);
+        assert!(
+            result.content[0]
+                .as_text()
+                .unwrap()
+                .text
+                .contains("hologram")
+        );
+        // Only a successful answer of that media type carries blocks.
+        let failed = ToolOutput::from_answer(502, media, json!({"content": []}));
+        assert!(failed.is_error && failed.blocks.is_none());
+        let plain = ToolOutput::from_answer(200, None, json!({"content": blocks}));
+        assert!(plain.blocks.is_none());
     }
 }

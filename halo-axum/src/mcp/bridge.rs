@@ -341,7 +341,10 @@ impl Bridge {
                 if let Some(held) = approval::held(status, &headers, &body) {
                     return Ok(self.approvals(asked).settle(held).await);
                 }
-                ToolOutput::from_response(status.as_u16(), body)
+                let media = headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|value| value.to_str().ok());
+                ToolOutput::from_answer(status.as_u16(), media, body)
             }
             Either::Left((Err(message), _)) => ToolOutput::failure(message),
             Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),

@@ -1,12 +1,14 @@
 //! A call of an MCP upstream's tool: the JSON body the layer validated becomes the
 //! `tools/call`'s arguments, and the result the HTTP answer: its structured content, else its
-//! one text block (as JSON when it is JSON), else its content blocks; a result marked
+//! one text block (as JSON when it is JSON), else the whole result (images, audio,
+//! resources), which `/mcp` returns to MCP callers block for block; a result marked
 //! `isError` and a server's failure become problem documents whose statuses say what happened.
 
 use axum::Json;
 use axum::body::Body;
 use axum::response::{IntoResponse as _, Response};
 use halo_axum::Progress;
+use halo_protocol::MCP_RESULT_MEDIA_TYPE;
 use http::StatusCode;
 use http::request::Parts;
 use http_body_util::BodyExt as _;
@@ -54,7 +56,7 @@ pub(super) async fn forward(
                 bounded(&text(&result))
             ),
         ),
-        Ok(result) => Json(content(result)).into_response(),
+        Ok(result) => answer(result),
         Err(CallError::Refused(error)) => {
             let status = match error.code {
                 ErrorCode::INVALID_PARAMS => StatusCode::UNPROCESSABLE_ENTITY,
@@ -79,19 +81,36 @@ pub(super) async fn forward(
     }
 }
 
-/// A successful result as JSON: its structured content, else its one text block (parsed
-/// when it is JSON), else its content blocks as MCP writes them.
-fn content(result: CallToolResult) -> Value {
-    if let Some(structured) = result.structured_content {
-        return structured;
+/// A successful result as an answer: its structured content, or its one text block (parsed
+/// when it is JSON), when its blocks are all text; otherwise the result as MCP writes it, of
+/// media type [`MCP_RESULT_MEDIA_TYPE`], so that the layer's `/mcp` hands its images, audio
+/// and resources to MCP callers as they are.
+fn answer(result: CallToolResult) -> Response {
+    let all_text = result.content.iter().all(|block| block.as_text().is_some());
+    if all_text && let Some(structured) = result.structured_content {
+        return Json(structured).into_response();
     }
     if let [only] = result.content.as_slice()
         && let Some(text) = only.as_text()
     {
-        return serde_json::from_str(&text.text)
-            .unwrap_or_else(|_| Value::String(text.text.clone()));
+        let value =
+            serde_json::from_str(&text.text).unwrap_or_else(|_| Value::String(text.text.clone()));
+        return Json(value).into_response();
     }
-    serde_json::to_value(&result.content).unwrap_or(Value::Null)
+    let mut whole = serde_json::Map::new();
+    whole.insert(
+        "content".to_owned(),
+        serde_json::to_value(&result.content).unwrap_or(Value::Null),
+    );
+    if let Some(structured) = result.structured_content {
+        whole.insert("structuredContent".to_owned(), structured);
+    }
+    let mut response = Json(Value::Object(whole)).into_response();
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(MCP_RESULT_MEDIA_TYPE),
+    );
+    response
 }
 
 /// The text blocks of a result, one per line.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::{Status, ToolEntry, ToolSchema, UniqueNames, standalone};
 
 pub use input::input_schema;
-pub use output::ToolOutput;
+pub use output::{MCP_RESULT_MEDIA_TYPE, ToolOutput};
 
 /// A HALO tool as an LLM or MCP client sees it.
 ///

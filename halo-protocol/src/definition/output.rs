@@ -35,7 +35,17 @@ pub struct ToolOutput {
     pub text: String,
     /// The answer when it is a JSON object (the problem details for a failure).
     pub structured: Option<Value>,
+    /// The MCP content blocks of an answer that carried them itself
+    /// ([`MCP_RESULT_MEDIA_TYPE`]): an MCP client gets these (images, audio, resources)
+    /// rather than `text`, which then joins their text blocks.
+    pub blocks: Option<Vec<Value>>,
 }
+
+/// The media type of an answer that is an MCP tool result as the tool gave it,
+/// `{"content": [blocks], "structuredContent": {...}}`: the MCP bridges return its content
+/// blocks as they are. halo-rs's gateway answers so for an MCP server's result that is more
+/// than one text block.
+pub const MCP_RESULT_MEDIA_TYPE: &str = "application/vnd.halo.mcp-result+json";
 
 /// The longest piece of a non-JSON error body kept as a problem's detail, in bytes.
 const MAX_DETAIL: usize = 2000;
@@ -61,6 +71,61 @@ impl ToolOutput {
             is_error: false,
             text,
             structured,
+            blocks: None,
+        }
+    }
+
+    /// As [`from_response`](Self::from_response), for an answer of media type `media_type`:
+    /// a successful one of [`MCP_RESULT_MEDIA_TYPE`] keeps its content blocks.
+    ///
+    /// ```
+    /// use halo_protocol::{MCP_RESULT_MEDIA_TYPE, ToolOutput};
+    /// use serde_json::json;
+    ///
+    /// let result = json!({"content": [
+    ///     {"type": "text", "text": "a chart"},
+    ///     {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    /// ]});
+    /// let output = ToolOutput::from_answer(200, Some(MCP_RESULT_MEDIA_TYPE), result);
+    /// assert_eq!(output.blocks.as_ref().map(Vec::len), Some(2));
+    /// assert_eq!(output.text, "a chart");
+    /// let plain = ToolOutput::from_answer(200, Some("application/json"), json!({"a": 1}));
+    /// assert!(plain.blocks.is_none());
+    /// ```
+    #[must_use]
+    pub fn from_answer(status: u16, media_type: Option<&str>, body: Value) -> Self {
+        let carries_blocks = (200..300).contains(&status)
+            && media_type.is_some_and(|media| {
+                media.split(';').next().is_some_and(|essence| {
+                    essence.trim().eq_ignore_ascii_case(MCP_RESULT_MEDIA_TYPE)
+                })
+            });
+        let Value::Object(mut result) = body else {
+            return Self::from_response(status, body);
+        };
+        let blocks = match result.remove("content") {
+            Some(Value::Array(blocks)) if carries_blocks => blocks,
+            other => {
+                if let Some(content) = other {
+                    result.insert("content".to_owned(), content);
+                }
+                return Self::from_response(status, Value::Object(result));
+            }
+        };
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect();
+        let text = match texts.is_empty() {
+            true => Value::Array(blocks.clone()).to_string(),
+            false => texts.join("\n"),
+        };
+        Self {
+            is_error: false,
+            text,
+            structured: result.remove("structuredContent").filter(Value::is_object),
+            blocks: Some(blocks),
         }
     }
 
@@ -72,6 +137,7 @@ impl ToolOutput {
             is_error: true,
             text: message.into(),
             structured: None,
+            blocks: None,
         }
     }
 
@@ -83,6 +149,7 @@ impl ToolOutput {
             is_error: true,
             text: structured.to_string(),
             structured: Some(structured).filter(Value::is_object),
+            blocks: None,
         }
     }
 }

@@ -67,6 +67,9 @@ fn operation(tool: &Tool, definitions: &mut Definitions, notes: &mut Vec<String>
     if let Some(description) = tool.description.as_deref().filter(|d| !d.is_empty()) {
         operation.insert("description".into(), json!(description));
     }
+    // Any MCP tool may report progress when asked: its calls stream `tool_progress` to a
+    // caller that streams (over HTTP, or `/mcp` with a progress token).
+    operation.insert("x-halo-stream".into(), json!({"events": ["tool_progress"]}));
     let hints = tool.annotations.as_ref();
     if hints.and_then(|h| h.read_only_hint) == Some(true) {
         operation.insert("tags".into(), json!(["read"]));
