@@ -167,6 +167,33 @@ async fn a_server_over_streamable_http_is_an_upstream_too() {
     assert!(answer.as_str().unwrap().contains("42"), "{answer}");
 }
 
+/// A server that offers only MCP's older HTTP+SSE transport: the gateway falls back to it
+/// as MCP's backwards compatibility says, and its calls and their progress work.
+#[tokio::test]
+async fn a_server_offering_only_http_with_sse_is_an_upstream_too() {
+    let everything = EverythingOverHttp::start_with_sse().await;
+    let text = format!("upstreams:\n  old: {{ mcp: \"{}\" }}\n", everything.url);
+    let (server, _dir) = serve_config(&text).await;
+    let (status, answer) = post(&server, "/old/get-sum", json!({"a": 40, "b": 2})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.as_str().unwrap().contains("42"), "{answer}");
+    let streamed = reqwest::Client::new()
+        .post(server.url("/old/trigger-long-running-operation"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"duration": 0.3, "steps": 3}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let steps = halo_tests::sse::tool_events(&streamed)
+        .iter()
+        .filter(|(name, _)| name == "tool_progress")
+        .count();
+    assert_eq!(steps, 3, "{streamed}");
+}
+
 /// A stdio server that dies is started again: the next calls work (one may find it gone).
 #[tokio::test]
 async fn a_killed_stdio_server_is_started_again() {

@@ -85,27 +85,40 @@ pub fn node() -> PathBuf {
         .map_or_else(|| PathBuf::from("node"), PathBuf::from)
 }
 
-/// `server-everything` over streamable HTTP on a free loopback port, killed when dropped.
+/// `server-everything` over HTTP on a free loopback port, killed when dropped.
 #[derive(Debug)]
 pub struct EverythingOverHttp {
     child: tokio::process::Child,
-    /// Its MCP endpoint, `http://127.0.0.1:<port>/mcp`.
+    /// Its MCP endpoint: `http://127.0.0.1:<port>/mcp`, or `.../sse` over HTTP with SSE.
     pub url: String,
 }
 
 impl EverythingOverHttp {
-    /// Starts it and waits until it listens.
+    /// Starts it over streamable HTTP and waits until it listens.
     ///
     /// # Panics
     /// When it cannot be started, or does not listen within 20 s.
     pub async fn start() -> Self {
+        Self::start_as("streamableHttp", "/mcp").await
+    }
+
+    /// Starts it over MCP's older HTTP+SSE transport (2024-11-05) alone, and waits until it
+    /// listens.
+    ///
+    /// # Panics
+    /// As [`start`](Self::start).
+    pub async fn start_with_sse() -> Self {
+        Self::start_as("sse", "/sse").await
+    }
+
+    async fn start_as(transport: &str, path: &str) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
         let child = tokio::process::Command::new(node())
             .arg(McpServer::Everything.script())
-            .arg("streamableHttp")
+            .arg(transport)
             .env("PORT", port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -118,7 +131,7 @@ impl EverythingOverHttp {
             if tokio::net::TcpStream::connect(&address).await.is_ok() {
                 return Self {
                     child,
-                    url: format!("http://{address}/mcp"),
+                    url: format!("http://{address}{path}"),
                 };
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

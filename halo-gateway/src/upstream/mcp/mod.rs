@@ -1,5 +1,6 @@
 //! An MCP upstream: a server the gateway runs as a child process (`stdio`) or reaches over
-//! streamable HTTP (`mcp`), spoken to with rmcp's client. Its tools are written as an OpenAPI
+//! streamable HTTP (`mcp`, or MCP's older HTTP+SSE transport when that is all the server
+//! offers, [`legacy`]), spoken to with rmcp's client. Its tools are written as an OpenAPI
 //! document ([`document`]) and compiled like any upstream's; its calls are `tools/call`s
 //! ([`Server::call`]), their progress relayed and, when the gateway's call is dropped,
 //! cancelled upstream (rmcp sends `notifications/cancelled`).
@@ -10,6 +11,7 @@
 //! log, line by line; it is killed when the gateway drops it.
 
 mod document;
+mod legacy;
 mod pins;
 mod progress;
 
@@ -236,8 +238,35 @@ async fn start(
                 .build()
                 .map_err(|e| format!("cannot make an HTTP client: {e}"))?;
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            tokio::time::timeout(timeout, handler.serve(transport)).await
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            let streamable = tokio::time::timeout(timeout, handler.serve(transport)).await;
+            if let Ok(Ok(running)) = streamable {
+                return Ok(running);
+            }
+            // A server that offers only the older HTTP+SSE transport, as MCP's backwards
+            // compatibility says to try it; when it is not that either, the first failure is
+            // the one to report.
+            match legacy::connect(client, url, timeout).await {
+                Ok(transport) => {
+                    let handler = progress::Handler::new(
+                        client_info(),
+                        Arc::clone(relays),
+                        Arc::clone(changed),
+                    );
+                    let started = tokio::time::timeout(timeout, handler.serve(transport)).await;
+                    if matches!(started, Ok(Ok(_))) {
+                        tracing::info!(
+                            upstream = name,
+                            "the MCP server speaks HTTP with SSE (2024-11-05)"
+                        );
+                    }
+                    started
+                }
+                Err(legacy) => {
+                    tracing::debug!(upstream = name, %legacy, "not an HTTP+SSE server either");
+                    streamable
+                }
+            }
         }
     };
     started
