@@ -382,26 +382,36 @@ policies:
                 assert!(!message.contains(SECRET), "{text:?}: {message}");
             }
         };
-        check(full);
-        let bytes = full.as_bytes();
-        for end in 0..bytes.len() {
-            if let Ok(text) = std::str::from_utf8(&bytes[..end]) {
-                check(text);
-            }
-        }
+        // The same with a Harness document as its policies.
+        let (head, _) = full.split_once("policies:").unwrap();
+        let harness = format!(
+            "{head}policies:\n  tool_harness:\n    global_tool_policy: {{ risk_level: l1, timeout_ms: 500 }}\n    \
+             policies:\n      - {{ server_id: gh, tool_name: \"${{GLOB}}\", allowed_agents: [\"${{UP}}\"], \
+             risk_level: l2, circuit_reset_timeout_seconds: 1.5, rate_limits: [{{ dimension: custom, \
+             key_template: \"tenant:{{tenant_id}}:o:{{args.${{UP}}}}\", capacity: 3, refill_rate: 0.5 }}] }}\n"
+        );
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let specials = b"{}[]:,\"'&*!|>-#%@` \n\t$";
-        for _ in 0..3000 {
-            let mut mangled = bytes.to_vec();
-            for _ in 0..3 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                let at = (seed % mangled.len() as u64) as usize;
-                mangled[at] = specials[(seed >> 32) as usize % specials.len()];
+        for full in [full, harness.as_str()] {
+            check(full);
+            let bytes = full.as_bytes();
+            for end in 0..bytes.len() {
+                if let Ok(text) = std::str::from_utf8(&bytes[..end]) {
+                    check(text);
+                }
             }
-            if let Ok(text) = std::str::from_utf8(&mangled) {
-                check(text);
+            let specials = b"{}[]:,\"'&*!|>-#%@` \n\t$";
+            for _ in 0..3000 {
+                let mut mangled = bytes.to_vec();
+                for _ in 0..3 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let at = (seed % mangled.len() as u64) as usize;
+                    mangled[at] = specials[(seed >> 32) as usize % specials.len()];
+                }
+                if let Ok(text) = std::str::from_utf8(&mangled) {
+                    check(text);
+                }
             }
         }
     }
