@@ -90,7 +90,7 @@ impl Discovery {
     /// set: what it may call, or the `401` the gate answers.
     pub(crate) async fn respond_to(&self, gate: &Gate, parts: &Parts) -> Response {
         match gate.discoverer(parts).await {
-            Err(refused) => refused,
+            Err(refused) => refused_discovery(refused),
             Ok(caller) => self.respond(&parts.uri, &parts.headers, Viewer::Caller(caller.as_ref())),
         }
     }
@@ -274,6 +274,16 @@ pub(crate) fn matches_etag(headers: &HeaderMap, etag: &HeaderValue) -> bool {
             candidate == b"*" || candidate == ours
         })
     })
+}
+
+/// A discovery the gate refused (`401`), with the `Allow` of a path nothing is described at:
+/// axum's method router would otherwise add the route's own methods to it, which would tell
+/// a caller without valid credentials a routed (perhaps hidden) path from an absent one.
+pub(crate) fn refused_discovery(mut refused: Response) -> Response {
+    refused
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static("OPTIONS"));
+    refused
 }
 
 #[cfg(test)]

@@ -395,6 +395,36 @@ async fn no_token_is_401_pointing_at_the_metadata_document() {
     assert_eq!(post.status, StatusCode::NOT_FOUND);
 }
 
+/// A caller whose credentials are refused learns nothing of which paths are routed: the
+/// `401` of a routed path and of an absent one carry the same `Allow`.
+#[tokio::test]
+async fn a_refused_discovery_does_not_tell_routed_paths_from_absent_ones() {
+    let issuer = Issuer::start(Discovery::OpenId).await;
+    let app = api(issuer.authenticator().build().await.unwrap(), &issuer.url());
+    let routed = app
+        .discover("/books")
+        .bearer_auth("not-a-token")
+        .send()
+        .await;
+    let absent = app
+        .discover("/nothing")
+        .bearer_auth("not-a-token")
+        .send()
+        .await;
+    assert_eq!(routed.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(absent.status, StatusCode::UNAUTHORIZED);
+    let allow = |answer: &common::client::Answer| {
+        answer
+            .headers
+            .get_all(axum::http::header::ALLOW)
+            .iter()
+            .map(|value| value.to_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(allow(&routed), allow(&absent));
+    assert_eq!(allow(&routed), ["OPTIONS"]);
+}
+
 #[tokio::test]
 async fn every_broken_token_is_401_invalid_token() {
     let issuer = Issuer::start(Discovery::OpenId).await;

@@ -311,6 +311,37 @@ async fn only_loopback_hosts_and_origins_by_default() {
     assert_eq!(other_site.status(), 403);
     let rebound = post(Some("evil.example"), None).await.unwrap();
     assert_eq!(rebound.status(), 403);
+    // An `Origin` that is no origin but begins like a loopback one: refused.
+    let port = server
+        .url("")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    for origin in [
+        format!("http://127.0.0.1:{port}.evil.example"),
+        "http://[::1].evil.example".to_owned(),
+        "http://localhost:5173/path".to_owned(),
+    ] {
+        let answer = post(None, Some(&origin)).await.unwrap();
+        assert_eq!(answer.status(), 403, "{origin}");
+    }
+    // Two `Host`s or two `Origin`s, one loopback and one not: refused.
+    let twice = |name: &'static str, values: [&'static str; 2]| {
+        http.post(server.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header(name, values[0])
+            .header(name, values[1])
+            .json(&initialize)
+            .send()
+    };
+    let hosts = twice("host", ["127.0.0.1", "evil.example"]).await.unwrap();
+    assert_eq!(hosts.status(), 400);
+    let origins = twice("origin", ["http://localhost:5173", "https://evil.example"])
+        .await
+        .unwrap();
+    assert_eq!(origins.status(), 400);
 
     let (public, _) = serve(|mcp| {
         mcp.allowed_hosts(["api.example.com"])

@@ -115,7 +115,7 @@ where
             let (parts, body) = request.into_parts();
             let caller = match shared.gate.discoverer(&parts).await {
                 Ok(caller) => caller,
-                Err(refused) => return Ok(refused),
+                Err(refused) => return Ok(crate::discovery::refused_discovery(refused)),
             };
             let viewer = Viewer::Caller(caller.as_ref());
             let head = parts.method == Method::HEAD;

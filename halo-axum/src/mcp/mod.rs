@@ -5,6 +5,7 @@ mod asked;
 mod bridge;
 mod caller;
 mod direct;
+mod headers;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -325,6 +326,9 @@ where
         let hosts = self.hosts.clone();
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
+            if let Some(refused) = headers::refusal(&parts.headers) {
+                return Ok(refused);
+            }
             if shared.gate.is_closed() {
                 // Credentials are checked first: a refused caller gets `401` and the
                 // challenge before any tool is looked up, so no answer differs by what a
