@@ -22,6 +22,7 @@ mod metrics;
 #[cfg_attr(docsrs, doc(cfg(feature = "playground")))]
 pub mod playground;
 mod problem;
+mod readiness;
 mod registry;
 mod step;
 mod stream;
@@ -102,6 +103,7 @@ pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture, T
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub use crate::metrics::{Prometheus, PrometheusError};
+pub use crate::readiness::Readiness;
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::{ValidJson, ValidJsonRejection};
 pub use halo_openapi::ApprovalRule;

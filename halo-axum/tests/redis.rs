@@ -318,6 +318,67 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
     );
 }
 
+/// What an operator sees of a store that stops answering: the readiness probe turns `503`,
+/// each failed operation is counted in `halo_store_errors_total` by store and operation; and
+/// when the store is back, the probe is ready again without a restart.
+#[tokio::test]
+async fn operators_see_a_store_that_does_not_answer() {
+    #[cfg(feature = "prometheus")]
+    let prometheus = common::prometheus();
+    let mut redis = RedisServer::start();
+    let instance = Instance::default();
+    let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
+        .routes(routes!(order))
+        .split_for_parts();
+    let layer = HaloLayer::builder(api)
+        .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
+        .redis(RedisStore::open(&redis.url()).unwrap().prefix("ops:"))
+        .build()
+        .unwrap();
+    let readiness = layer.readiness();
+    let app = router.with_state(instance.clone()).layer(layer).route(
+        "/ready",
+        axum::routing::get(move || {
+            let readiness = readiness.clone();
+            async move { readiness.answer().await }
+        }),
+    );
+    let server = spawn(app).await;
+    let ready = || async { reqwest::get(server.url("/ready")).await.unwrap() };
+    let answer = ready().await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(
+        answer.json::<Value>().await.unwrap(),
+        json!({"ready": true})
+    );
+
+    redis.stop();
+    let refused = post(&server, "/orders", Some("k-1"), json!({"amount": 5})).await;
+    assert_unavailable(&refused, &redis);
+    let answer = ready().await;
+    assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(answer.headers()["retry-after"], "1");
+    let text = answer.text().await.unwrap();
+    assert!(!text.contains(&redis.url()), "{text}");
+    #[cfg(feature = "prometheus")]
+    {
+        let metrics = prometheus.render();
+        let counted = metrics.lines().any(|line| {
+            line.starts_with("halo_store_errors_total")
+                && line.contains(r#"store="idempotency""#)
+                && line.contains(r#"operation="claim""#)
+        });
+        assert!(counted, "{metrics}");
+    }
+    assert_eq!(instance.runs.count(), 0);
+
+    redis.start_again();
+    eventually("ready again", || async {
+        ready().await.status() == StatusCode::OK
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
     let mut redis = RedisServer::start();

@@ -36,7 +36,7 @@ pub use self::rate::{
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use self::redis::{
-    Fallback, RedisLink, RedisStore, RedisStoreError, decode_headers, encode_headers,
+    Fallback, Operation, RedisLink, RedisStore, RedisStoreError, decode_headers, encode_headers,
 };
 pub use self::store::{
     Claim, Fingerprint, Full, IdempotencyStore, KeptCall, LocalRates, Mirror, MirroredFrame,

@@ -70,6 +70,9 @@ pub(crate) struct Stores {
     pub(crate) replay: Option<Arc<dyn ReplayStore>>,
     /// Where circuit breakers share their state (none: each instance's own).
     pub(crate) circuits: Option<Arc<dyn CircuitStore>>,
+    /// The shared store's connection, which readiness asks (none: this process's memory).
+    #[cfg(feature = "redis")]
+    pub(crate) link: Option<RedisLink>,
 }
 
 impl Stores {
@@ -81,6 +84,8 @@ impl Stores {
             replay: None,
             circuits: None,
             local: true,
+            #[cfg(feature = "redis")]
+            link: None,
         }
     }
 
@@ -103,6 +108,7 @@ impl Stores {
             replay: Some(replay),
             circuits: Some(circuits),
             local: false,
+            link: Some(link.clone()),
         };
         (stores, link)
     }

@@ -41,6 +41,17 @@ pub struct HaloLayer {
 }
 
 impl HaloLayer {
+    /// Whether this layer's shared store answers, for a readiness probe (see [`Readiness`]).
+    ///
+    /// [`Readiness`]: crate::Readiness
+    #[must_use]
+    pub fn readiness(&self) -> crate::Readiness {
+        #[cfg(feature = "redis")]
+        return crate::Readiness::new(self.shared.governance.stores.link.clone());
+        #[cfg(not(feature = "redis"))]
+        crate::Readiness::new()
+    }
+
     /// Builds the layer from an OpenAPI document, with default settings.
     ///
     /// # Panics

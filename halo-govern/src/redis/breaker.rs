@@ -39,7 +39,7 @@ use redis::Script;
 
 use super::Inner;
 use super::codec::millis;
-use super::connection::{lock, script};
+use super::connection::{Operation, lock, script};
 use crate::breaker::{Batch, Breaker, CircuitState, CircuitStore, SharedAnswer, View};
 use crate::store::StoreFuture;
 
@@ -225,7 +225,12 @@ async fn refresh(inner: Arc<Inner>, breakers: Vec<Weak<Breaker>>, keys: Vec<Stri
             return;
         }
         let Some(values) = inner
-            .run::<Vec<i64>>(script(&READ_SCRIPT, READ), &keys, &[])
+            .run::<Vec<i64>>(
+                Operation::new("circuits", "read"),
+                script(&READ_SCRIPT, READ),
+                &keys,
+                &[],
+            )
             .await
         else {
             continue;
@@ -253,7 +258,12 @@ impl CircuitStore for RedisCircuits {
             let lease = millis(lease);
             let values: Vec<i64> = self
                 .inner
-                .run(script(&ENTER_SCRIPT, ENTER), &[key], &[lease.as_bytes()])
+                .run(
+                    Operation::new("circuits", "enter"),
+                    script(&ENTER_SCRIPT, ENTER),
+                    &[key],
+                    &[lease.as_bytes()],
+                )
                 .await?;
             answer(&values)
         })
@@ -279,7 +289,12 @@ impl CircuitStore for RedisCircuits {
             let args: Vec<&[u8]> = args.iter().map(String::as_bytes).collect();
             let values: Vec<i64> = self
                 .inner
-                .run(script(&REPORT_SCRIPT, REPORT), &[key], &args)
+                .run(
+                    Operation::new("circuits", "report"),
+                    script(&REPORT_SCRIPT, REPORT),
+                    &[key],
+                    &args,
+                )
                 .await?;
             answer(&values)
         })

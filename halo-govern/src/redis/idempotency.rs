@@ -8,7 +8,7 @@ use redis::Script;
 use sha2::{Digest, Sha256};
 
 use super::codec::decode_stored;
-use super::connection::script;
+use super::connection::{Operation, script};
 use super::write::Held;
 use super::{Fallback, Inner};
 use crate::store::{
@@ -89,6 +89,7 @@ impl IdempotencyStore for RedisRecords {
             let per_caller = inner.per_caller.to_string();
             let answer: Option<Vec<Vec<u8>>> = inner
                 .run(
+                    Operation::new("idempotency", "claim"),
                     script(&CLAIM_SCRIPT, CLAIM),
                     &[&inner.record_key(&key), &inner.caller_key(caller)],
                     &[

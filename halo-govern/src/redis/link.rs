@@ -8,6 +8,7 @@ use redis::{FromRedisValue, Script};
 
 use super::Inner;
 pub use super::codec::{decode_headers, encode_headers};
+pub use super::connection::Operation;
 
 /// A handle on a [`RedisStore`](super::RedisStore)'s connection and key prefix.
 #[derive(Clone)]
@@ -20,15 +21,21 @@ impl fmt::Debug for RedisLink {
 }
 
 impl RedisLink {
-    /// Runs `script` with `keys` and `args`; `None` when Redis fails or is paused after a
-    /// failure.
+    /// Runs `script` with `keys` and `args` for `operation`; `None` when Redis fails or is
+    /// paused after a failure (counted and logged as the store's own failures are).
     pub async fn run<T: FromRedisValue>(
         &self,
+        operation: Operation,
         script: &Script,
         keys: &[&str],
         args: &[&[u8]],
     ) -> Option<T> {
-        self.0.run(script, keys, args).await
+        self.0.run(operation, script, keys, args).await
+    }
+
+    /// Whether Redis answers a `PING` now, within the store's timeout.
+    pub async fn ping(&self) -> bool {
+        self.0.ping().await
     }
 
     /// `<prefix><kind><text>`: a key of the store's own, under its prefix.

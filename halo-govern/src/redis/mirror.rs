@@ -9,7 +9,7 @@ use redis::Script;
 
 use super::Inner;
 use super::codec::millis;
-use super::connection::{RETRY_EVERY, script};
+use super::connection::{Operation, RETRY_EVERY, script};
 use crate::store::{KeptCall, Mirror, MirroredFrame, ReplayStore, StoreFuture, Unavailable};
 
 /// Appends event `ARGV[1]` (framed: `ARGV[2]`; terminal: `ARGV[3]`) to the stream `KEYS[1]`
@@ -94,7 +94,7 @@ async fn copy_events(
             frame = queue.recv() => frame,
             _ = renew.tick() => {
                 let _ = inner
-                    .run::<i64>(script(&TOUCH_SCRIPT, TOUCH), &keys, &[running.as_bytes()])
+                    .run::<i64>(Operation::new("streams", "touch"), script(&TOUCH_SCRIPT, TOUCH), &keys, &[running.as_bytes()])
                     .await;
                 continue;
             }
@@ -114,7 +114,12 @@ async fn copy_events(
                 lifetime.as_bytes(),
             ];
             if inner
-                .run::<i64>(script(&APPEND_SCRIPT, APPEND), &keys, &args)
+                .run::<i64>(
+                    Operation::new("streams", "append"),
+                    script(&APPEND_SCRIPT, APPEND),
+                    &keys,
+                    &args,
+                )
                 .await
                 .is_some()
             {
@@ -158,6 +163,7 @@ impl ReplayStore for RedisCalls {
             let Some(answer) = self
                 .0
                 .run::<Vec<Vec<u8>>>(
+                    Operation::new("streams", "read"),
                     script(&READ_SCRIPT, READ),
                     &[&events, &about],
                     &[after.as_bytes()],

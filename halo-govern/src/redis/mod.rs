@@ -28,7 +28,7 @@ use redis::aio::ConnectionManager;
 
 use self::breaker::RedisCircuits;
 use self::idempotency::RedisRecords;
-pub use self::link::{RedisLink, decode_headers, encode_headers};
+pub use self::link::{Operation, RedisLink, decode_headers, encode_headers};
 use self::mirror::RedisCalls;
 use self::rate::RedisRates;
 use self::write::Held;
@@ -244,6 +244,7 @@ impl RedisStore {
             max_events,
             connection: OnceLock::new(),
             down_until: Mutex::new(None),
+            warned: Mutex::new(None),
             local: Idempotency::new(ttl, limits),
             held: Mutex::new(HashMap::new()),
             writing: AtomicBool::new(false),
@@ -282,6 +283,8 @@ struct Inner {
     connection: OnceLock<Option<ConnectionManager>>,
     /// Redis failed; it is not tried again before this instant.
     down_until: Mutex<Option<Instant>>,
+    /// When a failed operation was last logged.
+    warned: Mutex<Option<Instant>>,
     /// Claims made while Redis was unreachable, with [`Fallback::Local`].
     local: Idempotency,
     /// What could not be written yet, by record key.

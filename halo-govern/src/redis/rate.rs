@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redis::Script;
 
-use super::connection::script;
+use super::connection::{Operation, script};
 use super::{Fallback, Inner};
 use crate::rate::{Decision, Key, ToolLimits, ToolRate, Verdict};
 use crate::store::{RateStore, StoreFuture, Unavailable};
@@ -121,6 +121,7 @@ impl RateStore for RedisRates {
             let burst = rate.burst().to_string();
             let answer: Option<(i64, i64)> = inner
                 .run(
+                    Operation::new("rates", "check"),
                     script(&RATE_SCRIPT, RATE),
                     &[&inner.rate_key(rate, caller)],
                     &[interval.as_bytes(), burst.as_bytes()],
@@ -167,8 +168,14 @@ impl RateStore for RedisRates {
             }
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let args: Vec<&[u8]> = args.iter().map(String::as_bytes).collect();
-            let answer: Option<(i64, i64, i64)> =
-                inner.run(script(&RATES_SCRIPT, RATES), &names, &args).await;
+            let answer: Option<(i64, i64, i64)> = inner
+                .run(
+                    Operation::new("rates", "check_all"),
+                    script(&RATES_SCRIPT, RATES),
+                    &names,
+                    &args,
+                )
+                .await;
             let index = |at: i64| {
                 usize::try_from(at - 1)
                     .ok()

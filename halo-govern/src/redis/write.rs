@@ -9,7 +9,7 @@ use redis::Script;
 
 use super::Inner;
 use super::codec::encode_headers;
-use super::connection::{RETRY_EVERY, lock, script};
+use super::connection::{Operation, RETRY_EVERY, lock, script};
 use crate::store::{Claim, Fingerprint, Stored};
 
 /// The most records held while Redis cannot take them.
@@ -71,6 +71,7 @@ impl Inner {
                 let status = stored.status.as_u16().to_string();
                 let headers = encode_headers(&stored.headers);
                 self.run::<i64>(
+                    Operation::new("idempotency", "finish"),
                     script(&FINISH_SCRIPT, FINISH),
                     &[&record],
                     &[token.as_bytes(), status.as_bytes(), &headers, &stored.body],
@@ -81,6 +82,7 @@ impl Inner {
             Held::Abandon { token, caller, .. } => {
                 let token = token.to_string();
                 self.run::<i64>(
+                    Operation::new("idempotency", "abandon"),
                     script(&ABANDON_SCRIPT, ABANDON),
                     &[&record, &self.caller_key(caller)],
                     &[token.as_bytes()],

@@ -365,6 +365,16 @@ pub fn app_with(state: AppState, options: Options) -> Router {
         .merge(admin.route_layer(middleware::from_fn_with_state(admin_only, auth::admin_only)))
         // A liveness probe, not a tool: HALO does not describe it.
         .route("/health", get(|| async { "ok" }));
+    // A readiness probe: `503` while the shared store (Redis) does not answer, so a load
+    // balancer sends calls to the replicas whose store does.
+    let readiness = halo.readiness();
+    router = router.route(
+        "/ready",
+        get(move || {
+            let readiness = readiness.clone();
+            async move { readiness.answer().await }
+        }),
+    );
     let app = router
         .layer(TraceLayer::new_for_http().make_span_with(logging::request_span::<axum::body::Body>))
         .layer(CorsLayer::permissive());

@@ -85,6 +85,10 @@ async fn openapi_and_metrics_answer_the_administrator_only() {
     // The liveness probe stays public.
     let health = server.get("/health").send().await.unwrap();
     assert_eq!(health.status(), StatusCode::OK);
+    // So does the readiness probe: ready, since this bookstore keeps its state in memory.
+    let ready = server.get("/ready").send().await.unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
+    assert_eq!(ready.text().await.unwrap(), r#"{"ready":true}"#);
 }
 
 #[tokio::test]

@@ -38,7 +38,7 @@ use self::scripts::Lua;
 use super::book::{Asked, Booked, Decided, Found, Pending, Reached, Unreachable, Withdrawn};
 use super::entry::{Answer, Entry, Kept, Made, Phase, State, head_size};
 use super::{ApprovalLimits, Verdict};
-use crate::redis::{RedisLink, encode_headers};
+use crate::redis::{Operation, RedisLink, encode_headers};
 
 /// How often a replica reads the state of the approvals it holds (and how often a replica
 /// that waits on another's approval reads it again).
@@ -88,7 +88,12 @@ impl<R> RedisBook<R> {
         let key = self.entry_key(id);
         let taken: Option<i64> = self
             .link
-            .run(Lua::Take.script(), &[&key], &[self.replica.as_bytes()])
+            .run(
+                Operation::new("approvals", "take"),
+                Lua::Take.script(),
+                &[&key],
+                &[self.replica.as_bytes()],
+            )
             .await;
         taken == Some(1)
     }
@@ -101,6 +106,7 @@ impl<R> RedisBook<R> {
         let claimed: Option<Option<Vec<u8>>> = self
             .link
             .run(
+                Operation::new("approvals", "claim"),
                 Lua::Claim.script(),
                 &[&key, &heartbeat],
                 &[self.replica.as_bytes(), life.as_bytes()],
@@ -189,7 +195,12 @@ impl<R> RedisBook<R> {
         let keys = [key.as_str(), &all, &bytes, &caller, &index, &heartbeat];
         let answer: Vec<Vec<u8>> = self
             .link
-            .run(Lua::Book.script(), &keys, &args)
+            .run(
+                Operation::new("approvals", "book"),
+                Lua::Book.script(),
+                &keys,
+                &args,
+            )
             .await
             .ok_or(Unreachable)?;
         let number = |index: usize| -> u64 {
@@ -247,7 +258,12 @@ impl<R> RedisBook<R> {
         let mut args: Vec<&[u8]> = vec![lifetime.as_bytes()];
         args.extend(ids.iter().map(|id| id.as_bytes()));
         self.link
-            .run(Lua::Read.script(), &names, &args)
+            .run(
+                Operation::new("approvals", "read"),
+                Lua::Read.script(),
+                &names,
+                &args,
+            )
             .await
             .ok_or(Unreachable)
     }
@@ -303,7 +319,12 @@ impl<R> RedisBook<R> {
         let prefix = self.link.key("approval:", "");
         let answer: Vec<Option<Vec<u8>>> = self
             .link
-            .run(Lua::List.script(), &[&all, &bytes], &[prefix.as_bytes()])
+            .run(
+                Operation::new("approvals", "list"),
+                Lua::List.script(),
+                &[&all, &bytes],
+                &[prefix.as_bytes()],
+            )
             .await
             .ok_or(Unreachable)?;
         let mut pending = Vec::new();
@@ -350,7 +371,12 @@ impl<R> RedisBook<R> {
         ];
         let answer: Vec<Option<Vec<u8>>> = self
             .link
-            .run(Lua::Decide.script(), &[&all, &bytes, &key], &args)
+            .run(
+                Operation::new("approvals", "decide"),
+                Lua::Decide.script(),
+                &[&all, &bytes, &key],
+                &args,
+            )
             .await
             .ok_or(Unreachable)?;
         let word = |index: usize| answer.get(index).cloned().flatten().unwrap_or_default();
@@ -397,7 +423,12 @@ impl<R> RedisBook<R> {
         ];
         let answer: Vec<Option<Vec<u8>>> = self
             .link
-            .run(Lua::Withdraw.script(), &[&all, &bytes, &key], &args)
+            .run(
+                Operation::new("approvals", "withdraw"),
+                Lua::Withdraw.script(),
+                &[&all, &bytes, &key],
+                &args,
+            )
             .await
             .ok_or(Unreachable)?;
         let word = |index: usize| answer.get(index).cloned().flatten().unwrap_or_default();
@@ -583,7 +614,15 @@ impl Finish {
             self.keep.as_bytes(),
         ];
         let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
-        let kept: i64 = self.link.run(Lua::Finish.script(), &keys, &args).await?;
+        let kept: i64 = self
+            .link
+            .run(
+                Operation::new("approvals", "finish"),
+                Lua::Finish.script(),
+                &keys,
+                &args,
+            )
+            .await?;
         Some(kept == 1)
     }
 }
