@@ -71,19 +71,19 @@ impl Error {
     }
 
     /// A setting that cannot work (a missing model, an invalid URL or key).
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn builder(message: impl Into<String>) -> Self {
         Self::new(Kind::Builder, Some(message.into()))
     }
 
     /// The model's endpoint could not be reached.
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn connect(message: impl Into<String>) -> Self {
         Self::new(Kind::Connect, Some(message.into()))
     }
 
     /// The model's endpoint did not answer, or fell silent, in time.
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn timeout(message: impl Into<String>) -> Self {
         Self::new(Kind::Timeout, Some(message.into()))
     }
@@ -147,7 +147,7 @@ impl Error {
         }
     }
 
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Self {
         self.inner.source = Some(source.into());
         self
@@ -155,7 +155,7 @@ impl Error {
 
     /// The same error, naming the model's endpoint it concerns: `endpoint` must be shown
     /// as it may be (scheme, host, port and path, nothing that can carry a secret).
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn at(mut self, endpoint: impl Into<String>) -> Self {
         self.inner.endpoint = Some(endpoint.into());
         self
@@ -169,7 +169,7 @@ impl Error {
     }
 
     /// The same error with `secret` replaced wherever the message or the endpoint shows it.
-    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "openai", feature = "anthropic")), allow(dead_code))]
     pub(crate) fn scrubbed(mut self, secret: Option<&str>) -> Self {
         let Some(secret) = secret.filter(|s| s.len() >= 4) else {
             return self;
@@ -250,12 +250,14 @@ impl Error {
     }
 
     /// The model's endpoint, when the error is about reaching it ([`is_connect`] and
-    /// [`is_timeout`] errors of [`OpenAiProvider`]): its scheme, host, port and path, never
-    /// a user, password, query or fragment. The message names it too.
+    /// [`is_timeout`] errors of [`OpenAiProvider`] and [`AnthropicProvider`], and an
+    /// `AnthropicProvider`'s `404`): its scheme, host, port and path, never a user,
+    /// password, query or fragment. The message names it too.
     ///
     /// [`is_connect`]: Self::is_connect
     /// [`is_timeout`]: Self::is_timeout
     /// [`OpenAiProvider`]: crate::OpenAiProvider
+    /// [`AnthropicProvider`]: crate::AnthropicProvider
     #[must_use]
     pub fn endpoint(&self) -> Option<&str> {
         self.inner.endpoint.as_deref()

@@ -3,7 +3,9 @@
 //! - [`LlmProvider`]: a small trait for a chat model that streams its answers (text as it is
 //!   written, then the whole turn with its tool calls and token usage);
 //!   [`OpenAiProvider`] (feature `openai`, on by default) implements it for any
-//!   OpenAI-compatible endpoint: OpenAI, vLLM, llama.cpp's server, Ollama.
+//!   OpenAI-compatible endpoint: OpenAI, vLLM, llama.cpp's server, Ollama;
+//!   [`AnthropicProvider`] (feature `anthropic`, on by default) for Anthropic's Messages
+//!   API.
 //! - [`ToolSet`]: the tools an agent may call. halo-client's `RemoteTools` is one HALO API
 //!   called over HTTP; halo-axum's hosted agents call their own API in process.
 //! - [`Agent`]: the loop. The model is asked; the tools it chooses run (concurrently when it
@@ -34,6 +36,10 @@
 //! ```
 
 mod agent;
+#[cfg(feature = "anthropic")]
+mod anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+mod endpoint;
 mod error;
 mod llm;
 #[cfg(feature = "openai")]
@@ -44,6 +50,8 @@ mod tools;
 pub use halo_protocol as protocol;
 
 pub use crate::agent::{Agent, AgentBuilder, AgentStream, Answer};
+#[cfg(feature = "anthropic")]
+pub use crate::anthropic::{ANTHROPIC_BASE_URL, AnthropicProvider, AnthropicProviderBuilder};
 pub use crate::error::{Error, Result};
 pub use crate::llm::{ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider, ModelSettings};
 #[cfg(feature = "openai")]

@@ -14,9 +14,10 @@ use crate::Result;
 /// exactly one [`ChatEvent::Done`] with the whole turn (its text, the tool calls assembled
 /// from the streamed pieces, and the tokens used). An error ends the stream.
 ///
-/// [`OpenAiProvider`](crate::OpenAiProvider) talks to any OpenAI-compatible endpoint;
-/// implement this trait for anything else (a test double, another API). Its `Debug` output
-/// must not show a secret.
+/// [`OpenAiProvider`](crate::OpenAiProvider) talks to any OpenAI-compatible endpoint and
+/// [`AnthropicProvider`](crate::AnthropicProvider) to Anthropic's Messages API; implement
+/// this trait for anything else (a test double, another API). Its `Debug` output must not
+/// show a secret.
 ///
 /// ```
 /// use futures_util::stream::{self, StreamExt as _};
@@ -67,6 +68,11 @@ pub struct ChatRequest {
     pub tools: Vec<ToolDefinition>,
     /// Settings over the provider's own.
     pub settings: ModelSettings,
+    /// The ids of the tool calls in `messages` whose results are failures (a tool's error
+    /// status, arguments the model got wrong, a tool that does not exist). An API that can
+    /// mark a result so hears it (Anthropic's `is_error`); the others read it in the
+    /// result's text alone, as chat completions do. The agent loop fills it in.
+    pub failed_calls: Vec<String>,
 }
 
 impl ChatRequest {
@@ -77,6 +83,7 @@ impl ChatRequest {
             messages,
             tools,
             settings: ModelSettings::new(),
+            failed_calls: Vec::new(),
         }
     }
 
@@ -84,6 +91,14 @@ impl ChatRequest {
     #[must_use]
     pub fn with_settings(mut self, settings: ModelSettings) -> Self {
         self.settings = settings;
+        self
+    }
+
+    /// The same request with the results of these tool calls marked as failures
+    /// ([`failed_calls`](Self::failed_calls)).
+    #[must_use]
+    pub fn with_failed_calls(mut self, ids: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.failed_calls = ids.into_iter().map(Into::into).collect();
         self
     }
 }

@@ -4,5 +4,6 @@
 mod common;
 
 mod agent;
+mod anthropic;
 mod openai;
 mod progressive;

@@ -3,11 +3,15 @@
 use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
+use halo_agent::AnthropicProvider;
 use halo_client::Client;
-use halo_client::agent::{Agent, OpenAiProvider, RemoteTools, ToolSet as _, listed_tokens};
+use halo_client::agent::{
+    Agent, LlmProvider, OpenAiProvider, RemoteTools, ToolSet as _, listed_tokens,
+};
 use halo_client::protocol::{AgentEvent, ToolCallEnd};
 use serde_json::Value;
 
+use crate::cli::{ModelArgs, Provider};
 use crate::failure::Failure;
 use crate::output::{self, print_err, print_out};
 
@@ -16,7 +20,8 @@ use crate::output::{self, print_err, print_out};
 pub(crate) struct Options {
     pub(crate) task: String,
     pub(crate) llm_base_url: Option<String>,
-    pub(crate) model: Option<String>,
+    /// The model's API and name.
+    pub(crate) model: ModelArgs,
     pub(crate) llm_api_key: Option<String>,
     pub(crate) tags: Vec<String>,
     pub(crate) system: Option<String>,
@@ -45,22 +50,7 @@ pub(crate) async fn run(
     options: Options,
     json: bool,
 ) -> Result<ExitCode, Failure> {
-    let (Some(base_url), Some(model)) = (&options.llm_base_url, &options.model) else {
-        return Err(Failure::Other(
-            "no model is configured: give --llm-base-url URL (or HALO_LLM_BASE_URL) for an \
-             OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama, and \
-             --model NAME (or HALO_LLM_MODEL); add --llm-api-key (or HALO_LLM_API_KEY) if \
-             the endpoint needs one"
-                .to_owned(),
-        ));
-    };
-    let mut provider = OpenAiProvider::builder().base_url(base_url).model(model);
-    if let Some(key) = &options.llm_api_key {
-        provider = provider.api_key(key);
-    }
-    let provider = provider
-        .build()
-        .map_err(|e| Failure::Other(e.to_string()))?;
+    let provider = provider(&options)?;
     let tags: Vec<&str> = options.tags.iter().map(String::as_str).collect();
     let tools = RemoteTools::discover(client, &tags).await?;
     if tools.definitions().is_empty() && !json {
@@ -146,6 +136,58 @@ pub(crate) async fn run(
         }
     }
     Ok(code)
+}
+
+/// The model the options name, through the API they name.
+fn provider(options: &Options) -> Result<Box<dyn LlmProvider>, Failure> {
+    let built = match options.model.provider {
+        Provider::OpenAi => {
+            let (Some(base_url), Some(model)) = (&options.llm_base_url, &options.model.name) else {
+                return Err(Failure::Other(
+                    "no model is configured: give --llm-base-url URL (or HALO_LLM_BASE_URL) for \
+                     an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama, \
+                     and --model NAME (or HALO_LLM_MODEL); add --llm-api-key (or \
+                     HALO_LLM_API_KEY) if the endpoint needs one; --provider anthropic for \
+                     Anthropic's Messages API"
+                        .to_owned(),
+                ));
+            };
+            let mut provider = OpenAiProvider::builder().base_url(base_url).model(model);
+            if let Some(key) = &options.llm_api_key {
+                provider = provider.api_key(key);
+            }
+            provider
+                .build()
+                .map(|p| Box::new(p) as Box<dyn LlmProvider>)
+        }
+        Provider::Anthropic => {
+            let Some(model) = &options.model.name else {
+                return Err(Failure::Other(
+                    "no model is configured: give --model NAME (or HALO_LLM_MODEL), e.g. \
+                     claude-sonnet-4-5, and the API key in ANTHROPIC_API_KEY (or \
+                     --llm-api-key, HALO_LLM_API_KEY); --llm-base-url for a server other than \
+                     https://api.anthropic.com"
+                        .to_owned(),
+                ));
+            };
+            let mut provider = AnthropicProvider::builder().model(model);
+            if let Some(base_url) = &options.llm_base_url {
+                provider = provider.base_url(base_url);
+            }
+            let key = options
+                .llm_api_key
+                .clone()
+                .or_else(|| std::env::var("ANTHROPIC_API_KEY").ok())
+                .filter(|key| !key.is_empty());
+            if let Some(key) = key {
+                provider = provider.api_key(key);
+            }
+            provider
+                .build()
+                .map(|p| Box::new(p) as Box<dyn LlmProvider>)
+        }
+    };
+    built.map_err(|e| Failure::Other(e.to_string()))
 }
 
 /// How a tool call ended, on one line: `get_book: ok`, or `get_book: error 422 Unprocessable

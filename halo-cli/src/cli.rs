@@ -231,7 +231,8 @@ pub(crate) enum Command {
     /// Ask an LLM agent to do a task with the API's tools; print its answer as it is written.
     ///
     /// The model is any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's
-    /// server, Ollama). It gets the API's tools (those with `--tags`, as the credentials given
+    /// server, Ollama), or with `--provider anthropic` a Claude model through Anthropic's
+    /// Messages API (or a server that speaks it). It gets the API's tools (those with `--tags`, as the credentials given
     /// here may see them) and calls them through `halo`, which keeps the credentials: the
     /// model never sees them. The answer goes to standard output as it is written; each tool
     /// call goes to standard error as it starts (`-> name {arguments}`) and ends (`<- name:
@@ -397,13 +398,16 @@ pub(crate) struct AgentArgs {
     /// What to do, in words.
     pub(crate) task: String,
     /// The model endpoint's base URL, up to `/chat/completions` (e.g.
-    /// `http://127.0.0.1:11434/v1`).
+    /// `http://127.0.0.1:11434/v1`); with `--provider anthropic`, up to `/v1/messages`
+    /// (`https://api.anthropic.com` when not given).
     #[arg(long, value_name = "URL", env = "HALO_LLM_BASE_URL")]
     pub(crate) llm_base_url: Option<String>,
-    /// The model, as the endpoint names it.
-    #[arg(long, value_name = "NAME", env = "HALO_LLM_MODEL")]
-    pub(crate) model: Option<String>,
-    /// The endpoint's API key, sent to it alone.
+    /// Which API serves the model, and the model's name.
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+    /// The endpoint's API key, sent to it alone. With `--provider anthropic`, the
+    /// `ANTHROPIC_API_KEY` environment variable when neither this nor `HALO_LLM_API_KEY` is
+    /// set.
     #[arg(
         long,
         value_name = "KEY",
@@ -428,6 +432,33 @@ pub(crate) struct AgentArgs {
     /// Give the model every tool's definition, whatever they cost (no search).
     #[arg(long, conflicts_with = "tool_budget")]
     pub(crate) all_tools: bool,
+}
+
+/// The model of `agent`: the API that serves it, and its name.
+#[derive(Debug, Args)]
+pub(crate) struct ModelArgs {
+    /// The model endpoint's API: `openai` (chat completions) or `anthropic` (Messages).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "API",
+        default_value_t = Provider::OpenAi,
+        env = "HALO_LLM_PROVIDER"
+    )]
+    pub(crate) provider: Provider,
+    /// The model, as the endpoint names it.
+    #[arg(long = "model", value_name = "NAME", env = "HALO_LLM_MODEL")]
+    pub(crate) name: Option<String>,
+}
+
+/// The APIs `agent` speaks to a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Provider {
+    /// Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp, Ollama).
+    #[value(name = "openai")]
+    OpenAi,
+    /// Anthropic's Messages API (`POST /v1/messages`, `x-api-key`).
+    Anthropic,
 }
 
 impl AgentArgs {
@@ -589,7 +620,11 @@ mod tests {
             Command::Agent(agent) => {
                 assert_eq!(agent.task, "find dune");
                 assert_eq!(agent.tags, ["books", "inventory"]);
-                assert_eq!((agent.model.as_deref(), agent.max_turns), (Some("m"), 3));
+                assert_eq!(
+                    (agent.model.name.as_deref(), agent.max_turns),
+                    (Some("m"), 3)
+                );
+                assert_eq!(agent.model.provider, Provider::OpenAi, "the default");
                 assert_eq!(
                     agent.budget(),
                     Some(halo_client::protocol::DEFAULT_TOOL_BUDGET)
@@ -610,6 +645,27 @@ mod tests {
         assert_eq!(budget(&["--all-tools"]), Ok(None));
         assert!(budget(&["--all-tools", "--tool-budget", "10"]).is_err());
         assert!(budget(&["--tool-budget", "lots"]).is_err());
+        let provider = |flags: &[&str]| {
+            let mut args = vec!["halo", "agent", "http://h", "t"];
+            args.extend(flags);
+            match Cli::try_parse_from(args).map(|cli| cli.command) {
+                Ok(Command::Agent(agent)) => Ok((agent.model.provider, agent.model.name)),
+                Ok(other) => panic!("{other:?}"),
+                Err(error) => Err(error.kind()),
+            }
+        };
+        assert_eq!(
+            provider(&["--provider", "anthropic", "--model", "claude-x"]),
+            Ok((Provider::Anthropic, Some("claude-x".to_owned())))
+        );
+        assert_eq!(
+            provider(&["--provider", "openai"]).map(|(provider, _)| provider),
+            Ok(Provider::OpenAi)
+        );
+        assert_eq!(
+            provider(&["--provider", "gemini"]),
+            Err(clap::error::ErrorKind::InvalidValue)
+        );
         assert!(
             Cli::try_parse_from(["halo", "agent", "http://h", "t", "--max-turns", "0"]).is_err()
         );

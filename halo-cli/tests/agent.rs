@@ -1,20 +1,27 @@
 //! `halo agent` against the bookstore and a scripted OpenAI-compatible model, over real
 //! HTTP: the answer streamed to stdout, each tool call on stderr as it happens, `--json`
 //! events, the LLM settings from flags or environment variables, and a clear error (not a
-//! hang) when no model is configured.
+//! hang) when no model is configured; `--provider anthropic` against a scripted Messages
+//! API server (halo-agent's, shared with its tests).
 
 use std::time::{Duration, Instant};
 
 use crate::common;
+
+#[path = "../../halo-agent/tests/common/anthropic.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod scripted_anthropic;
 
 use bookstore::auth::READER_TOKEN;
 use common::halo_with_env;
 use halo_client::protocol::AgentEvent;
 use halo_tests::llm::{Call, ScriptedLlm, Turn};
 use halo_tests::spawn;
+use scripted_anthropic::{Reply, ScriptedAnthropic};
 use serde_json::json;
 
 const LLM_KEY: &str = "sk-cli-test-key-42";
+const ANTHROPIC_KEY: &str = "sk-ant-cli-test-key-77";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_answer_streams_and_each_tool_call_shows() {
@@ -229,4 +236,87 @@ async fn above_the_tool_budget_the_model_searches_then_calls() {
     assert!(
         listed.contains(&"get_book".to_owned()) && !listed.contains(&"search_tools".to_owned())
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_anthropic_speaks_messages_with_the_key_of_anthropic_api_key() {
+    let store = spawn(bookstore::app()).await;
+    let llm = ScriptedAnthropic::start([
+        Reply::calls(None, [("search_books", json!({"q": "le guin"}))]),
+        Reply::text("Two books by Ursula K. Le Guin."),
+        Reply::text("Hello."),
+    ])
+    .await;
+    let base = store.base_url();
+    let llm_base = llm.base_url();
+    let model = [
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-scripted",
+        "--llm-base-url",
+        &llm_base,
+    ];
+    let mut args = vec![
+        "--bearer",
+        READER_TOKEN,
+        "agent",
+        &base,
+        "Which books by Le Guin do you have?",
+        "--tags",
+        "books",
+    ];
+    args.extend(model);
+    let run = halo_with_env(&args, &[("ANTHROPIC_API_KEY", ANTHROPIC_KEY)]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.stdout, "Two books by Ursula K. Le Guin.\n");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines[0], r#"-> search_books {"q":"le guin"}"#, "{run:#?}");
+    assert_eq!(lines[1], "<- search_books: ok");
+    assert_eq!(lines[2], "(2 turns, 30 tokens)");
+    assert!(!format!("{run:?}").contains(ANTHROPIC_KEY));
+
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    for sent in &requests {
+        assert_eq!(sent.header("x-api-key"), Some(ANTHROPIC_KEY));
+        assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+        assert_eq!(sent.body["model"], "claude-scripted");
+        assert!(sent.body["system"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(
+            !format!("{:?} {}", sent.headers, sent.body).contains(READER_TOKEN),
+            "the API's token reached the model"
+        );
+    }
+    let messages = &requests[1].body["messages"];
+    assert_eq!(messages[1]["content"][0]["type"], "tool_use");
+    assert_eq!(messages[1]["content"][0]["input"], json!({"q": "le guin"}));
+    assert_eq!(
+        messages[2]["content"][0]["tool_use_id"],
+        "toolu_0_search_books"
+    );
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+
+    // --llm-api-key (or HALO_LLM_API_KEY) comes before ANTHROPIC_API_KEY.
+    let mut args = vec![
+        "agent",
+        &base,
+        "Hi",
+        "--llm-api-key",
+        "sk-ant-from-the-flag",
+    ];
+    args.extend(model);
+    let run = halo_with_env(&args, &[("ANTHROPIC_API_KEY", ANTHROPIC_KEY)]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        llm.requests()[2].header("x-api-key"),
+        Some("sk-ant-from-the-flag")
+    );
+
+    // Without a model: a clear error at once, naming what to set.
+    let run = halo_with_env(&["agent", &base, "Hi", "--provider", "anthropic"], &[]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    for named in ["--model", "HALO_LLM_MODEL", "ANTHROPIC_API_KEY"] {
+        assert!(run.stderr.contains(named), "{named}: {run:#?}");
+    }
 }

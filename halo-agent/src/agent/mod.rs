@@ -286,7 +286,8 @@ impl Agent {
             }
             messages.extend(state.messages.iter().cloned());
             let request = ChatRequest::new(messages, disclosure.offered())
-                .with_settings(settings.model.clone());
+                .with_settings(settings.model.clone())
+                .with_failed_calls(state.failed_calls.iter().cloned());
             let mut completion = None;
             let mut answer = settings.provider.chat(request);
             while let Some(event) = answer.next().await {
@@ -334,31 +335,36 @@ impl Agent {
                 .iter()
                 .map(|call| self.call_tool(tools, &disclosure, call, emitter))
                 .collect();
-            let results: Vec<(String, Vec<usize>)> = stream::iter(pending)
+            let results: Vec<Called> = stream::iter(pending)
                 .buffered(settings.max_concurrent_tools)
                 .collect()
                 .await;
-            for (call, (result, found)) in calls.iter().zip(results) {
+            for (call, called) in calls.iter().zip(results) {
                 // The tools searches found join the model's list, in the order it asked.
-                disclosure.reveal(&found);
-                state.messages.push(Message::tool(call.id.clone(), result));
+                disclosure.reveal(&called.found);
+                if called.is_error {
+                    state.failed_calls.push(call.id.clone());
+                }
+                state
+                    .messages
+                    .push(Message::tool(call.id.clone(), called.text));
             }
         }
         Err(Error::max_turns(settings.max_turns))
     }
 
-    /// Calls one tool the model asked for and gives the text the model reads back, with the
-    /// tools it found when it was a search. What the model got wrong (an unknown tool,
-    /// arguments that are not a JSON object) is answered as a problem without a call; a
-    /// search is answered in process; `call_tool` calls the tool it names, which the events
-    /// show as called directly.
+    /// Calls one tool the model asked for and gives the text the model reads back, whether
+    /// it is a failure, and the tools it found when it was a search. What the model got
+    /// wrong (an unknown tool, arguments that are not a JSON object) is answered as a problem
+    /// without a call; a search is answered in process; `call_tool` calls the tool it names,
+    /// which the events show as called directly.
     async fn call_tool<T>(
         &self,
         tools: &T,
         disclosure: &Disclosure<'_>,
         call: &ToolCall,
         emitter: &Emitter,
-    ) -> (String, Vec<usize>)
+    ) -> Called
     where
         T: ToolSet + ?Sized,
     {
@@ -393,8 +399,22 @@ impl Agent {
                 .unwrap_or_else(|| Value::String(output.text.clone()));
             AgentEvent::ToolEnd(ToolCallEnd::new(&call.id, tool, content, output.is_error))
         });
-        (truncate(output.text, self.inner.max_tool_output), found)
+        Called {
+            is_error: output.is_error,
+            text: truncate(output.text, self.inner.max_tool_output),
+            found,
+        }
     }
+}
+
+/// How one tool call went, for the model.
+struct Called {
+    /// What the model reads.
+    text: String,
+    /// Whether the call failed.
+    is_error: bool,
+    /// The tools a search found.
+    found: Vec<usize>,
 }
 
 /// A run's progress, kept outside the turns so that a deadline or an error still knows it.
@@ -403,6 +423,8 @@ struct State {
     turns: u32,
     usage: Usage,
     messages: Vec<Message>,
+    /// The ids of this run's tool calls that failed.
+    failed_calls: Vec<String>,
 }
 
 /// The arguments of a tool call as a JSON object; empty text is no arguments. Anything else

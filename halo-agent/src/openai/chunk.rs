@@ -5,7 +5,7 @@ use halo_protocol::{ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::shorten;
+use crate::endpoint::shorten;
 use crate::{Completion, Error, Result};
 
 /// One `chat.completion.chunk`, read leniently: servers differ in what they leave out.

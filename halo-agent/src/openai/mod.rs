@@ -18,13 +18,11 @@ use serde_json::{Map, Value, json};
 
 use self::chunk::{Assembly, Chunk};
 use self::transport::{TimedOut, Transport};
+use crate::endpoint::{shorten, shown_url, transport_error};
 use crate::{ChatEvent, ChatRequest, ChatStream, Error, LlmProvider, ModelSettings, Result};
 
 /// The base URL used when none is set: OpenAI's.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// The most of an error body shown in a message, in bytes.
-const MAX_MESSAGE: usize = 500;
 
 /// Where async-openai sends a chat completion, after the base URL.
 const CHAT_PATH: &str = "/chat/completions";
@@ -396,44 +394,6 @@ fn wire_message(message: &Message) -> Value {
     }
 }
 
-/// A reqwest error without its URL, by kind.
-fn transport_error(error: reqwest::Error) -> Error {
-    let error = error.without_url();
-    let message = error.to_string();
-    let kind = if error.is_connect() {
-        Error::connect(message)
-    } else if error.is_timeout() {
-        Error::timeout(message)
-    } else {
-        Error::request(message)
-    };
-    kind.with_source(error)
-}
-
-/// `url` as an error may show it: its scheme, host, port (when not the scheme's default) and
-/// path. Its user and password, query and fragment are left out: they may carry secrets.
-fn shown_url(url: &reqwest::Url) -> String {
-    let mut shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
-    if let Some(port) = url.port() {
-        shown.push(':');
-        shown.push_str(&port.to_string());
-    }
-    shown.push_str(url.path());
-    shown
-}
-
-/// `text` cut to [`MAX_MESSAGE`] bytes on a character boundary.
-fn shorten(text: &str) -> String {
-    if text.len() <= MAX_MESSAGE {
-        return text.to_owned();
-    }
-    let mut end = MAX_MESSAGE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
 impl fmt::Debug for OpenAiProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAiProvider")
@@ -506,16 +466,6 @@ mod tests {
 
     #[test]
     fn errors_name_the_endpoint_without_what_may_carry_secrets() {
-        let shown = |url: &str| shown_url(&reqwest::Url::parse(url).unwrap());
-        assert_eq!(
-            shown("http://user:hunter2@127.0.0.1:11434/v1/chat/completions?key=k#frag"),
-            "http://127.0.0.1:11434/v1/chat/completions"
-        );
-        assert_eq!(
-            shown("https://api.example.com:443/v1"),
-            "https://api.example.com/v1"
-        );
-        assert_eq!(shown("http://[::1]:8000/v1"), "http://[::1]:8000/v1");
         let provider = OpenAiProvider::builder()
             .model("m")
             .base_url("http://someone:pw@127.0.0.1:9/v1/")

@@ -12,7 +12,9 @@ use async_openai::middleware::HttpRequestFactory;
 use futures_util::FutureExt as _;
 use halo_protocol::RetrySchedule;
 use http::StatusCode;
-use reqwest::header::{AUTHORIZATION, RETRY_AFTER};
+use reqwest::header::AUTHORIZATION;
+
+use crate::endpoint::retry_after;
 
 /// The HTTP transport under async-openai: sends each request, and tries again after `429`,
 /// `5xx`, a timeout or a failed connection, with exponential backoff and full jitter,
@@ -151,15 +153,6 @@ impl Transport {
     }
 }
 
-/// `Retry-After` in seconds, or OpenAI's `retry-after-ms`.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let read = |name| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
-    let delay = read("retry-after-ms")
-        .map(|ms| ms / 1000.0)
-        .or_else(|| read(RETRY_AFTER.as_str()))?;
-    (delay.is_finite() && delay >= 0.0).then(|| Duration::from_secs_f64(delay.min(3600.0)))
-}
-
 impl tower_service::Service<HttpRequestFactory> for Transport {
     type Response = reqwest::Response;
     type Error = OpenAIError;
@@ -171,23 +164,5 @@ impl tower_service::Service<HttpRequestFactory> for Transport {
 
     fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
         self.clone().send(factory).boxed()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use reqwest::header::HeaderValue;
-
-    use super::*;
-
-    #[test]
-    fn retry_after_headers() {
-        let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("2"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        headers.insert("retry-after-ms", HeaderValue::from_static("150"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
-        headers.insert("retry-after-ms", HeaderValue::from_static("soon"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
     }
 }

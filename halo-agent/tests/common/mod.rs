@@ -1,5 +1,8 @@
-//! What the agent-loop tests share: a provider of a scripted OpenAI-compatible server, tools
-//! kept in memory, and what the events of a run say.
+//! What the agent-loop tests share: a provider of a scripted OpenAI-compatible server, a
+//! scripted Anthropic Messages server ([`anthropic`]), tools kept in memory, and what the
+//! events of a run say.
+
+pub(crate) mod anthropic;
 
 use std::future::Future;
 use std::ops::Deref;

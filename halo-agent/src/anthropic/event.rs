@@ -1,0 +1,746 @@
+//! The events of a streamed Messages answer: the event stream's framing, each event read
+//! leniently (unknown kinds of events, blocks and deltas are skipped), and the turn put
+//! together from them.
+
+use std::collections::{HashMap, VecDeque};
+
+use halo_protocol::{ToolCall, Usage};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::endpoint::shorten;
+use crate::{Completion, Error, Result};
+
+/// The UTF-8 byte-order mark, dropped from the start of a stream.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// One server-sent event: its name and its data (the data lines joined by `\n`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Sse {
+    pub(super) name: String,
+    pub(super) data: String,
+}
+
+/// The SSE framing of a body, read as its bytes arrive however they are split: lines end
+/// with `\n`, `\r\n` or `\r`; `event:` and `data:` fields make an event, which a blank line
+/// ends; comments (`: ...`), `id:`, `retry:` and unknown fields are skipped; invalid UTF-8
+/// is replaced. No event, and no line, may grow past the bound it was made with.
+#[derive(Debug)]
+pub(super) struct Frames {
+    max_event: usize,
+    /// The line being read.
+    line: Vec<u8>,
+    /// The last byte read was a `\r`: a `\n` right after it ends no other line.
+    after_cr: bool,
+    /// No line has ended yet (the first one may start with a byte-order mark).
+    first_line: bool,
+    name: String,
+    data: String,
+    has_data: bool,
+}
+
+impl Frames {
+    /// Framing with events of at most `max_event` bytes (their names and data).
+    pub(super) fn new(max_event: usize) -> Self {
+        Self {
+            max_event,
+            line: Vec::new(),
+            after_cr: false,
+            first_line: true,
+            name: String::new(),
+            data: String::new(),
+            has_data: false,
+        }
+    }
+
+    /// Reads `bytes`, adding the events they complete to `events`.
+    ///
+    /// # Errors
+    /// [`Error::is_decode`] when an event or a line is longer than the bound.
+    pub(super) fn push(&mut self, mut bytes: &[u8], events: &mut VecDeque<Sse>) -> Result<()> {
+        while let Some((&first, rest)) = bytes.split_first() {
+            if self.after_cr {
+                self.after_cr = false;
+                if first == b'\n' {
+                    bytes = rest;
+                    continue;
+                }
+            }
+            match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(end) => {
+                    self.line.extend_from_slice(&bytes[..end]);
+                    self.check()?;
+                    self.after_cr = bytes[end] == b'\r';
+                    self.end_line(events);
+                    bytes = &bytes[end + 1..];
+                }
+                None => {
+                    self.line.extend_from_slice(bytes);
+                    self.check()?;
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails when the event read so far, the current line with it, passes the bound.
+    fn check(&self) -> Result<()> {
+        if self.name.len() + self.data.len() + self.line.len() > self.max_event {
+            return Err(Error::decode(format!(
+                "an event of the answer is longer than {} bytes",
+                self.max_event
+            )));
+        }
+        Ok(())
+    }
+
+    fn end_line(&mut self, events: &mut VecDeque<Sse>) {
+        let mut line = self.line.as_slice();
+        if std::mem::take(&mut self.first_line) {
+            line = line.strip_prefix(BOM).unwrap_or(line);
+        }
+        if line.is_empty() {
+            if std::mem::take(&mut self.has_data) {
+                events.push_back(Sse {
+                    name: std::mem::take(&mut self.name),
+                    data: std::mem::take(&mut self.data),
+                });
+            } else {
+                self.name.clear();
+            }
+        } else if line[0] != b':' {
+            let (field, value) = match line.iter().position(|&b| b == b':') {
+                Some(colon) => {
+                    let value = &line[colon + 1..];
+                    (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+                }
+                None => (line, &[][..]),
+            };
+            match field {
+                b"event" => {
+                    self.name.clear();
+                    self.name.push_str(&String::from_utf8_lossy(value));
+                }
+                b"data" => {
+                    if std::mem::replace(&mut self.has_data, true) {
+                        self.data.push('\n');
+                    }
+                    self.data.push_str(&String::from_utf8_lossy(value));
+                }
+                _ => {}
+            }
+        }
+        self.line.clear();
+    }
+}
+
+/// One event of the Messages stream, by its `type`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum Event {
+    MessageStart {
+        #[serde(default)]
+        message: Started,
+    },
+    ContentBlockStart {
+        index: u32,
+        content_block: Block,
+    },
+    ContentBlockDelta {
+        index: u32,
+        delta: Delta,
+    },
+    ContentBlockStop,
+    MessageDelta {
+        #[serde(default)]
+        delta: Change,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        #[serde(default)]
+        error: Value,
+    },
+    /// A kind of event this crate does not know: skipped.
+    #[serde(other)]
+    Other,
+}
+
+/// The message as `message_start` gives it: only its usage matters here.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct Started {
+    usage: Option<WireUsage>,
+}
+
+/// A content block as it starts.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum Block {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    /// Thinking, server tools, and whatever comes next: skipped.
+    #[serde(other)]
+    Other,
+}
+
+/// A piece of a content block.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(super) enum Delta {
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    /// Thinking, signatures, citations: skipped.
+    #[serde(other)]
+    Other,
+}
+
+/// What `message_delta` changes: why the model stopped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct Change {
+    stop_reason: Option<String>,
+}
+
+/// Tokens, as `message_start` and `message_delta` count them (the latter's counts are
+/// totals so far, not increments).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(super) struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+/// An event read from its data, or a decode error naming it.
+pub(super) fn parse(sse: &Sse) -> Result<Event> {
+    serde_json::from_str(&sse.data).map_err(|e| {
+        Error::decode(format!(
+            "an event ({}) is not what the Messages API sends: {e}",
+            shorten(if sse.name.is_empty() {
+                "unnamed"
+            } else {
+                &sse.name
+            })
+        ))
+    })
+}
+
+/// What one event gave.
+#[derive(Debug, PartialEq)]
+pub(super) enum Step {
+    /// Nothing to hand on yet.
+    Nothing,
+    /// A piece of text.
+    Text(String),
+    /// The turn is over (`message_stop`).
+    Done(Completion),
+}
+
+/// A content block being put together.
+#[derive(Debug)]
+enum Part {
+    Text,
+    Call {
+        id: String,
+        name: String,
+        /// The arguments' pieces, joined.
+        input: String,
+        /// Whether any piece came (else the block's own `input` is the arguments).
+        pieces: bool,
+        /// The block's own `input`, as it started (`{}` when streamed).
+        start: Value,
+    },
+    Other,
+}
+
+/// A turn put together from its events.
+#[derive(Debug, Default)]
+pub(super) struct Assembly {
+    started: bool,
+    content: Option<String>,
+    /// The blocks in the order they started.
+    blocks: Vec<Part>,
+    /// Where each block is in `blocks`, by its index (a lookup in constant time, however
+    /// many blocks an answer has).
+    positions: HashMap<u32, usize>,
+    usage: WireUsage,
+    counted: bool,
+    stop_reason: Option<String>,
+}
+
+impl Assembly {
+    /// Adds an event.
+    ///
+    /// # Errors
+    /// [`Error::is_decode`] for events out of order (content before `message_start`, a
+    /// block started twice, a piece of arguments for a block that is not a tool call), and
+    /// the model's own `error` event as a request error.
+    pub(super) fn add(&mut self, event: Event) -> Result<Step> {
+        match event {
+            Event::Ping | Event::Other => {}
+            Event::Error { error } => {
+                let text = |key: &str| error.get(key).and_then(Value::as_str);
+                let message = match (text("type"), text("message")) {
+                    (Some(kind), Some(message)) => format!("{kind}: {message}"),
+                    (None, Some(message)) => message.to_owned(),
+                    _ => error.to_string(),
+                };
+                return Err(Error::request(format!(
+                    "the model reported an error mid-answer: {}",
+                    shorten(&message)
+                )));
+            }
+            Event::MessageStart { message } => {
+                if std::mem::replace(&mut self.started, true) {
+                    return Err(Error::decode("the answer started twice (message_start)"));
+                }
+                if let Some(usage) = message.usage {
+                    self.count(usage);
+                }
+            }
+            _ if !self.started => {
+                return Err(Error::decode("the answer did not start with message_start"));
+            }
+            Event::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                if self.positions.contains_key(&index) {
+                    return Err(Error::decode(format!(
+                        "the answer's block {index} started twice"
+                    )));
+                }
+                let (part, text) = match content_block {
+                    Block::Text { text } => (Part::Text, text),
+                    Block::ToolUse { id, name, input } => (
+                        Part::Call {
+                            id,
+                            name,
+                            input: String::new(),
+                            pieces: false,
+                            start: input,
+                        },
+                        String::new(),
+                    ),
+                    Block::Other => (Part::Other, String::new()),
+                };
+                self.positions.insert(index, self.blocks.len());
+                self.blocks.push(part);
+                return Ok(self.text(text));
+            }
+            Event::ContentBlockDelta { index, delta } => {
+                let part = match self.positions.get(&index) {
+                    Some(&at) => self.blocks.get_mut(at),
+                    None => None,
+                };
+                match (delta, part) {
+                    (Delta::Text { text }, Some(Part::Text) | None) => {
+                        return Ok(self.text(text));
+                    }
+                    (Delta::InputJson { partial_json }, Some(Part::Call { input, pieces, .. })) => {
+                        input.push_str(&partial_json);
+                        *pieces = true;
+                    }
+                    (Delta::Other, _) | (_, Some(Part::Other)) => {}
+                    (Delta::Text { .. }, Some(Part::Call { .. })) => {
+                        return Err(Error::decode(format!(
+                            "the answer's block {index} is a tool call, not text"
+                        )));
+                    }
+                    (Delta::InputJson { .. }, Some(Part::Text) | None) => {
+                        return Err(Error::decode(format!(
+                            "the answer's block {index} got a tool call's arguments but is not \
+                             a tool call"
+                        )));
+                    }
+                }
+            }
+            Event::ContentBlockStop => {}
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(reason);
+                }
+                if let Some(usage) = usage {
+                    self.count(usage);
+                }
+            }
+            Event::MessageStop => return Ok(Step::Done(self.finish())),
+        }
+        Ok(Step::Nothing)
+    }
+
+    /// A piece of text, kept and handed on (unless empty).
+    fn text(&mut self, text: String) -> Step {
+        if text.is_empty() {
+            return Step::Nothing;
+        }
+        self.content.get_or_insert_with(String::new).push_str(&text);
+        Step::Text(text)
+    }
+
+    /// Counts the tokens a usage gives, over what came before.
+    fn count(&mut self, usage: WireUsage) {
+        self.counted = true;
+        let mine = &mut self.usage;
+        for (kept, new) in [
+            (&mut mine.input_tokens, usage.input_tokens),
+            (&mut mine.output_tokens, usage.output_tokens),
+            (
+                &mut mine.cache_creation_input_tokens,
+                usage.cache_creation_input_tokens,
+            ),
+            (
+                &mut mine.cache_read_input_tokens,
+                usage.cache_read_input_tokens,
+            ),
+        ] {
+            if new.is_some() {
+                *kept = new;
+            }
+        }
+    }
+
+    /// The whole turn: the text, the tool calls in the order their blocks started, the
+    /// tokens (input counting what was read from and written to the prompt cache), and why
+    /// it stopped in chat-completions words.
+    fn finish(&mut self) -> Completion {
+        let tool_calls = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Call {
+                    id,
+                    name,
+                    input,
+                    pieces,
+                    start,
+                } => {
+                    let arguments = if pieces && !input.trim().is_empty() {
+                        input
+                    } else if start.as_object().is_some_and(|o| !o.is_empty()) {
+                        start.to_string()
+                    } else {
+                        "{}".to_owned()
+                    };
+                    Some(ToolCall::new(id, name, arguments))
+                }
+                Part::Text | Part::Other => None,
+            })
+            .collect();
+        let usage = self.counted.then(|| {
+            let read = [
+                self.usage.input_tokens,
+                self.usage.cache_creation_input_tokens,
+                self.usage.cache_read_input_tokens,
+            ]
+            .into_iter()
+            .flatten()
+            .fold(0_u64, u64::saturating_add);
+            Usage::new(read, self.usage.output_tokens.unwrap_or(0))
+        });
+        Completion {
+            content: self.content.take(),
+            tool_calls,
+            usage,
+            finish_reason: self.stop_reason.take().map(|r| finish_reason(&r)),
+        }
+    }
+}
+
+/// A Messages `stop_reason` as the finish reason chat completions give: `end_turn` and
+/// `stop_sequence` are `stop`, `max_tokens` (and a full context window) `length`,
+/// `tool_use` `tool_calls`, `refusal` `content_filter`; any other (`pause_turn`) as it is.
+pub(super) fn finish_reason(stop_reason: &str) -> String {
+    match stop_reason {
+        "end_turn" | "stop_sequence" => "stop",
+        "max_tokens" | "model_context_window_exceeded" => "length",
+        "tool_use" => "tool_calls",
+        "refusal" => "content_filter",
+        other => other,
+    }
+    .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The events in `body` read in one piece.
+    fn frames(body: &[u8], max_event: usize) -> Result<Vec<Sse>> {
+        let mut events = VecDeque::new();
+        Frames::new(max_event).push(body, &mut events)?;
+        Ok(events.into())
+    }
+
+    fn sse(value: Value) -> Sse {
+        Sse {
+            name: value["type"].as_str().unwrap_or_default().to_owned(),
+            data: value.to_string(),
+        }
+    }
+
+    /// What a whole body gives: the pieces of text, then the turn or the first error.
+    fn run(body: &[u8], chunk: usize, max_event: usize) -> (Vec<String>, Result<Completion>) {
+        let mut framing = Frames::new(max_event);
+        let mut assembly = Assembly::default();
+        let mut texts = Vec::new();
+        let mut events = VecDeque::new();
+        for piece in body.chunks(chunk.max(1)) {
+            // The events before a framing error come first, as the provider hands them on.
+            let framed = framing.push(piece, &mut events);
+            while let Some(event) = events.pop_front() {
+                match parse(&event).and_then(|event| assembly.add(event)) {
+                    Ok(Step::Nothing) => {}
+                    Ok(Step::Text(text)) => texts.push(text),
+                    Ok(Step::Done(done)) => return (texts, Ok(done)),
+                    Err(error) => return (texts, Err(error)),
+                }
+            }
+            if let Err(error) = framed {
+                return (texts, Err(error));
+            }
+        }
+        (texts, Err(Error::request("cut short")))
+    }
+
+    /// A whole answer as Anthropic streams it: text, then a tool call whose arguments come
+    /// in three pieces.
+    fn answer() -> String {
+        let events = [
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+                "role": "assistant", "content": [], "model": "claude-x", "stop_reason": null,
+                "usage": {"input_tokens": 25, "cache_read_input_tokens": 5, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "ping"}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": "Let me "}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": "look."}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {
+                   "type": "tool_use", "id": "toolu_1", "name": "search_books", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": ""}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"q\": \"du"}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "input_json_delta", "partial_json": "ne\", \"max\": 3}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "content_block_start", "index": 2, "content_block": {
+                   "type": "tool_use", "id": "toolu_2", "name": "list_shelves", "input": {}}}),
+            json!({"type": "content_block_stop", "index": 2}),
+            json!({"type": "message_delta", "delta": {"type": "tool_use", "stop_reason": "tool_use",
+                   "stop_sequence": null}, "usage": {"output_tokens": 31}}),
+            json!({"type": "message_stop"}),
+        ];
+        events
+            .iter()
+            .map(|event| {
+                format!(
+                    "event: {}\ndata: {event}\n\n",
+                    event["type"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_answer_is_put_together_from_its_events() {
+        let body = answer();
+        let (texts, done) = run(body.as_bytes(), body.len(), 1 << 20);
+        let done = done.unwrap();
+        assert_eq!(texts, ["Let me ", "look."]);
+        assert_eq!(done.content.as_deref(), Some("Let me look."));
+        assert_eq!(
+            done.tool_calls,
+            [
+                ToolCall::new("toolu_1", "search_books", r#"{"q": "dune", "max": 3}"#),
+                ToolCall::new("toolu_2", "list_shelves", "{}"),
+            ]
+        );
+        assert_eq!(done.usage, Some(Usage::new(30, 31)));
+        assert_eq!(done.finish_reason.as_deref(), Some("tool_calls"));
+        // However the bytes are cut, and whatever the line endings.
+        for chunk in [1, 2, 3, 7, 64] {
+            let (cut_texts, cut_done) = run(body.as_bytes(), chunk, 1 << 20);
+            assert_eq!(
+                (cut_texts, cut_done.unwrap()),
+                (texts.clone(), done.clone())
+            );
+        }
+        for ending in ["\r\n", "\r"] {
+            let other = body.replace('\n', ending);
+            let (cut_texts, cut_done) = run(other.as_bytes(), 5, 1 << 20);
+            assert_eq!(
+                (cut_texts, cut_done.unwrap()),
+                (texts.clone(), done.clone())
+            );
+        }
+    }
+
+    #[test]
+    fn framing_follows_the_event_stream_format() {
+        let body =
+            b"\xEF\xBB\xBF: a comment\nid: 1\nretry: 10\nevent: a\ndata: {\"x\":\ndata:1}\n\n\
+                     data\n\nevent: dropped\n\nunknown: field\ndata:no-space\n\ndata: unfinished";
+        let events = frames(body, 1 << 10).unwrap();
+        let pairs: Vec<(&str, &str)> = events
+            .iter()
+            .map(|e| (e.name.as_str(), e.data.as_str()))
+            .collect();
+        assert_eq!(pairs, [("a", "{\"x\":\n1}"), ("", ""), ("", "no-space")]);
+        let long = frames(format!("data: {}\n\n", "x".repeat(100)).as_bytes(), 64).unwrap_err();
+        assert!(long.is_decode(), "{long}");
+        // A line that never ends is bounded too.
+        let endless = frames(&[b'x'; 100], 64).unwrap_err();
+        assert!(endless.is_decode());
+        // Invalid UTF-8 is replaced, not refused.
+        let lossy = frames(b"data: \xFF\n\n", 64).unwrap();
+        assert_eq!(lossy[0].data, "\u{FFFD}");
+    }
+
+    #[test]
+    fn stop_reasons_as_finish_reasons() {
+        for (stop, finish) in [
+            ("end_turn", "stop"),
+            ("stop_sequence", "stop"),
+            ("max_tokens", "length"),
+            ("tool_use", "tool_calls"),
+            ("refusal", "content_filter"),
+            ("pause_turn", "pause_turn"),
+        ] {
+            assert_eq!(finish_reason(stop), finish);
+        }
+    }
+
+    #[test]
+    fn events_out_of_order_and_errors() {
+        let add = |events: &[Value]| {
+            let mut assembly = Assembly::default();
+            let mut last = Ok(Step::Nothing);
+            for event in events {
+                last = parse(&sse(event.clone())).and_then(|e| assembly.add(e));
+                if last.is_err() {
+                    break;
+                }
+            }
+            last
+        };
+        let start = json!({"type": "message_start", "message": {}});
+        let early = add(&[json!({"type": "content_block_stop", "index": 0})]).unwrap_err();
+        assert!(early.is_decode() && early.to_string().contains("message_start"));
+        let twice = add(&[start.clone(), start.clone()]).unwrap_err();
+        assert!(twice.is_decode());
+        let text_block = json!({"type": "content_block_start", "index": 0,
+                                "content_block": {"type": "text", "text": ""}});
+        let again = add(&[start.clone(), text_block.clone(), text_block.clone()]).unwrap_err();
+        assert!(again.to_string().contains("started twice"), "{again}");
+        let arguments_for_text = add(&[
+            start.clone(),
+            text_block,
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": "{"}}),
+        ])
+        .unwrap_err();
+        assert!(arguments_for_text.is_decode());
+        let overloaded = add(&[
+            start.clone(),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ])
+        .unwrap_err();
+        assert!(!overloaded.is_decode() && overloaded.is_llm());
+        assert!(
+            overloaded
+                .to_string()
+                .contains("mid-answer: overloaded_error: Overloaded"),
+            "{overloaded}"
+        );
+        // Unknown events, blocks and deltas are skipped; so are thinking blocks.
+        let done = add(&[
+            start,
+            json!({"type": "something_new", "x": 1}),
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "thinking", "thinking": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "signature_delta", "signature": "abc"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "refusal"}}),
+            json!({"type": "message_stop"}),
+        ])
+        .unwrap();
+        let Step::Done(done) = done else {
+            panic!("{done:?}")
+        };
+        assert_eq!(done.content, None);
+        assert_eq!(done.usage, None);
+        assert_eq!(done.finish_reason.as_deref(), Some("content_filter"));
+        let bad = parse(&Sse {
+            name: "content_block_delta".into(),
+            data: "{\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {".into(),
+        })
+        .unwrap_err();
+        assert!(bad.is_decode() && bad.to_string().contains("content_block_delta"));
+    }
+
+    /// Every cut of a whole answer, and thousands of answers with bytes changed: read
+    /// without a panic, each to its end, an error, or a turn; and read alike whether the
+    /// bytes come at once or a few at a time.
+    #[test]
+    fn mangled_streams_never_panic() {
+        let body = answer().into_bytes();
+        for end in 0..body.len() {
+            let (_, done) = run(&body[..end], body.len(), 1 << 20);
+            assert!(done.is_err(), "a cut at {end} is not a whole answer");
+        }
+        let specials = b"{}[]:,\"\\\n\r 0123456789aeiou\xFF\xEF";
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..4000 {
+            let mut mangled = body.clone();
+            for _ in 0..1 + round % 4 {
+                let random = next();
+                let at = (random % mangled.len() as u64) as usize;
+                match random >> 60 {
+                    0 => {
+                        mangled.remove(at);
+                    }
+                    1 => mangled.insert(at, specials[(random >> 32) as usize % specials.len()]),
+                    2 => mangled[at] ^= 1 << ((random >> 40) % 8),
+                    _ => mangled[at] = specials[(random >> 32) as usize % specials.len()],
+                }
+            }
+            let max_event = if round % 5 == 0 { 48 } else { 1 << 20 };
+            let whole = run(&mangled, mangled.len(), max_event);
+            let bytewise = run(&mangled, 1 + round % 7, max_event);
+            assert_eq!(whole.0, bytewise.0, "round {round}");
+            match (&whole.1, &bytewise.1) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "round {round}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "round {round}"),
+                _ => panic!("round {round}: {:?} against {:?}", whole.1, bytewise.1),
+            }
+        }
+    }
+}
