@@ -82,17 +82,7 @@ policies: harness.yaml
     }
 
     async fn tools(&self, token: &str) -> Vec<String> {
-        let manifest: Value = self
-            .http
-            .request(reqwest::Method::OPTIONS, self.server.url("/"))
-            .header("accept", "application/llm+json")
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let manifest = halo_tests::discover(&self.server.url("/"), Some(token)).await;
         halo_tests::json::each_str(&manifest["tools"], "/name")
             .into_iter()
             .map(str::to_owned)
@@ -100,17 +90,7 @@ policies: harness.yaml
     }
 
     async fn schema(&self, token: &str, path: &str) -> Value {
-        let schemas: Value = self
-            .http
-            .request(reqwest::Method::OPTIONS, self.server.url(path))
-            .header("accept", "application/llm+json")
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let schemas = halo_tests::discover(&self.server.url(path), Some(token)).await;
         schemas
             .as_array()
             .map_or(schemas.clone(), |all| all[0].clone())
