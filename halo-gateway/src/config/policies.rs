@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::policy::{Harness, HarnessRoot, Policies, Rules};
+use crate::file::HarnessRoot;
+use crate::policy::{Harness, Policies, Rules};
 
 /// The policies `value` gives, and the Harness file they were read from (watched for
 /// changes like the configuration itself).

@@ -20,7 +20,7 @@ mod rule;
 pub(crate) use self::effective::{Effective, Idempotency};
 #[cfg(test)]
 pub(crate) use self::effective::{Origin, Setting};
-pub(crate) use self::harness::{Harness, Root as HarnessRoot};
+pub(crate) use self::harness::Harness;
 pub(crate) use self::rule::{Candidate, Rules};
 
 /// The configuration's policies: the gateway's own rules, or a Harness document.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use halo_protocol::{Dimension, Limit, Rate};
 
-use super::document::RateLimit;
+use crate::file::harness::RateLimit;
 
 /// A Harness limit as the layer's.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,7 +15,6 @@
 //! `rate_limits` → `limits.rates` ([`limits`]). What has no equivalent is an error naming
 //! its key.
 
-mod document;
 mod limits;
 
 use std::num::NonZeroU32;
@@ -24,11 +23,10 @@ use std::time::Duration;
 use glob::{MatchOptions, Pattern};
 use halo_protocol::{Circuit, Limit};
 
-pub(crate) use self::document::Root;
-use self::document::{Document, Policy};
 use super::effective::{CallerList, Effective, Origin, Setting};
 use super::rule::Candidate;
 use crate::file::OneOrMany;
+use crate::file::harness::{Document, Policy, RateLimit, Root};
 
 /// Case-insensitive, `*` matching anything: Python's `fnmatch` on lowered text.
 const OPTIONS: MatchOptions = MatchOptions {
@@ -248,7 +246,7 @@ impl Compiled {
             match (&policy.rate_limits, &policy.metadata) {
                 (Some(limits), _) => (limits.iter().map(limits::map).collect(), "rate_limits"),
                 (None, Some(metadata)) if metadata.contains_key("rate_limits") => {
-                    let limits: Vec<document::RateLimit> =
+                    let limits: Vec<RateLimit> =
                         serde_json::from_value(metadata["rate_limits"].clone())
                             .map_err(|e| at("metadata.rate_limits", e.to_string()))?;
                     (
@@ -259,7 +257,7 @@ impl Compiled {
                 (None, _) => (
                     policy
                         .rate_limit_per_minute
-                        .map(|n| limits::map(&document::RateLimit::per_minute(n)))
+                        .map(|n| limits::map(&RateLimit::per_minute(n)))
                         .into_iter()
                         .collect(),
                     "rate_limit_per_minute",

@@ -3,10 +3,14 @@
 //! circuits, globs) are read as text here and checked in `config::check`, which names the
 //! key of a bad one.
 
+pub(crate) mod harness;
+
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+pub(crate) use self::harness::Root as HarnessRoot;
 
 /// The whole file.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -53,7 +57,7 @@ enum PoliciesShape {
     /// The gateway's rules.
     Rules(Vec<Rule>),
     /// A Harness document.
-    Harness(Box<crate::policy::HarnessRoot>),
+    Harness(Box<HarnessRoot>),
     /// A Harness document's file.
     File(String),
 }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::file::OneOrMany;
+use super::OneOrMany;
 
 /// The document: its root key and what is under it.
 #[derive(Debug, Deserialize, JsonSchema)]
