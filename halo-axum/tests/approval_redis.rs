@@ -135,7 +135,7 @@ async fn an_approval_whose_instance_stopped_expires_and_never_runs() {
     let Api { server, .. } = a;
     server.shutdown().await.expect("A stops");
     // A's heartbeat would lapse in 30 s; gone at once here.
-    let forget = "for _, key in ipairs(redis.call('KEYS', 'pay:approval-replica:*')) do \
+    let forget = "for _, key in ipairs(redis.call('KEYS', 'pay:{approvals}approval-replica:*')) do \
                   redis.call('DEL', key) end return 0";
     halo_tests::wait::eventually("expired without A", Duration::from_secs(10), || async {
         assert!(redis.command(&["EVAL", forget, "0"]).is_some());

@@ -72,7 +72,7 @@ fn held(answer: &Answer) -> String {
 
 /// Waits until no instance has a heartbeat in Redis (none holds approvals, or they stopped).
 async fn heartbeats_lapse(redis: &RedisServer) {
-    let count = "return #redis.call('KEYS', 'pay:approval-replica:*')";
+    let count = "return #redis.call('KEYS', 'pay:{approvals}approval-replica:*')";
     halo_tests::wait::eventually("the heartbeats lapse", PATIENCE, || async {
         redis.command(&["EVAL", count, "0"]).as_deref() == Some(":0")
     })

@@ -106,7 +106,7 @@ fn shared(redis: &RedisServer, tool: &str) -> Option<String> {
         "EVAL",
         "return tonumber(redis.call('HGET', KEYS[1], 's')) or -1",
         "1",
-        &format!("up:circuit:{tool}"),
+        &format!("up:{{circuits}}{tool}"),
     ])
 }
 

@@ -18,7 +18,7 @@ use halo_axum::{
     Validation, halo,
 };
 use halo_tests::BearerScheme;
-use halo_tests::redis::RedisServer;
+use halo_tests::shared_redis::SharedRedis;
 use halo_tests::{TestServer, spawn};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -106,15 +106,54 @@ async fn serve(instance: &Instance, store: RedisStore) -> TestServer {
     spawn(router.with_state(instance.clone()).layer(layer)).await
 }
 
+/// Runs each test on one Redis server and on a Redis Cluster (`<test>::server`,
+/// `<test>::cluster`).
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            use halo_tests::shared_redis::SharedRedis;
+
+            #[tokio::test]
+            async fn server() {
+                super::$name(SharedRedis::server()).await;
+            }
+
+            #[tokio::test]
+            async fn cluster() {
+                super::$name(SharedRedis::cluster()).await;
+            }
+        }
+    )*};
+}
+
+on_both!(
+    two_instances_spend_one_budget_with_the_same_headers,
+    a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body,
+    while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_response_is_kept,
+    operators_see_a_store_that_does_not_answer,
+    a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs,
+    a_stream_started_on_one_instance_resumes_live_on_the_other,
+    events_sent_while_redis_is_down_reach_it_in_order_when_it_is_back
+);
+
+/// A store on `redis` (a cluster's when it is one), with keys under `prefix`.
+fn store(redis: &SharedRedis, prefix: &str) -> RedisStore {
+    let store = match redis {
+        SharedRedis::Server(server) => RedisStore::open(&server.url()),
+        SharedRedis::Cluster(cluster) => RedisStore::open_cluster(cluster.urls()),
+    };
+    store.unwrap().prefix(prefix)
+}
+
 /// Two instances sharing `redis`, each with its own state.
 async fn two(
-    redis: &RedisServer,
+    redis: &SharedRedis,
     configure: impl Fn(RedisStore) -> RedisStore,
 ) -> [(TestServer, Instance); 2] {
     let mut pair = Vec::new();
     for _ in 0..2 {
         let instance = Instance::default();
-        let store = configure(RedisStore::open(&redis.url()).unwrap().prefix("shop:"));
+        let store = configure(store(redis, "shop:"));
         pair.push((serve(&instance, store).await, instance));
     }
     pair.try_into().unwrap()
@@ -146,21 +185,26 @@ where
 }
 
 /// A 503 for an unreachable store: problem+json, Retry-After, and nothing of the URL.
-fn assert_unavailable(answer: &Answer, redis: &RedisServer) {
+fn assert_unavailable(answer: &Answer, redis: &SharedRedis) {
     answer.assert_problem(StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(answer.header("retry-after"), "1");
     let problem = answer.json();
     assert_eq!(problem["status"], 503);
     let detail = problem["detail"].as_str().unwrap();
     assert!(detail.contains("cannot be reached"), "{detail}");
-    let port = redis
-        .url()
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
-    for secret in [redis.password(), "redis://", "127.0.0.1", port.as_str()] {
+    let ports: Vec<String> = redis
+        .urls()
+        .iter()
+        .map(|url| {
+            url.rsplit(':')
+                .next()
+                .unwrap()
+                .trim_end_matches('/')
+                .to_owned()
+        })
+        .collect();
+    let secrets = [redis.password(), "redis://", "127.0.0.1"];
+    for secret in secrets.into_iter().chain(ports.iter().map(String::as_str)) {
         assert!(
             !answer.body.contains(secret),
             "{secret} leaked: {}",
@@ -176,9 +220,7 @@ fn assert_unavailable(answer: &Answer, redis: &RedisServer) {
     }
 }
 
-#[tokio::test]
-async fn two_instances_spend_one_budget_with_the_same_headers() {
-    let redis = RedisServer::start();
+async fn two_instances_spend_one_budget_with_the_same_headers(redis: SharedRedis) {
     let [(a, _), (b, _)] = two(&redis, |store| store).await;
     for (base, left) in [(&a, 2), (&b, 1), (&a, 0)] {
         let answer = post(base, "/charge", None, json!({"amount": 5})).await;
@@ -206,15 +248,18 @@ async fn two_instances_spend_one_budget_with_the_same_headers() {
     assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(
         redis
-            .command(&["EXISTS", "shop:rate:charge:p:alice"])
+            .command_for(
+                "shop:rate:charge:p:alice",
+                &["EXISTS", "shop:rate:charge:p:alice"]
+            )
             .as_deref(),
         Some(":1")
     );
 }
 
-#[tokio::test]
-async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body() {
-    let redis = RedisServer::start();
+async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body(
+    redis: SharedRedis,
+) {
     let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
     let first = tokio::spawn(post_to(
         a.url("/orders"),
@@ -250,9 +295,9 @@ async fn a_key_runs_once_across_instances_409_while_it_runs_422_for_another_body
     );
 }
 
-#[tokio::test]
-async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_response_is_kept() {
-    let mut redis = RedisServer::start();
+async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_response_is_kept(
+    mut redis: SharedRedis,
+) {
     let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
     let kept = post(&a, "/orders", Some("before"), json!({"amount": 5})).await;
     assert_eq!(kept.status, StatusCode::CREATED);
@@ -321,18 +366,16 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
 /// What an operator sees of a store that stops answering: the readiness probe turns `503`,
 /// each failed operation is counted in `halo_store_errors_total` by store and operation; and
 /// when the store is back, the probe is ready again without a restart.
-#[tokio::test]
-async fn operators_see_a_store_that_does_not_answer() {
+async fn operators_see_a_store_that_does_not_answer(mut redis: SharedRedis) {
     #[cfg(feature = "prometheus")]
     let prometheus = common::prometheus();
-    let mut redis = RedisServer::start();
     let instance = Instance::default();
     let (router, api) = OpenApiRouter::with_openapi(Doc::openapi())
         .routes(routes!(order))
         .split_for_parts();
     let layer = HaloLayer::builder(api)
         .authenticator(StaticAuthenticator::new().bearer("alice", Principal::new("alice")))
-        .redis(RedisStore::open(&redis.url()).unwrap().prefix("ops:"))
+        .redis(store(&redis, "ops:"))
         .build()
         .unwrap();
     let readiness = layer.readiness();
@@ -359,7 +402,9 @@ async fn operators_see_a_store_that_does_not_answer() {
     assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(answer.headers()["retry-after"], "1");
     let text = answer.text().await.unwrap();
-    assert!(!text.contains(&redis.url()), "{text}");
+    for url in redis.urls() {
+        assert!(!text.contains(&url), "{text}");
+    }
     #[cfg(feature = "prometheus")]
     {
         let metrics = prometheus.render();
@@ -379,9 +424,9 @@ async fn operators_see_a_store_that_does_not_answer() {
     .await;
 }
 
-#[tokio::test]
-async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs() {
-    let mut redis = RedisServer::start();
+async fn a_refusing_rate_fallback_answers_503_and_a_local_key_fallback_runs(
+    mut redis: SharedRedis,
+) {
     let [(a, on_a), _] = two(&redis, |store| {
         store
             .rate_fallback(Fallback::Refuse)
@@ -429,9 +474,7 @@ fn event_ids(text: &str) -> Vec<u64> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
-    let mut redis = RedisServer::start();
+async fn a_stream_started_on_one_instance_resumes_live_on_the_other(mut redis: SharedRedis) {
     let [(a, on_a), (b, on_b)] = two(&redis, |store| store).await;
     let mut started = work_stream(&a, "alice", None).send().await.unwrap();
     assert_eq!(started.status(), StatusCode::OK);
@@ -500,9 +543,7 @@ async fn a_stream_started_on_one_instance_resumes_live_on_the_other() {
     assert_unavailable(&Answer::read(down).await, &redis);
 }
 
-#[tokio::test]
-async fn events_sent_while_redis_is_down_reach_it_in_order_when_it_is_back() {
-    let mut redis = RedisServer::start();
+async fn events_sent_while_redis_is_down_reach_it_in_order_when_it_is_back(mut redis: SharedRedis) {
     let [(a, on_a), (b, _)] = two(&redis, |store| store).await;
     let started = work_stream(&a, "alice", None).send().await.unwrap();
     let call = started.headers()["halo-call-id"]

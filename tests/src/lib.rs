@@ -40,6 +40,8 @@ pub mod mcp;
 pub mod mcp_servers;
 pub mod oidc;
 pub mod redis;
+pub mod redis_cluster;
+pub mod shared_redis;
 pub mod slice;
 pub mod sse;
 pub mod tokens;

@@ -22,6 +22,8 @@ pub struct RedisServer {
     port: u16,
     password: String,
     dir: PathBuf,
+    /// Whether it runs as a node of a Redis Cluster.
+    cluster: bool,
 }
 
 /// The `redis-server` binary: `HALO_REDIS_SERVER`, or `redis-server` on the `PATH`.
@@ -39,10 +41,17 @@ impl RedisServer {
     /// it.
     #[must_use]
     pub fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .map(|addr| addr.port())
-            .expect("a free loopback port");
+        let port = free_port(|_| true);
+        Self::start_on(port, None)
+    }
+
+    /// Starts a node of a Redis Cluster (not yet part of one) on `port`, whose cluster bus
+    /// port (`port + 10000`) must be free too, with `password`.
+    pub(crate) fn start_cluster_node(port: u16, password: &str) -> Self {
+        Self::start_on(port, Some(password))
+    }
+
+    fn start_on(port: u16, cluster_password: Option<&str>) -> Self {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.subsec_nanos());
@@ -52,8 +61,10 @@ impl RedisServer {
         let mut server = Self {
             child: None,
             port,
-            password: format!("pw-{nanos:x}-{port}"),
+            password: cluster_password
+                .map_or_else(|| format!("pw-{nanos:x}-{port}"), str::to_owned),
             dir,
+            cluster: cluster_password.is_some(),
         };
         server.start_again();
         server
@@ -81,6 +92,21 @@ impl RedisServer {
                 "",
             ])
             .args(["--daemonize", "no", "--protected-mode", "yes"])
+            .args(if self.cluster {
+                // A node that others count as failed after 2 s, so that tests of an outage
+                // do not wait long; its view of the cluster kept in its folder, so that it
+                // rejoins when started again.
+                &[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                ][..]
+            } else {
+                &[][..]
+            })
             .args(["--logfile", "redis.log"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -129,6 +155,18 @@ impl RedisServer {
         }
     }
 
+    /// Whether the server runs (it was not [`stop`](Self::stop)ped).
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// The server's port on `127.0.0.1`.
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// `redis://:<password>@127.0.0.1:<port>/`.
     #[must_use]
     pub fn url(&self) -> String {
@@ -141,17 +179,31 @@ impl RedisServer {
         &self.password
     }
 
-    /// Sends one command (authenticated) and returns the first line of the reply, or `None`
-    /// when the server cannot be reached. For checks like `DBSIZE` (`:3`).
+    /// Sends one command (authenticated) and returns the first line of the reply (all of a
+    /// bulk string, such as `CLUSTER INFO`'s), or `None` when the server cannot be reached.
+    /// For checks like `DBSIZE` (`:3`).
     #[must_use]
     pub fn command(&self, args: &[&str]) -> Option<String> {
         command(self.port, &self.password, args)
     }
 }
 
+/// A free loopback port that `also` accepts.
+pub(crate) fn free_port(also: impl Fn(u16) -> bool) -> u16 {
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map(|addr| addr.port())
+            .expect("a free loopback port");
+        if also(port) {
+            return port;
+        }
+    }
+}
+
 /// Sends one command to the server on `port` (authenticated with `password`): the first line
-/// of the reply, or `None` when the server cannot be reached.
-fn command(port: u16, password: &str, args: &[&str]) -> Option<String> {
+/// of the reply (all of a bulk string), or `None` when the server cannot be reached.
+pub(crate) fn command(port: u16, password: &str, args: &[&str]) -> Option<String> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
@@ -167,12 +219,27 @@ fn command(port: u16, password: &str, args: &[&str]) -> Option<String> {
             Ok(read) => reply.extend_from_slice(&buffer[..read]),
         }
     }
-    let text = String::from_utf8_lossy(&reply);
+    let text = String::from_utf8_lossy(&reply).into_owned();
     let mut lines = text.split("\r\n");
-    match lines.next() {
-        Some("+OK") => lines.next().map(str::to_owned),
-        _ => None,
+    if lines.next() != Some("+OK") {
+        return None;
     }
+    let first = lines.next()?.to_owned();
+    // A bulk string: all of it.
+    let Some(length) = first
+        .strip_prefix('$')
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return Some(first);
+    };
+    let start = "+OK\r\n".len() + first.len() + 2;
+    while reply.len() < start + length {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => return None,
+            Ok(read) => reply.extend_from_slice(&buffer[..read]),
+        }
+    }
+    Some(String::from_utf8_lossy(&reply[start..start + length]).into_owned())
 }
 
 /// A command in RESP.

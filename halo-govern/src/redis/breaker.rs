@@ -1,4 +1,4 @@
-//! Circuit breakers shared through Redis: one hash per tool (`<prefix>circuit:<tool>`) that
+//! Circuit breakers shared through Redis: one hash per tool (`<prefix>{circuits}<tool>`) that
 //! every instance's breaker mirrors, changed only by Lua scripts timed by Redis's clock.
 //!
 //! The hash holds the state (`s`: 0 closed, 1 half-open, 2 open), its generation (`g`, one
@@ -244,8 +244,9 @@ async fn refresh(inner: Arc<Inner>, breakers: Vec<Weak<Breaker>>, keys: Vec<Stri
 }
 
 impl CircuitStore for RedisCircuits {
+    /// `<prefix>{circuits}<tool>`: every circuit in one slot, as they are read together.
     fn key(&self, tool: &str) -> String {
-        format!("{}circuit:{tool}", self.inner.config.prefix)
+        self.inner.tagged("circuits", tool)
     }
 
     fn watch(&self, breaker: &Arc<Breaker>, key: &str) {

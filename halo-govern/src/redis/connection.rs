@@ -1,13 +1,15 @@
-//! The one connection to Redis, made on first use and re-established when it drops, and
-//! what a failure does: Redis is not tried again for a while.
+//! The one connection to Redis (a server or a cluster, [`target`](super::target)), made on
+//! first use and re-established when it drops, and what a failure does: Redis is not tried
+//! again for a while for the failed script's hash slot (all of a single server).
 
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{FromRedisValue, Script};
 
 use super::Inner;
+use super::keys;
+use super::target::Connection;
 
 /// After a failure, Redis is not tried again for this long.
 const PAUSE: Duration = Duration::from_secs(1);
@@ -76,41 +78,33 @@ impl Inner {
         answer
     }
 
-    /// Whether Redis answers a `PING` now (within the store's timeout), for readiness.
+    /// Whether Redis answers a `PING` now (every node of a cluster, within the store's
+    /// timeout), for readiness.
     pub(crate) async fn ping(&self) -> bool {
-        let Some(mut connection) = self.connection() else {
-            return false;
+        let pong = async {
+            let mut connection = self.connection().await?;
+            redis::cmd("PING")
+                .query_async::<String>(&mut connection)
+                .await
         };
-        let ping = redis::cmd("PING");
-        let pong = ping.query_async::<String>(&mut connection);
         matches!(
             tokio::time::timeout(self.config.timeout, pong).await,
             Ok(Ok(answer)) if answer == "PONG"
         )
     }
 
-    /// The node the store talks to (`host:port`), as logs name it: never the password.
+    /// The node the store talks to (`host:port`), or the cluster, as logs name it: never the
+    /// password.
     fn node(&self) -> String {
-        self.config.client.get_connection_info().addr().to_string()
+        self.config.target.nodes()
     }
 
-    /// The connection, made on first use.
-    fn connection(&self) -> Option<ConnectionManager> {
+    /// The connection, made on first use (again after a cluster could not be reached).
+    async fn connection(&self) -> redis::RedisResult<Connection> {
         self.connection
-            .get_or_init(|| {
-                let config = ConnectionManagerConfig::new()
-                    .set_number_of_retries(1)
-                    .set_min_delay(Duration::from_millis(50))
-                    .set_max_delay(Duration::from_millis(500))
-                    .set_connection_timeout(Some(self.config.timeout))
-                    .set_response_timeout(Some(self.config.timeout));
-                ConnectionManager::new_lazy_with_config(self.config.client.clone(), config)
-                    .inspect_err(|error| {
-                        tracing::error!(target: "halo_axum::store", %error, "cannot set up the Redis connection");
-                    })
-                    .ok()
-            })
-            .clone()
+            .get_or_try_init(|| self.config.target.connect(self.config.timeout))
+            .await
+            .cloned()
     }
 
     /// One exchange: the script's answer, or `None` (Redis failed, or is paused).
@@ -120,10 +114,18 @@ impl Inner {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Option<T> {
-        if lock(&self.down_until).is_some_and(|until| Instant::now() < until) {
+        // A cluster's nodes fail one at a time: only the slot of a failed script is paused.
+        // One server has one slot.
+        let slot = match keys.first() {
+            Some(key) if self.config.target.is_cluster() => keys::slot(key.as_bytes()),
+            _ => 0,
+        };
+        if lock(&self.down_until)
+            .get(&slot)
+            .is_some_and(|until| Instant::now() < *until)
+        {
             return None;
         }
-        let mut connection = self.connection()?;
         let mut invocation = script.prepare_invoke();
         for key in keys {
             invocation.key(*key);
@@ -131,14 +133,15 @@ impl Inner {
         for arg in args {
             invocation.arg(*arg);
         }
-        let answer = tokio::time::timeout(
-            self.config.timeout,
-            invocation.invoke_async(&mut connection),
-        )
+        let answer = tokio::time::timeout(self.config.timeout, async {
+            let mut connection = self.connection().await?;
+            invocation.invoke_async(&mut connection).await
+        })
         .await;
         let error = match answer {
             Ok(Ok(value)) => {
-                if lock(&self.down_until).take().is_some() {
+                let mut down = lock(&self.down_until);
+                if down.remove(&slot).is_some() && down.is_empty() {
                     tracing::info!(target: "halo_axum::store", "Redis answers again");
                 }
                 return Some(value);
@@ -146,15 +149,18 @@ impl Inner {
             Ok(Err(error)) => error.to_string(),
             Err(_) => format!("no answer within {} ms", self.config.timeout.as_millis()),
         };
+        let now = Instant::now();
         let mut down = lock(&self.down_until);
-        if down.is_none() {
+        down.retain(|_, until| *until > now);
+        if down.is_empty() {
             tracing::warn!(
                 target: "halo_axum::store",
                 %error,
                 "Redis is unreachable; shared rate budgets and idempotency records use their fallback"
             );
         }
-        *down = Some(Instant::now() + PAUSE);
+        // At most one pause per slot is kept, and those that are over are forgotten.
+        down.insert(slot, now + PAUSE);
         None
     }
 }

@@ -5,10 +5,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use redis::Script;
-use sha2::{Digest, Sha256};
 
 use super::codec::decode_stored;
 use super::connection::{Operation, script};
+use super::keys;
 use super::write::Held;
 use super::{Fallback, Inner};
 use crate::store::{
@@ -42,26 +42,15 @@ return {'done', found[2], found[3], found[4]}
 static CLAIM_SCRIPT: OnceLock<Script> = OnceLock::new();
 
 impl Inner {
-    /// The Redis key of a record: a digest, so that keys and callers are not stored as such.
-    pub(crate) fn record_key(&self, key: &str) -> String {
-        self.digest_key("idem:", key)
-    }
-
-    /// The Redis key of a caller's records (a sorted set of record keys by expiry).
-    pub(crate) fn caller_key(&self, caller: &str) -> String {
-        self.digest_key("idem-caller:", caller)
-    }
-
-    /// `<prefix><kind><SHA-256 of text, in hex>`.
-    pub(crate) fn digest_key(&self, kind: &str, text: &str) -> String {
-        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-        let mut name = String::with_capacity(self.config.prefix.len() + kind.len() + 64);
-        name.push_str(&self.config.prefix);
-        name.push_str(kind);
-        for byte in digest {
-            name.push_str(&format!("{byte:02x}"));
-        }
-        name
+    /// The Redis keys of a record and of its caller's records (a sorted set of record keys
+    /// by expiry), in one slot per caller: digests, so that keys and callers are not stored
+    /// as such.
+    pub(crate) fn idempotency_keys(&self, key: &str, caller: &str) -> (String, String) {
+        let tag = format!("idem:{}", &keys::digest(caller)[..16]);
+        (
+            self.tagged(&tag, &keys::digest(key)),
+            self.tagged(&tag, "records"),
+        )
     }
 }
 
@@ -87,11 +76,12 @@ impl IdempotencyStore for RedisRecords {
                 .max(1)
                 .to_string();
             let per_caller = inner.per_caller.to_string();
+            let (record, records) = inner.idempotency_keys(&key, caller);
             let answer: Option<Vec<Vec<u8>>> = inner
                 .run(
                     Operation::new("idempotency", "claim"),
                     script(&CLAIM_SCRIPT, CLAIM),
-                    &[&inner.record_key(&key), &inner.caller_key(caller)],
+                    &[&record, &records],
                     &[
                         &fingerprint,
                         token.to_string().as_bytes(),
@@ -144,6 +134,7 @@ impl IdempotencyStore for RedisRecords {
             }
             let held = Held::Finish {
                 token: ticket.token,
+                caller: ticket.caller,
                 fingerprint: ticket.fingerprint,
                 stored,
                 until: Instant::now() + inner.ttl,

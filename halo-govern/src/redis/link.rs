@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use redis::{FromRedisValue, Script};
 
-use super::Inner;
 pub use super::codec::{decode_headers, encode_headers};
 pub use super::connection::Operation;
+use super::{Inner, keys};
 
 /// A handle on a [`RedisStore`](super::RedisStore)'s connection and key prefix.
 #[derive(Clone)]
@@ -38,15 +38,15 @@ impl RedisLink {
         self.0.ping().await
     }
 
-    /// `<prefix><kind><text>`: a key of the store's own, under its prefix.
-    #[must_use]
-    pub fn key(&self, kind: &str, text: &str) -> String {
-        format!("{}{kind}{text}", self.0.config.prefix)
+    /// `<prefix>{<tag>}<kind><text>`: a key of the store's own, under its prefix, in the
+    /// hash slot of `tag` (the keys one script touches share a tag).
+    pub(crate) fn key(&self, tag: &str, kind: &str, text: &str) -> String {
+        self.0.tagged(tag, &format!("{kind}{text}"))
     }
 
-    /// `<prefix><kind><SHA-256 of text, in hex>`: a key that does not store `text` itself.
-    #[must_use]
-    pub fn digest_key(&self, kind: &str, text: &str) -> String {
-        self.0.digest_key(kind, text)
+    /// `<prefix>{<tag>}<kind><SHA-256 of text, in hex>`: a key that does not store `text`
+    /// itself.
+    pub(crate) fn digest_key(&self, tag: &str, kind: &str, text: &str) -> String {
+        self.key(tag, kind, &keys::digest(text))
     }
 }

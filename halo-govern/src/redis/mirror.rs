@@ -68,12 +68,10 @@ fn event_id(entry: &[u8]) -> Option<u64> {
 pub(crate) struct RedisCalls(pub(crate) Arc<Inner>);
 
 impl RedisCalls {
+    /// `<prefix>{call:<id>}` (its events) and `<prefix>{call:<id>}:about`, in one slot.
     fn keys(&self, id: &str) -> (String, String) {
-        let prefix = &self.0.config.prefix;
-        (
-            format!("{prefix}call:{id}"),
-            format!("{prefix}call:{id}:about"),
-        )
+        let tag = format!("call:{id}");
+        (self.0.tagged(&tag, ""), self.0.tagged(&tag, ":about"))
     }
 }
 

@@ -12,25 +12,25 @@ mod breaker;
 mod codec;
 mod connection;
 mod idempotency;
+mod keys;
 mod link;
 mod mirror;
 mod rate;
+mod target;
 mod write;
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use redis::Client;
-use redis::aio::ConnectionManager;
 
 use self::breaker::RedisCircuits;
 use self::idempotency::RedisRecords;
 pub use self::link::{Operation, RedisLink, decode_headers, encode_headers};
 use self::mirror::RedisCalls;
 use self::rate::RedisRates;
+use self::target::{Connection, Target};
 use self::write::Held;
 use crate::breaker::CircuitStore;
 use crate::idempotency::{Idempotency, IdempotencyLimits};
@@ -99,7 +99,7 @@ use crate::store::{IdempotencyStore, RateStore, ReplayStore};
 #[derive(Clone)]
 #[must_use]
 pub struct RedisStore {
-    client: Client,
+    target: Target,
     prefix: String,
     rate_fallback: Fallback,
     idempotency_fallback: Fallback,
@@ -143,6 +143,17 @@ impl fmt::Display for RedisStoreError {
 
 impl std::error::Error for RedisStoreError {}
 
+impl From<redis::RedisError> for RedisStoreError {
+    fn from(error: redis::RedisError) -> Self {
+        Self {
+            message: error.to_string(),
+        }
+    }
+}
+
+/// How long one exchange with Redis may take by default.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
 impl fmt::Debug for RedisStore {
     // The client's connection info holds the password: never show it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -163,24 +174,61 @@ impl RedisStore {
     /// # Errors
     /// A URL that is not a Redis URL. The error never repeats the URL or its password.
     pub fn open(url: &str) -> Result<Self, RedisStoreError> {
-        let client = Client::open(url).map_err(|error| RedisStoreError {
-            message: error.to_string(),
-        })?;
-        Ok(Self {
-            client,
+        Target::single(url)
+            .map(Self::on)
+            .map_err(RedisStoreError::from)
+    }
+
+    /// A store on a Redis Cluster (or Valkey, ElastiCache or MemoryDB in cluster mode), known
+    /// by the URLs of some of its nodes (`redis://[user:password@]host:port`; one that answers
+    /// is enough, each URL with the same credentials). Nothing is connected yet: the first
+    /// call reads the cluster's slot map.
+    ///
+    /// Each script's keys share one hash slot, so it runs on one node; the client follows
+    /// `MOVED` and `ASK` redirections and reads the slot map again after them. A node that
+    /// cannot be reached makes the calls whose keys it holds do what their [`Fallback`] says,
+    /// as one unreachable server does, and pauses only its slots.
+    ///
+    /// ```
+    /// use halo_govern::RedisStore;
+    ///
+    /// let store = RedisStore::open_cluster(["redis://10.0.0.1:6379", "redis://10.0.0.2:6379"])
+    ///     .expect("Redis URLs");
+    /// # let _ = store;
+    /// ```
+    ///
+    /// # Errors
+    /// No URL, a URL that is not a Redis URL, or URLs with different credentials. The error
+    /// never repeats a URL or its password.
+    pub fn open_cluster<I, S>(urls: I) -> Result<Self, RedisStoreError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let urls: Vec<S> = urls.into_iter().collect();
+        let urls: Vec<&str> = urls.iter().map(AsRef::as_ref).collect();
+        Target::cluster(&urls)
+            .map(Self::on)
+            .map_err(RedisStoreError::from)
+    }
+
+    fn on(target: Target) -> Self {
+        Self {
+            target,
             prefix: "halo:".to_owned(),
             rate_fallback: Fallback::Local,
             idempotency_fallback: Fallback::Refuse,
-            timeout: Duration::from_secs(1),
+            timeout: DEFAULT_TIMEOUT,
             circuit_refresh: Duration::from_secs(1),
-        })
+        }
     }
 
     /// The prefix of every key the store writes (`halo:` by default): instances that share
     /// budgets and records use the same prefix, and APIs that must not share them use
-    /// different ones.
+    /// different ones. Braces are left out of it: in a Redis Cluster they mark the part of a
+    /// key that chooses its node, which the store sets itself.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.prefix = keys::without_braces(&prefix.into());
         self
     }
 
@@ -242,8 +290,8 @@ impl RedisStore {
             per_caller: limits.per_caller_limit(),
             retention,
             max_events,
-            connection: OnceLock::new(),
-            down_until: Mutex::new(None),
+            connection: tokio::sync::OnceCell::new(),
+            down_until: Mutex::new(HashMap::new()),
             warned: Mutex::new(None),
             local: Idempotency::new(ttl, limits),
             held: Mutex::new(HashMap::new()),
@@ -280,9 +328,10 @@ struct Inner {
     /// The most events kept per call.
     max_events: usize,
     /// Made on first use, inside the runtime.
-    connection: OnceLock<Option<ConnectionManager>>,
-    /// Redis failed; it is not tried again before this instant.
-    down_until: Mutex<Option<Instant>>,
+    connection: tokio::sync::OnceCell<Connection>,
+    /// Redis failed for these hash slots (one, `0`, for a single server); each is not tried
+    /// again before its instant.
+    down_until: Mutex<HashMap<u16, Instant>>,
     /// When a failed operation was last logged.
     warned: Mutex<Option<Instant>>,
     /// Claims made while Redis was unreachable, with [`Fallback::Local`].

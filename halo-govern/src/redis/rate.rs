@@ -88,17 +88,14 @@ impl Inner {
         format!("{}rate:{}:{caller}", self.config.prefix, rate.name())
     }
 
-    /// `<prefix>rate:<tool>:<per>:<key in hex>`, `<per>` one of `caller`, `tenant`, `tool`,
+    /// `<prefix>{rate:<tool>}:<per>:<key in hex>` (a tool's limits are checked together, in
+    /// one slot), `<per>` one of `caller`, `tenant`, `tool`,
     /// `argument`, `combined`: what is counted is in the key's digest, never verbatim, beside
     /// the limit's dimension (a combination's parts among it) and rate, so no two limits share
     /// a key.
     fn limit_key(&self, limits: &ToolLimits, per: &str, key: &Key) -> String {
-        format!(
-            "{}rate:{}:{per}:{}",
-            self.config.prefix,
-            limits.tool,
-            hex(key)
-        )
+        let tag = format!("rate:{}", limits.tool);
+        self.tagged(&tag, &format!(":{per}:{}", hex(key)))
     }
 }
 

@@ -42,6 +42,8 @@ static ABANDON_SCRIPT: OnceLock<Script> = OnceLock::new();
 pub(crate) enum Held {
     Finish {
         token: u64,
+        /// Whose records the claim counts against.
+        caller: String,
         fingerprint: Fingerprint,
         stored: Stored,
         until: Instant,
@@ -60,11 +62,17 @@ impl Held {
             Self::Finish { until, .. } | Self::Abandon { until, .. } => *until,
         }
     }
+
+    fn caller(&self) -> &str {
+        match self {
+            Self::Finish { caller, .. } | Self::Abandon { caller, .. } => caller,
+        }
+    }
 }
 
 impl Inner {
     async fn write(&self, key: &str, held: &Held) -> bool {
-        let record = self.record_key(key);
+        let (record, records) = self.idempotency_keys(key, held.caller());
         match held {
             Held::Finish { token, stored, .. } => {
                 let token = token.to_string();
@@ -79,12 +87,12 @@ impl Inner {
                 .await
                 .is_some()
             }
-            Held::Abandon { token, caller, .. } => {
+            Held::Abandon { token, .. } => {
                 let token = token.to_string();
                 self.run::<i64>(
                     Operation::new("idempotency", "abandon"),
                     script(&ABANDON_SCRIPT, ABANDON),
-                    &[&record, &self.caller_key(caller)],
+                    &[&record, &records],
                     &[token.as_bytes()],
                 )
                 .await

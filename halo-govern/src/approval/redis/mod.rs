@@ -46,6 +46,10 @@ pub const POLL: Duration = Duration::from_millis(200);
 
 /// A write of an answer Redis did not take is tried again this often, for as long as the
 /// approval is kept.
+/// The hash tag of every approval key: the scripts read an approval with the indexes and
+/// quotas of all, so a Redis Cluster keeps them in one slot.
+const SLOT: &str = "approvals";
+
 const RETRY_EVERY: Duration = Duration::from_millis(250);
 
 /// The approvals of one layer, in Redis ([`Book::in_redis`](super::Book::in_redis)).
@@ -125,19 +129,19 @@ impl<R> RedisBook<R> {
     }
 
     fn entry_key(&self, id: &str) -> String {
-        self.link.key("approval:", id)
+        self.link.key(SLOT, "approval:", id)
     }
 
     /// This replica's heartbeat.
     fn heartbeat(&self) -> String {
-        self.link.key("approval-replica:", &self.replica)
+        self.link.key(SLOT, "approval-replica:", &self.replica)
     }
 
     /// The set of every approval, and the bytes each counts.
     fn bounds(&self) -> (String, String) {
         (
-            self.link.key("approvals", ""),
-            self.link.key("approvals:bytes", ""),
+            self.link.key(SLOT, "approvals", ""),
+            self.link.key(SLOT, "approvals:bytes", ""),
         )
     }
 
@@ -154,10 +158,13 @@ impl<R> RedisBook<R> {
             Vec::len,
         );
         let (all, bytes) = self.bounds();
-        let caller = self.link.digest_key("approval-caller:", &asked.quota);
+        let caller = self.link.digest_key(SLOT, "approval-caller:", &asked.quota);
         let (index, digest) = match &asked.key {
-            Some((key, digest)) => (self.link.digest_key("approval-key:", key), hex(digest)),
-            None => (self.link.key("approval-key:", "-"), String::new()),
+            Some((key, digest)) => (
+                self.link.digest_key(SLOT, "approval-key:", key),
+                hex(digest),
+            ),
+            None => (self.link.key(SLOT, "approval-key:", "-"), String::new()),
         };
         let request = &asked.request;
         let mut fields: Vec<(&str, Vec<u8>)> = vec![
@@ -316,7 +323,7 @@ impl<R> RedisBook<R> {
     /// The approvals still pending; and those this read expired.
     pub(crate) async fn pending(&self) -> Reached<Pending<R>> {
         let (all, bytes) = self.bounds();
-        let prefix = self.link.key("approval:", "");
+        let prefix = self.link.key(SLOT, "approval:", "");
         let answer: Vec<Option<Vec<u8>>> = self
             .link
             .run(

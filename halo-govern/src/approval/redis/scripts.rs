@@ -2,7 +2,8 @@
 //! that replicas never take one approval two ways: pending → approved, denied, expired or
 //! cancelled (withdrawn by its caller), approved → ran. Timed by Redis's clock (`TIME`, in ms), which every replica shares.
 //!
-//! The keys, under the store's prefix:
+//! The keys, under the store's prefix and in one hash slot (`{approvals}`, so that a Redis
+//! Cluster runs each script on one node):
 //!
 //! - `approval:<id>`, a hash: the approval (`state`, `tool`, `caller`, `method`, `target`,
 //!   `args`, `req_at`, `exp`, `trail`, `by`, `reason`, `runner`, the answer `a_status`,
