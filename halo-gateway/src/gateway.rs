@@ -14,6 +14,7 @@ use halo_axum::{ApprovalQueue, HaloBuilder, HaloLayer, JsonLinesSink, RedisStore
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::file;
 use crate::forward::{HttpTarget, Target, forwarder};
 use crate::merge::{self, Entry, Part};
 use crate::report::{Report, UpstreamReport};
@@ -256,8 +257,12 @@ async fn layer(
             .map_err(|e| Error::layer(format!("audit: cannot open {}: {e}", path.display())))?;
         builder = builder.audit(sink);
     }
-    if let Some(url) = &file.redis {
-        let store = RedisStore::open(url).map_err(|e| Error::layer(format!("redis: {e}")))?;
+    if let Some(redis) = &file.redis {
+        let store = match redis {
+            file::Redis::Server(url) => RedisStore::open(url),
+            file::Redis::Cluster(cluster) => RedisStore::open_cluster(&cluster.cluster),
+        };
+        let store = store.map_err(|e| Error::layer(format!("redis: {e}")))?;
         builder = builder.redis(store);
     }
     if let Some(previous) = previous {

@@ -107,7 +107,15 @@ struct Running {
 }
 
 async fn start(policies: &str) -> Running {
-    let (upstream, hits) = echo().await;
+    start_with(policies, "", echo().await).await
+}
+
+/// A gateway with `policies` and the top-level settings `extra`, in front of `upstream`.
+async fn start_with(
+    policies: &str,
+    extra: &str,
+    (upstream, hits): (TestServer, Arc<AtomicUsize>),
+) -> Running {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("pets.json"), pets_document().to_string()).unwrap();
     let text = format!(
@@ -119,6 +127,7 @@ auth:
     "{READER}": {{ caller: reader, tenant: acme }}
 approvals: {{ scope: admin }}
 audit: audit.jsonl
+{extra}
 upstreams:
   pets:
     openapi: pets.json
@@ -411,4 +420,36 @@ async fn a_real_document_builds_and_forwards() {
     .unwrap();
     assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+/// Two gateways on a Redis Cluster (`redis: {cluster: [...]}`) spend one rate budget.
+#[tokio::test]
+async fn two_gateways_on_a_redis_cluster_share_one_budget() {
+    let cluster = halo_tests::redis_cluster::RedisCluster::start();
+    let nodes: Vec<String> = cluster
+        .urls()
+        .iter()
+        .map(|url| format!("\"{url}\""))
+        .collect();
+    let extra = format!("redis: {{ cluster: [{}] }}", nodes.join(", "));
+    let (upstream, hits) = echo().await;
+    let a = start_with(POLICIES, &extra, (upstream, Arc::clone(&hits))).await;
+    let b = start_with(POLICIES, &extra, echo().await).await;
+    let post = |gw: &Running| {
+        gw.http
+            .post(format!("{}/pets/pets", gw.url))
+            .bearer_auth(READER)
+            .json(&json!({"name": "Rex"}))
+            .send()
+    };
+    assert_eq!(post(&a).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(post(&b).await.unwrap().status(), StatusCode::OK);
+    for gw in [&a, &b] {
+        let refused = post(gw).await.unwrap();
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    }
+    assert_eq!(
+        a.hits.load(Ordering::SeqCst) + b.hits.load(Ordering::SeqCst),
+        2
+    );
 }

@@ -33,6 +33,7 @@
 pub mod bookstore;
 pub mod corpus;
 pub mod generated;
+pub mod haproxy;
 pub mod held;
 pub mod json;
 pub mod llm;

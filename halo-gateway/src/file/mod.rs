@@ -24,9 +24,10 @@ pub(crate) struct File {
     /// Who may call the gateway. Without it, every caller is anonymous and sees every tool
     /// (loopback only).
     pub(crate) auth: Option<Auth>,
-    /// A Redis URL (`redis://host:port/db`): rate budgets, idempotency records, circuit
-    /// states, approvals and streamed calls shared by every replica.
-    pub(crate) redis: Option<String>,
+    /// Where rate budgets, idempotency records, circuit states, approvals and streamed
+    /// calls are shared by every replica: a Redis URL (`redis://host:port/db`), or a Redis
+    /// Cluster (`{cluster: [URL, ...]}`, some of its nodes).
+    pub(crate) redis: Option<Redis>,
     /// A file to append one JSON line per call to.
     pub(crate) audit: Option<String>,
     /// Who decides calls that need approval. Required when a policy sets
@@ -60,6 +61,25 @@ enum PoliciesShape {
     Harness(Box<HarnessRoot>),
     /// A Harness document's file.
     File(String),
+}
+
+/// The shared store.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum Redis {
+    /// One Redis server's URL (`redis://[:password@]host:port/db`).
+    Server(String),
+    /// A Redis Cluster (or Valkey, ElastiCache or MemoryDB in cluster mode).
+    Cluster(RedisCluster),
+}
+
+/// A Redis Cluster, known by some of its nodes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RedisCluster {
+    /// The URLs of some of its nodes (`redis://[:password@]host:port`), one that answers
+    /// being enough.
+    pub(crate) cluster: Vec<String>,
 }
 
 /// Who may call the gateway.

@@ -9,7 +9,7 @@ use redis::{FromRedisValue, Script};
 
 use super::Inner;
 use super::keys;
-use super::target::Connection;
+use super::target::{self, Connection, Target};
 
 /// After a failure, Redis is not tried again for this long.
 const PAUSE: Duration = Duration::from_secs(1);
@@ -55,7 +55,13 @@ impl Inner {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Option<T> {
-        let answer = self.exchange(script, keys, args).await;
+        // A cluster's nodes fail one at a time: only the slot of a failed script is paused.
+        // One server has one slot.
+        let slot = match keys.first() {
+            Some(key) if self.config.target.is_cluster() => keys::slot(key.as_bytes()),
+            _ => 0,
+        };
+        let answer = self.exchange(slot, script, keys, args).await;
         if answer.is_none() {
             metrics::counter!(
                 "halo_store_errors_total",
@@ -63,14 +69,21 @@ impl Inner {
                 "operation" => operation.name
             )
             .increment(1);
-            let mut warned = lock(&self.warned);
-            if warned.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
-                *warned = Some(Instant::now());
+            let due = {
+                let mut warned = lock(&self.warned);
+                let due = warned.is_none_or(|at| at.elapsed() >= WARN_EVERY);
+                if due {
+                    *warned = Some(Instant::now());
+                }
+                due
+            };
+            if due {
+                let node = self.node(slot).await;
                 tracing::warn!(
                     target: "halo_axum::store",
                     store = operation.store,
                     operation = operation.name,
-                    node = %self.node(),
+                    node = %node,
                     "the shared store did not answer; the call uses its fallback"
                 );
             }
@@ -83,20 +96,30 @@ impl Inner {
     pub(crate) async fn ping(&self) -> bool {
         let pong = async {
             let mut connection = self.connection().await?;
-            redis::cmd("PING")
-                .query_async::<String>(&mut connection)
-                .await
+            target::ping(&mut connection).await
         };
         matches!(
             tokio::time::timeout(self.config.timeout, pong).await,
-            Ok(Ok(answer)) if answer == "PONG"
+            Ok(Ok(true))
         )
     }
 
-    /// The node the store talks to (`host:port`), or the cluster, as logs name it: never the
-    /// password.
-    fn node(&self) -> String {
-        self.config.target.nodes()
+    /// The node (`host:port`) that holds `slot`, as logs name it (never a password): the
+    /// server, or the node the cluster's slot map names (`slot N of the cluster` when no
+    /// node answers for the map).
+    async fn node(&self, slot: u16) -> String {
+        let holder = async {
+            let mut connection = self.connection().await.ok()?;
+            target::holder(&mut connection, slot).await
+        };
+        match &self.config.target {
+            Target::Single(_) => self.config.target.nodes(),
+            Target::Cluster(_) => tokio::time::timeout(self.config.timeout, holder)
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| format!("slot {slot} of the cluster")),
+        }
     }
 
     /// The connection, made on first use (again after a cluster could not be reached).
@@ -110,16 +133,11 @@ impl Inner {
     /// One exchange: the script's answer, or `None` (Redis failed, or is paused).
     async fn exchange<T: FromRedisValue>(
         &self,
+        slot: u16,
         script: &Script,
         keys: &[&str],
         args: &[&[u8]],
     ) -> Option<T> {
-        // A cluster's nodes fail one at a time: only the slot of a failed script is paused.
-        // One server has one slot.
-        let slot = match keys.first() {
-            Some(key) if self.config.target.is_cluster() => keys::slot(key.as_bytes()),
-            _ => 0,
-        };
         if lock(&self.down_until)
             .get(&slot)
             .is_some_and(|until| Instant::now() < *until)

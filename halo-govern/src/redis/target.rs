@@ -16,6 +16,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterClientBuilder};
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{Client, Cmd, Pipeline, RedisFuture, Value};
 
 /// The Redis a store talks to.
@@ -47,8 +48,7 @@ impl Target {
         matches!(self, Self::Cluster(_))
     }
 
-    /// The node (`host:port`), or the seed nodes of a cluster, as logs name them: never a
-    /// password.
+    /// The node (`host:port`), or `the cluster`, as logs name it: never a password.
     pub(crate) fn nodes(&self) -> String {
         match self {
             Self::Single(client) => client.get_connection_info().addr().to_string(),
@@ -134,5 +134,78 @@ impl ConnectionLike for Connection {
             Self::Single(connection) => connection.get_db(),
             Self::Cluster(connection) => connection.get_db(),
         }
+    }
+}
+
+/// Whether the server, or every primary node of the cluster's slot map (asked of any
+/// node), answers `PING`: a cluster is ready only while each of its slots can be reached.
+pub(crate) async fn ping(connection: &mut Connection) -> redis::RedisResult<bool> {
+    let pong = |answer: String| answer == "PONG";
+    let cluster = match connection {
+        Connection::Single(single) => {
+            return redis::cmd("PING").query_async(single).await.map(pong);
+        }
+        Connection::Cluster(cluster) => cluster,
+    };
+    let map: Vec<Value> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async(&mut **cluster)
+        .await?;
+    let mut primaries: Vec<(String, u16)> = map.iter().filter_map(primary).collect();
+    primaries.sort_unstable();
+    primaries.dedup();
+    if primaries.is_empty() {
+        return Ok(false);
+    }
+    for (host, port) in primaries {
+        let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+        let answer = cluster.route_command(redis::cmd("PING"), route).await?;
+        if !matches!(answer, Value::SimpleString(ref text) if text == "PONG") {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The node (`host:port`) that the cluster's slot map (`CLUSTER SLOTS`, asked of any node)
+/// says holds `slot`.
+pub(crate) async fn holder(connection: &mut Connection, slot: u16) -> Option<String> {
+    let map: Vec<Value> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async(connection)
+        .await
+        .ok()?;
+    map.iter().find_map(|range| {
+        let Value::Array(parts) = range else {
+            return None;
+        };
+        let (first, last) = (number(parts.first()?)?, number(parts.get(1)?)?);
+        let (host, port) = primary(range)?;
+        (first..=last)
+            .contains(&i64::from(slot))
+            .then(|| format!("{host}:{port}"))
+    })
+}
+
+/// The primary node (`host`, `port`) of one range of `CLUSTER SLOTS`'s answer.
+fn primary(range: &Value) -> Option<(String, u16)> {
+    let Value::Array(parts) = range else {
+        return None;
+    };
+    let Value::Array(node) = parts.get(2)? else {
+        return None;
+    };
+    let host = match node.first()? {
+        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Value::SimpleString(text) => text.clone(),
+        _ => return None,
+    };
+    Some((host, u16::try_from(number(node.get(1)?)?).ok()?))
+}
+
+fn number(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(n) => Some(*n),
+        _ => None,
     }
 }

@@ -27,6 +27,18 @@ pub struct Cli {
     /// (`redis://[:PASSWORD@]HOST[:PORT][/DB]`), shared by every instance that uses it.
     #[arg(long, env = "HALO_REDIS", value_name = "URL", hide_env_values = true)]
     pub redis: Option<String>,
+    /// Keep them in a Redis Cluster (or Valkey, ElastiCache or MemoryDB in cluster mode)
+    /// instead, known by the URLs of some of its nodes, comma-separated
+    /// (`redis://[:PASSWORD@]HOST:PORT,...`; one that answers is enough).
+    #[arg(
+        long,
+        env = "HALO_REDIS_CLUSTER",
+        value_name = "URL,...",
+        value_delimiter = ',',
+        conflicts_with = "redis",
+        hide_env_values = true
+    )]
+    pub redis_cluster: Vec<String>,
     /// Count and time every call and discovery request, and serve the metrics at
     /// `GET /metrics` in the Prometheus text format.
     #[arg(long, env = "HALO_METRICS")]

@@ -1,7 +1,7 @@
 //! `bookstore`: serves the sample bookstore API with HALO discovery.
 //!
 //! ```text
-//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/] [--metrics]
+//! bookstore --addr 127.0.0.1:3000 [--audit audit.jsonl] [--redis redis://127.0.0.1:6379/ | --redis-cluster URL,URL,...] [--metrics]
 //!           [--llm-base-url http://127.0.0.1:11434/v1 --llm-model qwen2.5:7b [--llm-api-key KEY]]
 //!           [--weather-upstream http://127.0.0.1:8080/weather]
 //!           [--oauth-issuer https://id.example.com [--oauth-audience https://books.example.com]]
@@ -92,13 +92,18 @@ async fn main() -> ExitCode {
             }
         }
     }
-    if let Some(url) = &cli.redis {
-        match RedisStore::open(url) {
+    let store = match (&cli.redis, cli.redis_cluster.as_slice()) {
+        (Some(url), _) => Some(("--redis", RedisStore::open(url))),
+        (None, []) => None,
+        (None, urls) => Some(("--redis-cluster", RedisStore::open_cluster(urls))),
+    };
+    if let Some((flag, store)) = store {
+        match store {
             // Reached on first use: a Redis that is down shows in the answers (503 for keyed
             // calls), not at start-up.
             Ok(store) => options = options.redis(store.prefix("bookstore:")),
             Err(error) => {
-                eprintln!("bookstore: --redis: {error}");
+                eprintln!("bookstore: {flag}: {error}");
                 return ExitCode::FAILURE;
             }
         }

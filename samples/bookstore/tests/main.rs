@@ -19,4 +19,5 @@ mod metrics;
 mod oauth;
 mod rate_dimensions;
 mod redis;
+mod replicas;
 mod weather;

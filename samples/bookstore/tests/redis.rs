@@ -4,75 +4,14 @@
 
 use crate::support;
 
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::Duration;
 
 use halo_tests::redis::RedisServer;
+use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
-use reqwest::{Client, RequestBuilder, StatusCode};
-use serde_json::json;
-use support::{ADMIN, expect_problem, send, spawn_bookstore, stdout_lines};
-
-/// The real `bookstore` binary on a free loopback port; killed on drop.
-struct Bookstore {
-    child: Child,
-    base: String,
-    client: Client,
-}
-
-impl Bookstore {
-    /// Runs the binary with `args` and `env`, and waits until it prints its address.
-    fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = spawn_bookstore(args, env);
-        // Keeps draining stdout, so the server never writes to a closed pipe.
-        let lines_rx = stdout_lines(&mut child);
-        let first = lines_rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("bookstore prints its address");
-        let base = first
-            .strip_prefix("bookstore listening on ")
-            .expect("the first line names the address")
-            .to_owned();
-        Self {
-            child,
-            base,
-            client: Client::new(),
-        }
-    }
-
-    fn post(&self, path: &str) -> RequestBuilder {
-        self.client
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(ADMIN)
-    }
-
-    fn order(&self, key: &str, book_id: u64) -> RequestBuilder {
-        self.post("/api/orders")
-            .header("Idempotency-Key", key)
-            .json(&json!({"customer_email": "ada@example.com", "items": [{"book_id": book_id, "quantity": 1}]}))
-    }
-
-    /// A charge of an order that does not exist: a valid request that spends the rate, and
-    /// that the handler refuses (`422`: no such order).
-    fn charge(&self, order_id: u64) -> RequestBuilder {
-        self.post("/api/payments/charge").json(
-            &json!({"order_id": order_id, "amount": 1.0, "currency": "EUR", "payment_method": "pm_card_visa"}),
-        )
-    }
-
-    fn get_order(&self, id: u64) -> RequestBuilder {
-        self.client
-            .get(format!("{}/api/orders/{id}", self.base))
-            .bearer_auth(ADMIN)
-    }
-}
-
-impl Drop for Bookstore {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::process::Bookstore;
+use support::{expect_problem, send};
 
 /// Two bookstores on one Redis: A told by `--redis`, B by `HALO_REDIS`.
 fn two(redis: &RedisServer) -> (Bookstore, Bookstore) {

@@ -4,59 +4,13 @@
 
 use crate::support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use axum::Json;
-use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use bookstore::{AppState, Limits, Options};
 use serde_json::json;
+use support::weather_service::{Upstream, start_upstream};
 use support::{Server, expect_problem, send};
-
-/// A weather service the test controls: healthy or failing, counting its calls.
-#[derive(Clone, Default)]
-struct Upstream {
-    calls: Arc<AtomicUsize>,
-    failing: Arc<AtomicBool>,
-}
-
-impl Upstream {
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-async fn weather(
-    State(upstream): State<Upstream>,
-    Query(query): Query<std::collections::HashMap<String, String>>,
-) -> Response {
-    upstream.calls.fetch_add(1, Ordering::SeqCst);
-    if upstream.failing.load(Ordering::SeqCst) {
-        return (StatusCode::INTERNAL_SERVER_ERROR, "down").into_response();
-    }
-    match query.get("city").map(String::as_str) {
-        Some("Porto") => Json(
-            json!({"city": "Porto", "country": "PT", "temperature_c": 18.5,
-            "humidity_pct": 72, "conditions": "fog"}),
-        )
-        .into_response(),
-        _ => StatusCode::NOT_FOUND.into_response(),
-    }
-}
-
-/// The weather service on `127.0.0.1:<free port>`, and its URL.
-async fn start_upstream(upstream: &Upstream) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = axum::Router::new()
-        .route("/weather", get(weather))
-        .with_state(upstream.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}/weather")
-}
 
 async fn bookstore_before(url: &str) -> Server {
     let options = Options::default().weather_upstream(url.parse().unwrap());

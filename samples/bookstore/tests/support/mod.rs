@@ -2,6 +2,9 @@
 
 #![allow(dead_code, unreachable_pub)] // each test file uses a different part
 
+pub mod process;
+pub mod weather_service;
+
 use halo_axum::protocol::ToolEvent;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
 use reqwest::{Client, Method, RequestBuilder, Response, StatusCode};
