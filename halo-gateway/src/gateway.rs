@@ -150,10 +150,18 @@ impl Gateway {
                 .allowed_hosts(settings.allowed_hosts.iter().cloned())
                 .allowed_origins(settings.allowed_origins.iter().cloned());
         }
+        let readiness = layer.readiness();
         let router = app
             .layer(layer.clone())
             .nest_service("/mcp", mcp.build())
-            .nest_service("/playground", Playground::new());
+            .nest_service("/playground", Playground::new())
+            .route(
+                "/ready",
+                axum::routing::get(move || {
+                    let readiness = readiness.clone();
+                    async move { readiness.answer().await }
+                }),
+            );
         let report = Report::new(
             config
                 .upstreams

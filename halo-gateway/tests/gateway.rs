@@ -452,4 +452,7 @@ async fn two_gateways_on_a_redis_cluster_share_one_budget() {
         a.hits.load(Ordering::SeqCst) + b.hits.load(Ordering::SeqCst),
         2
     );
+    // Readiness: every primary of the cluster answers.
+    let ready = a.http.get(format!("{}/ready", a.url)).send().await.unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
 }

@@ -255,6 +255,21 @@ mod tests {
         let short = read("auth: {tokens: {abc: {caller: ops}}}\nupstreams: {a: {openapi: x.json}}")
             .unwrap_err();
         assert!(short.contains("16") && !short.contains("abc"), "{short}");
+        for own in ["mcp", "playground", "ready"] {
+            let taken = read(&format!("upstreams: {{{own}: {{openapi: x.json}}}}")).unwrap_err();
+            assert!(taken.contains(&format!("`/{own}`")), "{taken}");
+        }
+        let cluster = read(
+            "redis: {cluster: [redis://127.0.0.1:7000]}
+upstreams: {a: {openapi: x.json}}",
+        );
+        assert!(cluster.is_ok(), "{cluster:?}");
+        let bad = read(
+            "redis: {nodes: [redis://127.0.0.1:7000]}
+upstreams: {a: {openapi: x.json}}",
+        )
+        .unwrap_err();
+        assert!(bad.contains("redis"), "{bad}");
         let fine = read(
             "listen: 0.0.0.0:9\nauth: {tokens: {\"${OPS_TOKEN}\": {caller: ops, scopes: [admin]}}}\n\
              approvals: {scope: admin}\nupstreams: {a: {openapi: x.json}}\n\

@@ -14,6 +14,8 @@ use crate::file;
 
 /// The longest upstream name: it is a path segment, a tag and a prefix of tool names.
 const MAX_NAME: usize = 32;
+/// Names the gateway's own paths take (`/mcp`, `/playground`, `/ready`): no upstream's.
+const RESERVED: [&str; 3] = ["mcp", "playground", "ready"];
 
 /// One upstream, checked.
 #[derive(Debug, Clone)]
@@ -76,6 +78,12 @@ impl UpstreamSpec {
                     "an upstream's name is 1 to {MAX_NAME} letters, digits, `_` or `-` (it \
                      starts its paths and tool names)"
                 ),
+            ));
+        }
+        if RESERVED.contains(&name) {
+            return Err(at(
+                "",
+                format!("`/{name}` is the gateway's own path: give this upstream another name"),
             ));
         }
         let source = match (

@@ -17,7 +17,8 @@ use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::{ClusterClient, ClusterClientBuilder};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
-use redis::{Client, Cmd, Pipeline, RedisFuture, Value};
+use redis::io::tcp::TcpSettings;
+use redis::{Client, Cmd, IntoConnectionInfo, Pipeline, RedisFuture, Value};
 
 /// The Redis a store talks to.
 #[derive(Clone)]
@@ -32,7 +33,8 @@ pub(crate) enum Target {
 impl Target {
     /// One server at `url`.
     pub(crate) fn single(url: &str) -> redis::RedisResult<Self> {
-        Client::open(url).map(Self::Single)
+        let info = url.into_connection_info()?.set_tcp_settings(tcp());
+        Client::open(info).map(Self::Single)
     }
 
     /// A cluster known by the nodes at `urls` (one is enough; each that answers can tell
@@ -78,10 +80,17 @@ impl Target {
     }
 }
 
+/// Each request and answer is one small write, sent at once (`TCP_NODELAY`, as Redis itself
+/// and most clients set it), never held back for the previous one's acknowledgement.
+fn tcp() -> TcpSettings {
+    TcpSettings::default().set_nodelay(true)
+}
+
 /// A client of the cluster whose seed nodes are at `urls`; `timeout` bounds connecting to a
 /// node and each answer.
 fn cluster_client(urls: &[String], timeout: Duration) -> redis::RedisResult<ClusterClient> {
     ClusterClientBuilder::new(urls.iter().map(String::as_str))
+        .tcp_settings(tcp())
         .connection_timeout(timeout)
         .response_timeout(timeout)
         // A redirection (`MOVED`, `ASK`) is a retry: two leave room for one after a
