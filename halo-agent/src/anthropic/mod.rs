@@ -10,7 +10,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::stream;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use halo_protocol::RetrySchedule;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
@@ -18,7 +17,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use self::reading::{Bounds, Reading};
 use self::request::check_settings;
 use self::transport::Transport;
-use crate::endpoint::{shown_url, transport_error};
+use crate::endpoint::{base_url, chat_stream, default_retry, shown_url, transport_error};
 use crate::{ChatRequest, ChatStream, Error, LlmProvider, ModelSettings, Result};
 
 /// The base URL used when none is set: Anthropic's.
@@ -128,11 +127,7 @@ impl AnthropicProvider {
             timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(60)),
             connect_timeout: Duration::from_secs(10),
-            retry: RetrySchedule::new()
-                .with_max_attempts(4)
-                .with_min_delay(Duration::from_millis(200))
-                .with_max_delay(Duration::from_secs(10))
-                .with_max_elapsed(Duration::from_secs(30)),
+            retry: default_retry(),
             max_event: MAX_EVENT,
             max_response: MAX_RESPONSE,
         }
@@ -247,14 +242,7 @@ impl AnthropicProviderBuilder {
             return Err(Error::builder("no model: name the one the API should use"));
         }
         check_settings(&self.settings).map_err(Error::builder)?;
-        let base_url = self.base_url.trim().trim_end_matches('/').to_owned();
-        let parsed = reqwest::Url::parse(&base_url)
-            .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-            return Err(Error::builder(
-                "the base URL must be an absolute http or https URL",
-            ));
-        }
+        let (base_url, _) = base_url(&self.base_url)?;
         let url = reqwest::Url::parse(&format!("{base_url}{MESSAGES_PATH}"))
             .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
         let mut headers = HeaderMap::new();
@@ -301,12 +289,7 @@ impl AnthropicProviderBuilder {
 impl LlmProvider for AnthropicProvider {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         let inner = Arc::clone(&self.inner);
-        stream::once(async move { inner.open(request).await })
-            .flat_map(|opened| match opened {
-                Ok(events) => events,
-                Err(error) => stream::once(async { Err(error) }).boxed(),
-            })
-            .boxed()
+        chat_stream(async move { inner.open(request).await })
     }
 }
 

@@ -9,6 +9,7 @@ use futures_util::stream::{self, BoxStream};
 
 use super::event::{self, Assembly, Step};
 use super::sse::{Frames, Sse};
+use crate::endpoint::silence;
 use crate::{ChatEvent, ChatStream, Error, Result};
 
 /// The longest wait for a body's end after `message_stop`.
@@ -118,13 +119,7 @@ impl<B: AsRef<[u8]>> Reading<B> {
             let next = match self.bounds.idle_timeout {
                 Some(limit) => tokio::time::timeout(limit, self.body.next())
                     .await
-                    .map_err(|_| {
-                        Error::timeout(format!(
-                            "the model sent nothing for {} ms",
-                            limit.as_millis()
-                        ))
-                        .at(&self.endpoint)
-                    })?,
+                    .map_err(|_| silence(limit, &self.endpoint))?,
                 None => self.body.next().await,
             };
             let Some(chunk) = next.transpose()? else {

@@ -4,6 +4,7 @@
 use halo_protocol::{Message, ToolDefinition};
 use serde_json::{Map, Value, json};
 
+use crate::endpoint::insert_temperature;
 use crate::{ChatRequest, Error, ModelSettings, Result};
 
 /// The most tokens of an answer when nothing sets it: the API requires a figure.
@@ -53,12 +54,7 @@ pub(super) fn body(defaults: &ModelSettings, request: &ChatRequest) -> Result<Ve
                 .collect(),
         );
     }
-    if let Some(temperature) = settings.temperature {
-        // Through its shortest text, so that 0.2 is sent as 0.2.
-        if let Ok(number) = temperature.to_string().parse::<f64>() {
-            body.insert("temperature".into(), json!(number));
-        }
-    }
+    insert_temperature(&mut body, settings.temperature);
     body.insert("stream".into(), json!(true));
     serde_json::to_vec(&Value::Object(body))
         .map_err(|e| Error::input(format!("the request cannot be written: {e}")))
