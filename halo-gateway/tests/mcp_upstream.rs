@@ -554,12 +554,7 @@ async fn mcp_servers_and_an_api_behind_one_gateway() {
         let found =
             halo_tests::mcp::call(&mcp, "search_tools", json!({"query": task, "limit": 10})).await;
         let answer = found.structured_content.expect("structured");
-        let ranked: Vec<&str> = answer["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let ranked = halo_tests::json::each_str(&answer["tools"], "/name");
         assert!(
             ranked.contains(&wanted),
             "{task}: wanted {wanted}, got {ranked:?}"
