@@ -19,6 +19,7 @@
 # upstream share the machine's cores: the figures are ratios of one run, not capacities.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/listening.sh
 
 duration=10
 connections=32
@@ -108,14 +109,8 @@ policies:
 YAML
 RUST_LOG=warn "$halo" gateway run "$work/gateway.yaml" >"$work/gateway.out" 2>"$work/gateway.err" &
 pids+=($!)
-gateway=""
-for _ in $(seq 1 200); do
-  gateway=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/gateway.out")
-  [ -n "$gateway" ] && break
-  kill -0 "${pids[1]}" 2>/dev/null || { cat "$work/gateway.err" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$gateway" ] || { echo "gateway-load.sh: the gateway did not start" >&2; exit 1; }
+gateway=$(listening_url "gateway-load.sh: the gateway" "$work/gateway.out" "listening on" \
+  "${pids[1]}" "$work/gateway.err")
 
 expect() {
   local url="$1"; shift

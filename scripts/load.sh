@@ -24,6 +24,7 @@
 # cores, so the figures are a floor for the server, not its capacity.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/listening.sh
 
 duration=10
 connections=32
@@ -72,14 +73,8 @@ args=(--addr 127.0.0.1:0)
 [ "$metrics" = 1 ] && args+=(--metrics)
 RUST_LOG=warn "$bin" "${args[@]}" >"$work/server.out" 2>"$work/server.err" &
 server=$!
-base=""
-for _ in $(seq 1 100); do
-  base=$(sed -n 's/^bookstore listening on \(http:[^ ]*\).*/\1/p' "$work/server.out")
-  [ -n "$base" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/server.err" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$base" ] || { echo "load.sh: the bookstore did not start" >&2; exit 1; }
+base=$(listening_url "load.sh: the bookstore" "$work/server.out" "bookstore listening on" \
+  "$server" "$work/server.err")
 
 # Every target answers as expected before it is measured.
 expect() {

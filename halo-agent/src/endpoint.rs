@@ -1,14 +1,81 @@
-//! What the HTTP providers share: how an endpoint is named in errors, how long an endpoint's
-//! message may be, a reqwest failure by kind, and `Retry-After`.
+//! What the HTTP providers share: their base URL and retries, the chat stream of a request
+//! that opens, the temperature as sent, how an endpoint is named in errors, how long an
+//! endpoint's message may be, a reqwest failure by kind, a silent model, and `Retry-After`.
 
+use std::future::Future;
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
+use futures_util::stream;
+use halo_protocol::RetrySchedule;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
+use serde_json::{Map, Value, json};
 
-use crate::Error;
+use crate::{ChatStream, Error, Result};
 
 /// The most of an endpoint's message shown in an error, in bytes.
 pub(crate) const MAX_MESSAGE: usize = 500;
+
+/// The retries of a provider's builder: 4 attempts, the first delay bound 200 ms, doubling up
+/// to 10 s, 30 s of waits at most.
+pub(crate) fn default_retry() -> RetrySchedule {
+    RetrySchedule::new()
+        .with_max_attempts(4)
+        .with_min_delay(Duration::from_millis(200))
+        .with_max_delay(Duration::from_secs(10))
+        .with_max_elapsed(Duration::from_secs(30))
+}
+
+/// A base URL as given to a builder, checked: trimmed and without a trailing slash, and as
+/// parsed.
+///
+/// # Errors
+/// [`Error::is_builder`] unless it is an absolute `http` or `https` URL.
+pub(crate) fn base_url(given: &str) -> Result<(String, reqwest::Url)> {
+    let base_url = given.trim().trim_end_matches('/').to_owned();
+    let parsed = reqwest::Url::parse(&base_url)
+        .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(Error::builder(
+            "the base URL must be an absolute http or https URL",
+        ));
+    }
+    Ok((base_url, parsed))
+}
+
+/// The chat stream of a request that `open` sends: the answer's events once it opens, or
+/// the one error that kept it from opening.
+pub(crate) fn chat_stream<F>(open: F) -> ChatStream
+where
+    F: Future<Output = Result<ChatStream>> + Send + 'static,
+{
+    stream::once(open)
+        .flat_map(|opened| match opened {
+            Ok(events) => events,
+            Err(error) => stream::once(async { Err(error) }).boxed(),
+        })
+        .boxed()
+}
+
+/// Sets `temperature` in a request body, when there is one, through its shortest text, so
+/// that 0.2 is sent as 0.2 (not as the `f32`'s 0.20000000298...).
+pub(crate) fn insert_temperature(body: &mut Map<String, Value>, temperature: Option<f32>) {
+    if let Some(temperature) = temperature
+        && let Ok(number) = temperature.to_string().parse::<f64>()
+    {
+        body.insert("temperature".into(), json!(number));
+    }
+}
+
+/// The error for a model that sent nothing within `limit` of a streamed answer, naming the
+/// endpoint.
+pub(crate) fn silence(limit: Duration, endpoint: &str) -> Error {
+    Error::timeout(format!(
+        "the model sent nothing for {} ms",
+        limit.as_millis()
+    ))
+    .at(endpoint)
+}
 
 /// A reqwest error without its URL, by kind.
 pub(crate) fn transport_error(error: reqwest::Error) -> Error {

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
 
 use crate::common::anthropic::{Reply, ScriptedAnthropic};
-use crate::common::{InMemory, InMemoryTools};
+use crate::common::{InMemory, InMemoryTools, assert_dune_in_stock};
 
 const KEY: &str = "sk-ant-test-0123456789abcdef";
 
@@ -130,12 +130,7 @@ async fn text_streams_in_pieces_with_usage_and_the_headers() {
     .with_settings(ModelSettings::new().temperature(0.2).max_tokens(300));
     let (texts, done) = collect(&provider(&server), request).await;
     let done = done.unwrap();
-    assert!(texts.len() > 2, "several pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Dune is in stock.");
-    assert_eq!(done.content.as_deref(), Some("Dune is in stock."));
-    assert!(done.tool_calls.is_empty());
-    assert_eq!(done.usage, Some(Usage::new(21, 7)));
-    assert_eq!(done.finish_reason.as_deref(), Some("stop"));
+    assert_dune_in_stock(&texts, &done);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -499,9 +494,7 @@ async fn silence_a_wrong_base_url_and_unreachable_endpoints_are_clear_errors() {
     );
 
     // A port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let port = halo_tests::closed_port();
     let provider = AnthropicProvider::builder()
         .base_url(format!("http://127.0.0.1:{port}"))
         .model("m")

@@ -11,6 +11,8 @@ use halo_agent::{ChatEvent, ChatRequest, Completion, LlmProvider, ModelSettings,
 use halo_tests::llm::{self, ScriptedLlm, Turn};
 use serde_json::json;
 
+use crate::common::assert_dune_in_stock;
+
 const KEY: &str = "sk-test-0123456789abcdef";
 
 fn provider(llm: &ScriptedLlm) -> OpenAiProvider {
@@ -71,12 +73,7 @@ async fn text_streams_in_pieces_and_usage_is_reported() {
     let request = ChatRequest::new(vec![Message::user("Dune?")], tools())
         .with_settings(ModelSettings::new().temperature(0.2).max_tokens(300));
     let (texts, done) = collect(&provider(&llm), request).await.unwrap();
-    assert!(texts.len() > 2, "several pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Dune is in stock.");
-    assert_eq!(done.content.as_deref(), Some("Dune is in stock."));
-    assert!(done.tool_calls.is_empty());
-    assert_eq!(done.usage, Some(Usage::new(21, 7)));
-    assert_eq!(done.finish_reason.as_deref(), Some("stop"));
+    assert_dune_in_stock(&texts, &done);
 
     let requests = llm.requests();
     assert_eq!(requests.len(), 1);
@@ -225,9 +222,7 @@ async fn silence_and_unreachable_endpoints_are_clear_errors() {
     assert!(error.is_timeout(), "{error:?}");
 
     // A port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let port = halo_tests::closed_port();
     let provider = OpenAiProvider::builder()
         .base_url(format!("http://127.0.0.1:{port}/v1"))
         .model("m")

@@ -527,9 +527,7 @@ async fn a_model_that_cannot_be_reached_is_not_named_to_the_caller() {
         .finish();
     let _logging = tracing::subscriber::set_default(subscriber);
     // A port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let port = halo_tests::closed_port();
     let model = format!("http://127.0.0.1:{port}/v1");
     let (app, _) = serve_model(&model, OnDisconnect::Cancel);
     let hidden = |text: &str| !text.contains("127.0.0.1") && !text.contains(&format!(":{port}"));

@@ -161,15 +161,7 @@ async fn a_withdrawal_racing_an_approval_has_one_winner() {
         let location = api.hold(ALICE, &round.to_string(), None).await;
         let (withdrawn, approved) =
             tokio::join!(api.withdraw(&location, ALICE), api.approve(&location));
-        let mut statuses = [withdrawn.status, approved.status];
-        statuses.sort();
-        assert_eq!(
-            statuses,
-            [StatusCode::OK, StatusCode::CONFLICT],
-            "round {round}: {} / {}",
-            withdrawn.body,
-            approved.body
-        );
+        approvals::assert_one_won(round, &withdrawn, &approved);
         let state = api.send(Method::GET, &location, ALICE).await.json()["state"].clone();
         let expected = if withdrawn.status == StatusCode::OK {
             "cancelled"

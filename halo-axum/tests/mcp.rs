@@ -922,15 +922,8 @@ async fn a_plain_call_held_for_approval_waits_for_the_decision() {
     });
     // The pending approval, as Carol lists it.
     let pending = async || {
-        let listed: Value = reqwest::Client::new()
-            .get(server.url("/.well-known/halo/approvals"))
-            .bearer_auth(CAROL)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let approvals = reqwest::Client::new().get(server.url("/.well-known/halo/approvals"));
+        let listed = halo_tests::json::fetch(approvals.bearer_auth(CAROL)).await;
         listed["approvals"][0]["id"].as_str().map(str::to_owned)
     };
     let mut id = None;

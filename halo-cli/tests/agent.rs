@@ -23,6 +23,22 @@ use serde_json::json;
 const LLM_KEY: &str = "sk-cli-test-key-42";
 const ANTHROPIC_KEY: &str = "sk-ant-cli-test-key-77";
 
+/// `halo agent` asking the bookstore at `base`, as its reader, which books by Le Guin it has
+/// (among its tools tagged `books`), with the arguments `more` and the environment `env`.
+fn ask_about_le_guin(base: &str, more: &[&str], env: &[(&str, &str)]) -> common::Run {
+    let mut args = vec![
+        "--bearer",
+        READER_TOKEN,
+        "agent",
+        base,
+        "Which books by Le Guin do you have?",
+        "--tags",
+        "books",
+    ];
+    args.extend(more);
+    halo_with_env(&args, env)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_answer_streams_and_each_tool_call_shows() {
     let store = spawn(bookstore::app()).await;
@@ -35,18 +51,9 @@ async fn the_answer_streams_and_each_tool_call_shows() {
     ])
     .await;
     let base = store.base_url();
-    let run = halo_with_env(
-        &[
-            "--bearer",
-            READER_TOKEN,
-            "agent",
-            &base,
-            "Which books by Le Guin do you have?",
-            "--tags",
-            "books",
-            "--llm-api-key",
-            LLM_KEY,
-        ],
+    let run = ask_about_le_guin(
+        &base,
+        &["--llm-api-key", LLM_KEY],
         &[
             ("HALO_LLM_BASE_URL", &llm.base_url()),
             ("HALO_LLM_MODEL", "scripted-model"),
@@ -145,9 +152,7 @@ async fn without_a_model_the_error_is_clear_and_immediate() {
 
     // A model endpoint that cannot be reached: an error after the retries, not a hang. It
     // names the endpoint asked, without the key or the user and password of its URL.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let port = halo_tests::closed_port();
     let started = Instant::now();
     let run = halo_with_env(
         &["agent", &base, "Is Dune in stock?", "--model", "m"],
@@ -257,17 +262,7 @@ async fn provider_anthropic_speaks_messages_with_the_key_of_anthropic_api_key() 
         "--llm-base-url",
         &llm_base,
     ];
-    let mut args = vec![
-        "--bearer",
-        READER_TOKEN,
-        "agent",
-        &base,
-        "Which books by Le Guin do you have?",
-        "--tags",
-        "books",
-    ];
-    args.extend(model);
-    let run = halo_with_env(&args, &[("ANTHROPIC_API_KEY", ANTHROPIC_KEY)]);
+    let run = ask_about_le_guin(&base, &model, &[("ANTHROPIC_API_KEY", ANTHROPIC_KEY)]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stdout, "Two books by Ursula K. Le Guin.\n");
     let lines: Vec<&str> = run.stderr.lines().collect();

@@ -125,18 +125,11 @@ fn an_oauth_client_from_a_credentials_file_gets_its_token() {
                                   "client_id": "cli-agent", "client_secret": secret,
                                   "scopes": ["books:write"]}});
         std::fs::write(&path, entry.to_string()).expect("write the credentials file");
-        path
+        path.to_str().expect("a UTF-8 path").to_owned()
     };
 
     let granted = file("s3cret");
-    let run = halo(&[
-        "--credentials",
-        granted.to_str().unwrap(),
-        "discover",
-        &base,
-        "--json",
-    ])
-    .expect(0);
+    let run = halo(&["--credentials", &granted, "discover", &base, "--json"]).expect(0);
     let tools = run.json()["tools"].as_array().unwrap().len();
     assert!(tools > PUBLIC.len(), "the admin's tools: {run:#?}");
     assert_eq!(issued.load(Ordering::SeqCst), 1);
@@ -162,13 +155,7 @@ fn an_oauth_client_from_a_credentials_file_gets_its_token() {
     assert!(run.stderr.contains("--oauth-client-secret"), "{run:#?}");
 
     let refused = file("n0t-th3-s3cret");
-    let run = halo(&[
-        "--credentials",
-        refused.to_str().unwrap(),
-        "discover",
-        &base,
-    ])
-    .expect(2);
+    let run = halo(&["--credentials", &refused, "discover", &base]).expect(2);
     assert!(
         run.stderr.contains("invalid_client") && !run.stderr.contains("n0t-th3-s3cret"),
         "{run:#?}"
@@ -446,8 +433,8 @@ fn call_a_post_with_and_without_credentials() {
     let mut blank = book;
     blank["title"] = json!("   ");
     let blank = blank.to_string();
-    let invalid =
-        halo_as_admin(&["call", server(), "/api/books", "-X", "POST", "-d", &blank]).expect(1);
+    let post_blank = ["call", server(), "/api/books", "-X", "POST", "-d", &blank];
+    let invalid = halo_as_admin(&post_blank).expect(1);
     assert!(
         invalid
             .stderr
@@ -455,18 +442,9 @@ fn call_a_post_with_and_without_credentials() {
         "{invalid:#?}"
     );
     assert!(invalid.stderr.contains("\n    /title: "), "{invalid:#?}");
-    let invalid_json = halo_as_admin(&[
-        "call",
-        server(),
-        "/api/books",
-        "-X",
-        "POST",
-        "-d",
-        &blank,
-        "--json",
-    ])
-    .expect(1)
-    .json();
+    let invalid_json = halo_as_admin(&[&post_blank[..], &["--json"]].concat())
+        .expect(1)
+        .json();
     assert_eq!(invalid_json["status"], 422);
     let pointers: Vec<&Value> = invalid_json["errors"]
         .as_array()
@@ -538,7 +516,7 @@ fn credentials_from_flags_files_and_the_environment() {
     );
     assert!(refused.stdout.is_empty(), "{refused:#?}");
 
-    let stock = halo(&[
+    let with_key = [
         "call",
         server(),
         "/api/inventory/{sku}",
@@ -546,24 +524,13 @@ fn credentials_from_flags_files_and_the_environment() {
         sku,
         "--api-key",
         "demo-key",
-        "--json",
-    ])
-    .expect(0)
-    .json();
+    ];
+    let stock = halo(&[&with_key[..], &["--json"]].concat())
+        .expect(0)
+        .json();
     assert_eq!(stock["sku"], "9780441172719");
 
-    let renamed = halo(&[
-        "call",
-        server(),
-        "/api/inventory/{sku}",
-        "-d",
-        sku,
-        "--api-key",
-        "demo-key",
-        "--api-key-header",
-        "X-Other-Key",
-    ])
-    .expect(1);
+    let renamed = halo(&[&with_key[..], &["--api-key-header", "X-Other-Key"]].concat()).expect(1);
     // The server reads no key from that header: the caller is anonymous.
     assert!(
         renamed
@@ -733,16 +700,15 @@ fn export_both_formats() {
         "{description}"
     );
 
-    let anthropic = halo_as_admin(&[
+    let orders = [
         "export",
         server(),
         "--format",
         "anthropic",
         "--tags",
         "orders",
-    ])
-    .expect(0)
-    .json();
+    ];
+    let anthropic = halo_as_admin(&orders).expect(0).json();
     let anthropic = anthropic.as_array().expect("an array");
     let names: Vec<&str> = anthropic
         .iter()
@@ -769,18 +735,9 @@ fn export_both_formats() {
         .collect();
     exported.sort_unstable();
     assert_eq!(exported, PUBLIC);
-    let reader = halo(&[
-        "--bearer",
-        "demo-reader",
-        "export",
-        server(),
-        "--format",
-        "anthropic",
-        "--tags",
-        "orders",
-    ])
-    .expect(0)
-    .json();
+    let reader = halo(&[&["--bearer", "demo-reader"][..], &orders].concat())
+        .expect(0)
+        .json();
     assert_eq!(reader.as_array().unwrap().len(), 1, "{reader}");
     assert_eq!(reader[0]["name"], "get_order");
 
@@ -1055,6 +1012,11 @@ fn many_tools() -> &'static str {
     })
 }
 
+/// `halo export <the API of many tools> --format FORMAT ARGS`.
+fn export_many(format: &str, args: &[&str]) -> Run {
+    halo(&[&["export", many_tools(), "--format", format][..], args].concat())
+}
+
 /// The function names of an OpenAI export, in order.
 fn function_names(tools: &Value) -> Vec<String> {
     tools
@@ -1073,7 +1035,7 @@ fn function_names(tools: &Value) -> Vec<String> {
 #[test]
 fn export_within_each_vendors_limits() {
     // 150 functions are more than OpenAI takes: the error says how many, and what fixes it.
-    let over = halo(&["export", many_tools(), "--format", "openai"]).expect(2);
+    let over = export_many("openai", &[]).expect(2);
     assert!(over.stdout.is_empty(), "{over:#?}");
     for needle in [
         "150 tools",
@@ -1087,7 +1049,7 @@ fn export_within_each_vendors_limits() {
     }
 
     // Deferred behind OpenAI's tool search: one namespace per domain tag.
-    let deferred = halo(&["export", many_tools(), "--format", "openai", "--defer"]).expect(0);
+    let deferred = export_many("openai", &["--defer"]).expect(0);
     assert!(deferred.stderr.contains("150 tools"), "{deferred:#?}");
     let tools = deferred.json();
     let tools = tools.as_array().unwrap();
@@ -1112,62 +1074,27 @@ fn export_within_each_vendors_limits() {
     }
     assert_eq!(tools[2]["name"], "payments");
     // `--defer=never` is the default for OpenAI.
-    halo(&[
-        "export",
-        many_tools(),
-        "--format",
-        "openai",
-        "--defer=never",
-    ])
-    .expect(2);
+    export_many("openai", &["--defer=never"]).expect(2);
 
     // Chosen by a search, the best first.
-    let found = halo(&[
-        "export",
-        many_tools(),
-        "--format",
-        "openai",
-        "--q",
-        "payments record 7",
-        "--max",
-        "10",
-    ])
-    .expect(0)
-    .json();
+    let found = export_many("openai", &["--q", "payments record 7", "--max", "10"])
+        .expect(0)
+        .json();
     let names = function_names(&found);
     assert_eq!(names.len(), 10);
     assert_eq!(names[0], "get_payments_7");
     // Chosen by tag: 30 fit.
-    let books = halo(&[
-        "export",
-        many_tools(),
-        "--format",
-        "openai",
-        "--tags",
-        "books",
-    ])
-    .expect(0)
-    .json();
+    let books = export_many("openai", &["--tags", "books"]).expect(0).json();
     assert_eq!(function_names(&books).len(), 30);
     // Chosen, and still too many.
-    let still = halo(&["export", many_tools(), "--format", "openai", "--max", "140"]).expect(2);
+    let still = export_many("openai", &["--max", "140"]).expect(2);
     assert!(still.stderr.contains("the 140 tools chosen"), "{still:#?}");
     // A budget given is a limit.
-    let budget = halo(&[
-        "export",
-        many_tools(),
-        "--format",
-        "openai",
-        "--tags",
-        "books",
-        "--budget",
-        "100",
-    ])
-    .expect(2);
+    let budget = export_many("openai", &["--tags", "books", "--budget", "100"]).expect(2);
     assert!(budget.stderr.contains("--budget 100"), "{budget:#?}");
 
     // Anthropic defers above the budget by itself.
-    let anthropic = halo(&["export", many_tools(), "--format", "anthropic"]).expect(0);
+    let anthropic = export_many("anthropic", &[]).expect(0);
     let tools = anthropic.json();
     let tools = tools.as_array().unwrap();
     assert_eq!(tools.len(), 151);
@@ -1178,17 +1105,7 @@ fn export_within_each_vendors_limits() {
     assert!(tools[1..].iter().all(|tool| tool["defer_loading"] == true));
     assert!(anthropic.stderr.contains("deferred"), "{anthropic:#?}");
     // Below it, nothing changes.
-    let few = halo(&[
-        "export",
-        many_tools(),
-        "--format",
-        "anthropic",
-        "--q",
-        "stock",
-        "--max",
-        "3",
-    ])
-    .expect(0);
+    let few = export_many("anthropic", &["--q", "stock", "--max", "3"]).expect(0);
     let tools = few.json();
     assert_eq!(tools.as_array().unwrap().len(), 3);
     assert!(tools[0].get("defer_loading").is_none(), "{tools}");
@@ -1197,17 +1114,9 @@ fn export_within_each_vendors_limits() {
 
 #[test]
 fn export_for_openai_strict_mode() {
-    let strict = halo(&[
-        "export",
-        many_tools(),
-        "--format",
-        "openai",
-        "--tags",
-        "users",
-        "--strict",
-    ])
-    .expect(0)
-    .json();
+    let strict = export_many("openai", &["--tags", "users", "--strict"])
+        .expect(0)
+        .json();
     for tool in strict.as_array().unwrap() {
         let function = &tool["function"];
         assert_eq!(function["strict"], true);
@@ -1227,7 +1136,7 @@ fn export_for_openai_strict_mode() {
     for tool in bookstore.as_array().unwrap() {
         assert_closed(&tool["function"]["parameters"]);
     }
-    let anthropic = halo(&["export", many_tools(), "--format", "anthropic", "--strict"]).expect(2);
+    let anthropic = export_many("anthropic", &["--strict"]).expect(2);
     assert!(
         anthropic.stderr.contains("--format openai"),
         "{anthropic:#?}"

@@ -7,7 +7,6 @@
 
 use crate::support;
 
-use std::net::TcpListener;
 use std::time::Duration;
 
 use halo_client::{CircuitBreaker, Client, Credential, Method, RetryPolicy, StatusCode};
@@ -43,15 +42,6 @@ fn client_of(base: &str, failures: u32, retry: RetryPolicy) -> Client {
 
 async fn go(client: &Client) -> halo_client::Result<halo_client::ToolResponse> {
     client.invoke("/go", Method::GET, json!({})).await
-}
-
-/// A loopback port nothing listens on.
-fn dead_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test]
@@ -112,7 +102,7 @@ async fn timeouts_count() {
 
 #[tokio::test]
 async fn discovery_goes_through_it() {
-    let base = format!("http://127.0.0.1:{}", dead_port());
+    let base = format!("http://127.0.0.1:{}", halo_tests::closed_port());
     let client = client_of(&base, 2, RetryPolicy::none());
     assert!(client.discover(&[]).await.unwrap_err().is_connect());
     assert!(client.discover(&[]).await.unwrap_err().is_connect());

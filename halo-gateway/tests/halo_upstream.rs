@@ -147,15 +147,9 @@ async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
         bytes: 7,
     }]);
 
-    let answer = reqwest::Client::new()
-        .post(server.url("/books/api/books/1/summarize"))
-        .header("accept", "text/event-stream")
-        .json(&json!({"chapters": 4}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::OK);
-    let text = answer.text().await.unwrap();
+    let summarize = server.url("/books/api/books/1/summarize");
+    let (status, text) = halo_tests::sse::post_streamed(&summarize, &json!({"chapters": 4})).await;
+    assert_eq!(status, StatusCode::OK);
     let events = halo_tests::sse::tool_events(&text);
     let names: Vec<&str> = events.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(

@@ -226,16 +226,8 @@ async fn a_refund_waits_for_approval_and_is_limited_per_tenant_and_order() {
     let held = refund(FINANCE_A, "O-1").await;
     assert_eq!(held.status(), StatusCode::ACCEPTED);
     let location = held.headers()["location"].to_str().unwrap().to_owned();
-    let approved: Value = gw
-        .http
-        .post(gw.server.url(&format!("{location}/approve")))
-        .bearer_auth(OPS)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let approve = gw.http.post(gw.server.url(&format!("{location}/approve")));
+    let approved = halo_tests::json::fetch(approve.bearer_auth(OPS)).await;
     assert_eq!(approved["state"], "approved", "{approved}");
     assert_eq!(approved["response"]["status"], 200, "{approved}");
     let refunded = &approved["response"]["body"];

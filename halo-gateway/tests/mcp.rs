@@ -54,12 +54,7 @@ async fn two_large_apis_cost_little_and_search_still_finds_the_tool() {
         let wanted = format!("github_{}", halo_protocol::tool_name(operation_id));
         let found = call(&mcp, "search_tools", json!({"query": task})).await;
         let answer = found.structured_content.expect("structured");
-        let ranked: Vec<&str> = answer["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let ranked = halo_tests::json::each_str(&answer["tools"], "/name");
         if ranked.contains(&wanted.as_str()) {
             in_top_5 += 1;
         } else {

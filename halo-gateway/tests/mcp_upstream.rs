@@ -5,6 +5,7 @@
 
 use halo_gateway::{Config, Gateway};
 use halo_tests::mcp_servers::{EverythingOverHttp, McpServer};
+use halo_tests::sse::post_streamed;
 use reqwest::StatusCode;
 use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -121,15 +122,9 @@ async fn a_stdio_servers_tools_are_the_gateways() {
 #[tokio::test]
 async fn a_long_call_streams_its_progress_over_http_and_mcp() {
     let (server, _dir) = gateway("").await;
-    let answer = reqwest::Client::new()
-        .post(server.url("/everything/trigger-long-running-operation"))
-        .header("accept", "text/event-stream")
-        .json(&json!({"duration": 0.3, "steps": 3}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::OK);
-    let text = answer.text().await.unwrap();
+    let long = server.url("/everything/trigger-long-running-operation");
+    let (status, text) = post_streamed(&long, &json!({"duration": 0.3, "steps": 3})).await;
+    assert_eq!(status, StatusCode::OK);
     let events = halo_tests::sse::tool_events(&text);
     let steps: Vec<f64> = events
         .iter()
@@ -177,16 +172,8 @@ async fn a_server_offering_only_http_with_sse_is_an_upstream_too() {
     let (status, answer) = post(&server, "/old/get-sum", json!({"a": 40, "b": 2})).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert!(answer.as_str().unwrap().contains("42"), "{answer}");
-    let streamed = reqwest::Client::new()
-        .post(server.url("/old/trigger-long-running-operation"))
-        .header("accept", "text/event-stream")
-        .json(&json!({"duration": 0.3, "steps": 3}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let long = server.url("/old/trigger-long-running-operation");
+    let (_, streamed) = post_streamed(&long, &json!({"duration": 0.3, "steps": 3})).await;
     let steps = halo_tests::sse::tool_events(&streamed)
         .iter()
         .filter(|(name, _)| name == "tool_progress")
@@ -229,6 +216,23 @@ async fn a_killed_stdio_server_is_started_again() {
     assert_eq!(statuses.last(), Some(&StatusCode::OK), "{statuses:?}");
 }
 
+/// What the test's MCP servers say of themselves: they have tools.
+fn with_tools() -> rmcp::model::ServerConfig {
+    rmcp::model::ServerConfig::new(
+        rmcp::model::ServerCapabilities::builder()
+            .enable_tools()
+            .build(),
+    )
+}
+
+/// The input schema of the test servers' tools: any object.
+fn any_object() -> std::sync::Arc<rmcp::model::JsonObject> {
+    let Value::Object(schema) = json!({"type": "object", "properties": {}}) else {
+        unreachable!()
+    };
+    std::sync::Arc::new(schema)
+}
+
 /// An MCP server of three tools: `slow` (ten seconds, noting each call cancelled while it
 /// runs), `broken` (a result marked `isError`) and `picky` (refuses every call's arguments).
 #[derive(Clone)]
@@ -238,11 +242,7 @@ struct Slow {
 
 impl rmcp::ServerHandler for Slow {
     fn get_info(&self) -> rmcp::model::ServerConfig {
-        rmcp::model::ServerConfig::new(
-            rmcp::model::ServerCapabilities::builder()
-                .enable_tools()
-                .build(),
-        )
+        with_tools()
     }
 
     async fn list_tools(
@@ -250,11 +250,7 @@ impl rmcp::ServerHandler for Slow {
         _: Option<rmcp::model::PaginatedRequestParams>,
         _: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
-        let schema = json!({"type": "object", "properties": {}});
-        let Value::Object(schema) = schema else {
-            unreachable!()
-        };
-        let schema = std::sync::Arc::new(schema);
+        let schema = any_object();
         let tools = [
             ("slow", "Takes ten seconds"),
             ("broken", "Always fails"),
@@ -369,11 +365,7 @@ impl Changing {
 
 impl rmcp::ServerHandler for Changing {
     fn get_info(&self) -> rmcp::model::ServerConfig {
-        rmcp::model::ServerConfig::new(
-            rmcp::model::ServerCapabilities::builder()
-                .enable_tools()
-                .build(),
-        )
+        with_tools()
     }
 
     async fn list_tools(
@@ -382,11 +374,8 @@ impl rmcp::ServerHandler for Changing {
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
         *self.lister.lock().unwrap() = Some(context.peer);
-        let Value::Object(schema) = json!({"type": "object", "properties": {}}) else {
-            unreachable!()
-        };
         let description = self.description.lock().unwrap().clone();
-        let tool = rmcp::model::Tool::new("refund", description, std::sync::Arc::new(schema));
+        let tool = rmcp::model::Tool::new("refund", description, any_object());
         Ok(rmcp::model::ListToolsResult::with_all_items(vec![tool]))
     }
 
@@ -565,12 +554,7 @@ async fn mcp_servers_and_an_api_behind_one_gateway() {
         let found =
             halo_tests::mcp::call(&mcp, "search_tools", json!({"query": task, "limit": 10})).await;
         let answer = found.structured_content.expect("structured");
-        let ranked: Vec<&str> = answer["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let ranked = halo_tests::json::each_str(&answer["tools"], "/name");
         assert!(
             ranked.contains(&wanted),
             "{task}: wanted {wanted}, got {ranked:?}"

@@ -1,7 +1,8 @@
 //! Support for the cross-crate tests of halo-rs.
 //!
 //! - [`spawn`] serves any axum [`Router`] on `127.0.0.1:<free port>` and hands back a
-//!   [`TestServer`] that stops the server gracefully when dropped.
+//!   [`TestServer`] that stops the server gracefully when dropped; [`closed_port`] is a
+//!   loopback port nothing listens on, for the tests of endpoints that cannot be reached.
 //! - [`python`] finds the interpreter of the interop virtualenv (the one that has the Python
 //!   reference implementation, `halo-fastapi`, installed); [`interop_script`] finds the scripts
 //!   that drive it.
@@ -20,8 +21,9 @@
 //! - [`held::Held`] is told of handlers that only a cancel ends: that one arrived, that one
 //!   was dropped unfinished.
 //! - [`bookstore::one_dune`] is the order tests of the bookstore sample place.
-//! - [`json::strings`] and [`json::each_str`] read the lists of a JSON answer, and
-//!   [`sse::data_events`] the events of an event stream.
+//! - [`json::strings`] and [`json::each_str`] read the lists of a JSON answer,
+//!   [`json::fetch`] fetches one; [`sse::data_events`] reads the events of an event stream
+//!   and [`sse::post_streamed`] asks for one.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -136,6 +138,16 @@ pub async fn spawn(router: Router) -> TestServer {
         stop: Some(stop),
         task: Some(task),
     }
+}
+
+/// A loopback port nothing listens on (the OS picked it free, and it was let go at once).
+///
+/// # Panics
+/// When no local port can be bound.
+#[must_use]
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("a local address").port()
 }
 
 impl TestServer {

@@ -444,8 +444,9 @@ fn choice(delta: Value, finish_reason: Option<&str>) -> Value {
                         "finish_reason": finish_reason}]})
 }
 
-/// `text` in pieces of at most `size` characters.
-fn pieces(text: &str, size: usize) -> Vec<String> {
+/// `text` in pieces of at most `size` characters, as a streaming model writes it.
+#[must_use]
+pub fn pieces(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars
         .chunks(size)

@@ -1,4 +1,7 @@
-//! Reading a `text/event-stream` body, as tests of streamed answers do.
+//! Reading a `text/event-stream` body, as tests of streamed answers do, and asking for one.
+
+use reqwest::StatusCode;
+use serde_json::Value;
 
 /// The events of an event-stream body that carry data (a `data:` line), in order.
 pub fn data_events(text: &str) -> impl Iterator<Item = SseEvent<'_>> {
@@ -28,18 +31,34 @@ impl<'a> SseEvent<'a> {
     }
 }
 
+/// POSTs `body` (as JSON) to `url` asking for an event stream (`accept:
+/// text/event-stream`): the answer's status and its whole body.
+///
+/// # Panics
+/// When there is no answer, or its body cannot be read.
+pub async fn post_streamed(url: &str, body: &Value) -> (StatusCode, String) {
+    let answer = reqwest::Client::new()
+        .post(url)
+        .header("accept", "text/event-stream")
+        .json(body)
+        .send()
+        .await
+        .expect("an answer");
+    let status = answer.status();
+    (status, answer.text().await.expect("the body"))
+}
+
 /// The tool events of an event-stream body: each one's name (`tool_start`, ...) and the
 /// `data` of its envelope (`{"type": ..., "data": ...}`).
 ///
 /// # Panics
 /// When an event's data is not JSON.
 #[must_use]
-pub fn tool_events(text: &str) -> Vec<(String, serde_json::Value)> {
+pub fn tool_events(text: &str) -> Vec<(String, Value)> {
     data_events(text)
         .map(|event| {
-            let data: serde_json::Value =
-                serde_json::from_str(event.field("data").unwrap_or_default())
-                    .unwrap_or_else(|e| panic!("an event's data is not JSON ({e}): {text}"));
+            let data: Value = serde_json::from_str(event.field("data").unwrap_or_default())
+                .unwrap_or_else(|e| panic!("an event's data is not JSON ({e}): {text}"));
             let name = event.field("event").unwrap_or_default().to_owned();
             (name, data["data"].clone())
         })

@@ -1,23 +1,24 @@
 //! [`AnthropicProvider`]: Anthropic's Messages API, streamed, on reqwest.
 
 mod event;
+mod reading;
+mod request;
+mod sse;
 mod transport;
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::stream::{self, BoxStream};
 use futures_util::{StreamExt as _, TryStreamExt as _};
-use halo_protocol::{Message, RetrySchedule, ToolDefinition};
+use halo_protocol::RetrySchedule;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde_json::{Map, Value, json};
 
-use self::event::{Assembly, Frames, Sse, Step};
+use self::reading::{Bounds, Reading};
+use self::request::check_settings;
 use self::transport::Transport;
-use crate::endpoint::{shown_url, transport_error};
-use crate::{ChatEvent, ChatRequest, ChatStream, Error, LlmProvider, ModelSettings, Result};
+use crate::endpoint::{base_url, chat_stream, default_retry, shown_url, transport_error};
+use crate::{ChatRequest, ChatStream, Error, LlmProvider, ModelSettings, Result};
 
 /// The base URL used when none is set: Anthropic's.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -28,20 +29,11 @@ const API_VERSION: &str = "2023-06-01";
 /// Where the Messages API is, after the base URL.
 const MESSAGES_PATH: &str = "/v1/messages";
 
-/// The most tokens of an answer when nothing sets it: the API requires a figure.
-const DEFAULT_MAX_TOKENS: u32 = 4096;
-
 /// The largest event of an answer by default, in bytes.
 const MAX_EVENT: usize = 1 << 20;
 
 /// The largest answer by default, in bytes, its framing included.
 const MAX_RESPONSE: usize = 64 << 20;
-
-/// The longest wait for a body's end after `message_stop`.
-const DRAIN_TIME: Duration = Duration::from_millis(50);
-
-/// The most bytes read after `message_stop`.
-const DRAIN_BYTES: usize = 64 * 1024;
 
 /// A Claude model behind Anthropic's Messages API (`POST /v1/messages`), or a server that
 /// speaks it.
@@ -105,9 +97,7 @@ struct Inner {
     base_url: String,
     api_key: Option<String>,
     settings: ModelSettings,
-    idle_timeout: Option<Duration>,
-    max_event: usize,
-    max_response: usize,
+    bounds: Bounds,
 }
 
 /// Builds an [`AnthropicProvider`].
@@ -137,11 +127,7 @@ impl AnthropicProvider {
             timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(60)),
             connect_timeout: Duration::from_secs(10),
-            retry: RetrySchedule::new()
-                .with_max_attempts(4)
-                .with_min_delay(Duration::from_millis(200))
-                .with_max_delay(Duration::from_secs(10))
-                .with_max_elapsed(Duration::from_secs(30)),
+            retry: default_retry(),
             max_event: MAX_EVENT,
             max_response: MAX_RESPONSE,
         }
@@ -256,14 +242,7 @@ impl AnthropicProviderBuilder {
             return Err(Error::builder("no model: name the one the API should use"));
         }
         check_settings(&self.settings).map_err(Error::builder)?;
-        let base_url = self.base_url.trim().trim_end_matches('/').to_owned();
-        let parsed = reqwest::Url::parse(&base_url)
-            .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-            return Err(Error::builder(
-                "the base URL must be an absolute http or https URL",
-            ));
-        }
+        let (base_url, _) = base_url(&self.base_url)?;
         let url = reqwest::Url::parse(&format!("{base_url}{MESSAGES_PATH}"))
             .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
         let mut headers = HeaderMap::new();
@@ -297,38 +276,20 @@ impl AnthropicProviderBuilder {
                 base_url,
                 api_key: self.api_key,
                 settings: self.settings,
-                idle_timeout: self.idle_timeout,
-                max_event: self.max_event,
-                max_response: self.max_response,
+                bounds: Bounds {
+                    idle_timeout: self.idle_timeout,
+                    max_event: self.max_event,
+                    max_response: self.max_response,
+                },
             }),
         })
     }
 }
 
-/// Why these settings cannot be sent, if they cannot.
-fn check_settings(settings: &ModelSettings) -> std::result::Result<(), String> {
-    if let Some(temperature) = settings.temperature
-        && !(0.0..=1.0).contains(&temperature)
-    {
-        return Err(format!(
-            "the temperature {temperature} is outside the Messages API's range, 0 to 1"
-        ));
-    }
-    if settings.max_tokens == Some(0) {
-        return Err("max_tokens must be at least 1".to_owned());
-    }
-    Ok(())
-}
-
 impl LlmProvider for AnthropicProvider {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         let inner = Arc::clone(&self.inner);
-        stream::once(async move { inner.open(request).await })
-            .flat_map(|opened| match opened {
-                Ok(events) => events,
-                Err(error) => stream::once(async { Err(error) }).boxed(),
-            })
-            .boxed()
+        chat_stream(async move { inner.open(request).await })
     }
 }
 
@@ -337,7 +298,7 @@ impl Inner {
     /// answer's events.
     async fn open(self: Arc<Self>, request: ChatRequest) -> Result<ChatStream> {
         let key = self.api_key.as_deref();
-        let body = self.body(&request)?;
+        let body = request::body(&self.settings, &request)?;
         let response = self
             .transport
             .send(&body)
@@ -354,226 +315,13 @@ impl Inner {
                 Error::decode(format!("the answer is {kind}, not an event stream")).scrubbed(key),
             );
         }
-        let reading = Reading {
-            body: response.bytes_stream().map_err(transport_error).boxed(),
-            frames: Frames::new(self.max_event),
-            assembly: Assembly::default(),
-            events: VecDeque::new(),
-            broken: None,
-            received: 0,
-            inner: self,
-        };
-        Ok(stream::unfold(Some(reading), |reading| async move {
-            let mut reading = reading?;
-            match reading.next().await {
-                Ok(event @ ChatEvent::Text(_)) => Some((Ok(event), Some(reading))),
-                Ok(done) => Some((Ok(done), None)),
-                Err(error) => {
-                    let error = error.scrubbed(reading.inner.api_key.as_deref());
-                    Some((Err(error), None))
-                }
-            }
-        })
-        .boxed())
+        Ok(Reading::stream(
+            response.bytes_stream().map_err(transport_error).boxed(),
+            self.bounds,
+            self.transport.endpoint.clone(),
+            self.api_key.clone(),
+        ))
     }
-
-    /// The request body: the model and its settings, the system prompt, the conversation,
-    /// the tools, and the ask for a stream.
-    ///
-    /// # Errors
-    /// [`Error::is_input`] for settings the API cannot take.
-    fn body(&self, request: &ChatRequest) -> Result<Vec<u8>> {
-        let settings = self.settings.overridden_by(&request.settings);
-        check_settings(&settings).map_err(Error::input)?;
-        let (system, messages) = wire_messages(&request.messages, &request.failed_calls);
-        let mut body = Map::new();
-        body.insert("model".into(), json!(settings.model.unwrap_or_default()));
-        body.insert(
-            "max_tokens".into(),
-            json!(settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
-        );
-        if let Some(system) = system {
-            body.insert("system".into(), Value::String(system));
-        }
-        body.insert("messages".into(), Value::Array(messages));
-        if !request.tools.is_empty() {
-            body.insert(
-                "tools".into(),
-                request
-                    .tools
-                    .iter()
-                    .map(ToolDefinition::anthropic_tool)
-                    .collect(),
-            );
-        }
-        if let Some(temperature) = settings.temperature {
-            // Through its shortest text, so that 0.2 is sent as 0.2.
-            if let Ok(number) = temperature.to_string().parse::<f64>() {
-                body.insert("temperature".into(), json!(number));
-            }
-        }
-        body.insert("stream".into(), json!(true));
-        serde_json::to_vec(&Value::Object(body))
-            .map_err(|e| Error::input(format!("the request cannot be written: {e}")))
-    }
-}
-
-/// An answer being read: its bytes (in chunks of type `B`), framed into events, put
-/// together into a turn.
-struct Reading<B> {
-    inner: Arc<Inner>,
-    body: BoxStream<'static, Result<B>>,
-    frames: Frames,
-    assembly: Assembly,
-    /// Events framed, not yet handed on.
-    events: VecDeque<Sse>,
-    /// The framing's error, once the events before it are handed on.
-    broken: Option<Error>,
-    /// The bytes read so far.
-    received: usize,
-}
-
-impl<B: AsRef<[u8]>> Reading<B> {
-    /// Reads what follows `message_stop`, which is only the body's end, for a moment: a
-    /// body read to its end lets its connection serve the next turn (without a new TLS
-    /// handshake). A server slow to end it is not waited for.
-    async fn drain(&mut self) {
-        let mut extra = 0_usize;
-        let rest = async {
-            while let Some(Ok(chunk)) = self.body.next().await {
-                extra += chunk.as_ref().len();
-                if extra > DRAIN_BYTES {
-                    break;
-                }
-            }
-        };
-        let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
-    }
-
-    /// The next event of the answer: a piece of text, or the whole turn.
-    async fn next(&mut self) -> Result<ChatEvent> {
-        loop {
-            while let Some(sse) = self.events.pop_front() {
-                match self.assembly.add(event::parse(&sse)?)? {
-                    Step::Nothing => {}
-                    Step::Text(text) => return Ok(ChatEvent::Text(text)),
-                    Step::Done(done) => {
-                        self.drain().await;
-                        return Ok(ChatEvent::Done(done));
-                    }
-                }
-            }
-            if let Some(error) = self.broken.take() {
-                return Err(error);
-            }
-            let next = match self.inner.idle_timeout {
-                Some(limit) => tokio::time::timeout(limit, self.body.next())
-                    .await
-                    .map_err(|_| {
-                        Error::timeout(format!(
-                            "the model sent nothing for {} ms",
-                            limit.as_millis()
-                        ))
-                        .at(&self.inner.transport.endpoint)
-                    })?,
-                None => self.body.next().await,
-            };
-            let Some(chunk) = next.transpose()? else {
-                return Err(Error::request(
-                    "the answer ended before message_stop: it was cut short",
-                ));
-            };
-            let chunk = chunk.as_ref();
-            self.received = self.received.saturating_add(chunk.len());
-            if self.received > self.inner.max_response {
-                return Err(Error::decode(format!(
-                    "the answer is longer than {} bytes",
-                    self.inner.max_response
-                )));
-            }
-            if let Err(error) = self.frames.push(chunk, &mut self.events) {
-                self.broken = Some(error);
-            }
-        }
-    }
-}
-
-/// The conversation as the Messages API takes it: the system messages joined as its
-/// `system`, and the others as `user` and `assistant` messages of content blocks, each run
-/// of one role as one message. Tool calls are `tool_use` blocks, whose `input` is the
-/// arguments when they are a JSON object and `{}` otherwise (the model then reads in the
-/// result that they were not); tool results are `tool_result` blocks of a user message,
-/// with `is_error` for the `failed` calls. Empty texts are left out (the API refuses them),
-/// and a message that only had one is too. A message of one text is sent as a string.
-fn wire_messages(messages: &[Message], failed: &[String]) -> (Option<String>, Vec<Value>) {
-    let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in messages {
-        let (role, blocks) = match message {
-            Message::System { content } => {
-                if !content.is_empty() {
-                    system.push(content);
-                }
-                continue;
-            }
-            Message::User { content } => ("user", text_block(content).into_iter().collect()),
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => {
-                let mut blocks: Vec<Value> = content
-                    .as_deref()
-                    .and_then(text_block)
-                    .into_iter()
-                    .collect();
-                blocks.extend(tool_calls.iter().map(|call| {
-                    let input = match serde_json::from_str::<Value>(&call.arguments) {
-                        Ok(Value::Object(input)) => input,
-                        _ => Map::new(),
-                    };
-                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input})
-                }));
-                ("assistant", blocks)
-            }
-            Message::Tool {
-                tool_call_id,
-                content,
-            } => {
-                let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id,
-                                       "content": content});
-                if failed.contains(tool_call_id) {
-                    block["is_error"] = Value::Bool(true);
-                }
-                ("user", vec![block])
-            }
-            // A kind of message this crate does not know yet: not sent.
-            _ => continue,
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last, kept)) if *last == role => kept.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    }
-    let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    let messages = turns
-        .into_iter()
-        .map(|(role, mut blocks)| {
-            let content = match blocks.as_mut_slice() {
-                [only] if only["type"] == "text" => only["text"].take(),
-                _ => Value::Array(blocks),
-            };
-            json!({"role": role, "content": content})
-        })
-        .collect();
-    (system, messages)
-}
-
-/// A text block, unless the text is empty.
-fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
 }
 
 impl fmt::Debug for AnthropicProvider {
@@ -601,8 +349,6 @@ impl fmt::Debug for AnthropicProviderBuilder {
 
 #[cfg(test)]
 mod tests {
-    use halo_protocol::ToolCall;
-
     use super::*;
 
     fn provider() -> AnthropicProvider {
@@ -611,83 +357,6 @@ mod tests {
             .base_url("http://127.0.0.1:9/")
             .build()
             .unwrap()
-    }
-
-    #[test]
-    fn the_conversation_on_the_wire() {
-        let messages = [
-            Message::system("Be brief."),
-            Message::user("Dune?"),
-            Message::tool_calls(
-                Some("Looking.".into()),
-                vec![
-                    ToolCall::new("toolu_1", "search", r#"{"q":"dune"}"#),
-                    ToolCall::new("toolu_2", "stock", "{not json"),
-                ],
-            ),
-            Message::tool("toolu_1", r#"{"id":1}"#),
-            Message::tool("toolu_2", "the arguments are not valid JSON"),
-            Message::user("And Emma?"),
-            Message::system("Answer in French."),
-            Message::assistant(""),
-            Message::user(""),
-            Message::user("Quickly."),
-        ];
-        let (system, wire) = wire_messages(&messages, &["toolu_2".to_owned()]);
-        assert_eq!(system.as_deref(), Some("Be brief.\n\nAnswer in French."));
-        assert_eq!(
-            wire,
-            [
-                json!({"role": "user", "content": "Dune?"}),
-                json!({"role": "assistant", "content": [
-                    {"type": "text", "text": "Looking."},
-                    {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"q": "dune"}},
-                    {"type": "tool_use", "id": "toolu_2", "name": "stock", "input": {}},
-                ]}),
-                json!({"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "{\"id\":1}"},
-                    {"type": "tool_result", "tool_use_id": "toolu_2",
-                     "content": "the arguments are not valid JSON", "is_error": true},
-                    {"type": "text", "text": "And Emma?"},
-                    {"type": "text", "text": "Quickly."},
-                ]}),
-            ]
-        );
-    }
-
-    #[test]
-    fn the_body_carries_settings_and_tools() {
-        let provider = provider();
-        let tools = halo_protocol::tool_definitions(&[(
-            halo_protocol::ToolEntry::new("/ping", "GET", "ping", "Ping."),
-            halo_protocol::ToolSchema::new(halo_protocol::Call::new("GET", "/ping")),
-        )]);
-        let request = ChatRequest::new(vec![Message::user("hi")], tools)
-            .with_settings(ModelSettings::new().temperature(0.2));
-        let body: Value = serde_json::from_slice(&provider.inner.body(&request).unwrap()).unwrap();
-        assert_eq!(body["model"], "claude-test");
-        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
-        assert_eq!(body["temperature"], json!(0.2));
-        assert_eq!(body["stream"], true);
-        assert_eq!(body.get("system"), None);
-        assert_eq!(body["tools"][0]["name"], "ping");
-        assert_eq!(body["tools"][0]["description"], "Ping.");
-        assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
-        let hot = ChatRequest::new(vec![Message::user("hi")], vec![])
-            .with_settings(ModelSettings::new().temperature(1.5));
-        let refused = provider.inner.body(&hot).unwrap_err();
-        assert!(refused.is_input(), "{refused}");
-        let none = ChatRequest::new(vec![Message::user("hi")], vec![])
-            .with_settings(ModelSettings::new().max_tokens(0).model("other"));
-        assert!(provider.inner.body(&none).unwrap_err().is_input());
-        let other = ChatRequest::new(vec![Message::user("hi")], vec![])
-            .with_settings(ModelSettings::new().max_tokens(10).model("other"));
-        let body: Value = serde_json::from_slice(&provider.inner.body(&other).unwrap()).unwrap();
-        assert_eq!(
-            (body["model"].as_str(), body["max_tokens"].as_u64()),
-            (Some("other"), Some(10))
-        );
-        assert_eq!(body.get("tools"), None);
     }
 
     #[test]

@@ -18,7 +18,10 @@ use serde_json::{Map, Value, json};
 
 use self::chunk::{Assembly, Chunk};
 use self::transport::{TimedOut, Transport};
-use crate::endpoint::{shorten, shown_url, transport_error};
+use crate::endpoint::{
+    base_url, chat_stream, default_retry, insert_temperature, shorten, shown_url, silence,
+    transport_error,
+};
 use crate::{ChatEvent, ChatRequest, ChatStream, Error, LlmProvider, ModelSettings, Result};
 
 /// The base URL used when none is set: OpenAI's.
@@ -92,11 +95,7 @@ impl OpenAiProvider {
             timeout: Some(Duration::from_secs(60)),
             idle_timeout: Some(Duration::from_secs(60)),
             connect_timeout: Duration::from_secs(10),
-            retry: RetrySchedule::new()
-                .with_max_attempts(4)
-                .with_min_delay(Duration::from_millis(200))
-                .with_max_delay(Duration::from_secs(10))
-                .with_max_elapsed(Duration::from_secs(30)),
+            retry: default_retry(),
         }
     }
 
@@ -196,14 +195,7 @@ impl OpenAiProviderBuilder {
                 "no model: name the one the endpoint should use",
             ));
         }
-        let base_url = self.base_url.trim().trim_end_matches('/').to_owned();
-        let parsed = reqwest::Url::parse(&base_url)
-            .map_err(|e| Error::builder(format!("the base URL is not a URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-            return Err(Error::builder(
-                "the base URL must be an absolute http or https URL",
-            ));
-        }
+        let (base_url, parsed) = base_url(&self.base_url)?;
         if let Some(key) = &self.api_key
             && HeaderValue::try_from(format!("Bearer {key}")).is_err()
         {
@@ -248,12 +240,7 @@ impl OpenAiProviderBuilder {
 impl LlmProvider for OpenAiProvider {
     fn chat(&self, request: ChatRequest) -> ChatStream {
         let inner = Arc::clone(&self.inner);
-        stream::once(async move { inner.open(request).await })
-            .flat_map(|opened| match opened {
-                Ok(events) => events,
-                Err(error) => stream::once(async { Err(error) }).boxed(),
-            })
-            .boxed()
+        chat_stream(async move { inner.open(request).await })
     }
 }
 
@@ -278,12 +265,8 @@ impl Inner {
                         Some(limit) => match tokio::time::timeout(limit, chunks.next()).await {
                             Ok(next) => next,
                             Err(_) => {
-                                let error = Error::timeout(format!(
-                                    "the model sent nothing for {} ms",
-                                    limit.as_millis()
-                                ))
-                                .at(&inner.endpoint)
-                                .scrubbed(inner.api_key.as_deref());
+                                let error = silence(limit, &inner.endpoint)
+                                    .scrubbed(inner.api_key.as_deref());
                                 return Some((Err(error), None));
                             }
                         },
@@ -331,12 +314,7 @@ impl Inner {
                 ),
             );
         }
-        if let Some(temperature) = settings.temperature {
-            // Through its shortest text, so that 0.2 is sent as 0.2.
-            if let Ok(number) = temperature.to_string().parse::<f64>() {
-                body.insert("temperature".into(), json!(number));
-            }
-        }
+        insert_temperature(&mut body, settings.temperature);
         if let Some(max_tokens) = settings.max_tokens {
             body.insert("max_tokens".into(), json!(max_tokens));
         }

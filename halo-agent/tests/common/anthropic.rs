@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures_util::stream;
 use halo_tests::TestServer;
+use halo_tests::llm::pieces;
 use serde_json::{Value, json};
 
 /// One answer of the script.
@@ -198,15 +199,6 @@ impl Reply {
             })
             .collect()
     }
-}
-
-/// `text` in pieces of at most `size` characters.
-fn pieces(text: &str, size: usize) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    chars
-        .chunks(size)
-        .map(|piece| piece.iter().collect())
-        .collect()
 }
 
 /// A request the server received.

@@ -1,6 +1,6 @@
 //! What the agent-loop tests share: a provider of a scripted OpenAI-compatible server, a
-//! scripted Anthropic Messages server ([`anthropic`]), tools kept in memory, and what the
-//! events of a run say.
+//! scripted Anthropic Messages server ([`anthropic`]), tools kept in memory, what the
+//! events of a run say, and the turn both providers give of the same scripted answer.
 
 pub(crate) mod anthropic;
 
@@ -9,8 +9,8 @@ use std::ops::Deref;
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, FutureExt as _};
-use halo_agent::protocol::{AgentEvent, ToolDefinition, ToolOutput};
-use halo_agent::{OpenAiProvider, OpenAiProviderBuilder, ToolSet};
+use halo_agent::protocol::{AgentEvent, ToolDefinition, ToolOutput, Usage};
+use halo_agent::{Completion, OpenAiProvider, OpenAiProviderBuilder, ToolSet};
 use halo_tests::llm::ScriptedLlm;
 use serde_json::{Map, Value};
 
@@ -27,6 +27,18 @@ pub(crate) fn quick_to_retry(llm: &ScriptedLlm) -> OpenAiProvider {
         .min_retry_delay(Duration::from_millis(10))
         .build()
         .unwrap()
+}
+
+/// Asserts the turn a provider gives of a scripted text answer, "Dune is in stock." with 21
+/// input and 7 output tokens: its `texts` (several pieces) and what it is `done` with (the
+/// text, no tool calls, the tokens, `stop`).
+pub(crate) fn assert_dune_in_stock(texts: &[String], done: &Completion) {
+    assert!(texts.len() > 2, "several pieces: {texts:?}");
+    assert_eq!(texts.concat(), "Dune is in stock.");
+    assert_eq!(done.content.as_deref(), Some("Dune is in stock."));
+    assert!(done.tool_calls.is_empty());
+    assert_eq!(done.usage, Some(Usage::new(21, 7)));
+    assert_eq!(done.finish_reason.as_deref(), Some("stop"));
 }
 
 /// A test's tools, kept in memory: what they are and how one answers. [`InMemory`] makes

@@ -1,8 +1,8 @@
 //! The payments API that the approval tests serve, in the parts they share: its callers (two
 //! who call, one who approves), its refund tool (every call waits for approval), the audit
 //! trail a test waits on, the API served on loopback behind a layer each test finishes (or
-//! as one of several instances sharing Redis), and a streamed refund read up to its
-//! `approval_pending` event.
+//! as one of several instances sharing Redis), a streamed refund read up to its
+//! `approval_pending` event, and the outcome of a withdrawal racing an approval.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,13 +14,14 @@ use halo_axum::{
     Validation, halo,
 };
 use halo_tests::{BearerScheme, TestServer};
+use reqwest::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::client::Event;
+use super::client::{Answer, Event};
 use super::gate::Runs;
 
 /// Where approvals are listed; an approval is `{APPROVALS}/{id}`.
@@ -32,6 +33,20 @@ pub const CAROL: &str = "carol-token";
 
 /// How long a test waits for a record that should come at once.
 const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Asserts that of a withdrawal and an approval of one call racing (in round `round`), one
+/// won (`200`) and the other was refused (`409`), whichever it was.
+pub fn assert_one_won(round: usize, withdrawn: &Answer, approved: &Answer) {
+    let mut statuses = [withdrawn.status, approved.status];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [StatusCode::OK, StatusCode::CONFLICT],
+        "round {round}: {} / {}",
+        withdrawn.body,
+        approved.body
+    );
+}
 
 /// The callers by their tokens: alice and bob, and carol, who holds the scope `approve`.
 pub fn callers() -> StaticAuthenticator {

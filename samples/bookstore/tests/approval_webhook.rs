@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use halo_axum::{WebhookApprover, WebhookSecret};
 use serde_json::{Value, json};
-use support::{ADMIN, Server, send};
+use support::{ADMIN, Server};
 
 const SECRET: &str = "bookstore-hook-secret-0123";
 
@@ -81,22 +81,10 @@ async fn the_hook_decides_first_and_the_admins_decide_the_rest() {
 
     // Not flagged: the hook leaves it to the administrators, who approve it over HTTP.
     let plain = json!({"reason": "customer returned the book"});
-    let (status, headers, held) = send(
-        server
-            .post("/api/payments/ch_1/refund")
-            .bearer_auth(ADMIN)
-            .json(&plain),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{held}");
-    let location = headers["location"].to_str().expect("a location");
-    let (status, _, decided) = send(
-        server
-            .post(&format!("{location}/approve"))
-            .bearer_auth(ADMIN),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{decided}");
+    let (location, _) = server
+        .held_for_the_admin("/api/payments/ch_1/refund", &plain)
+        .await;
+    let decided = server.approved_by_the_admin(&location).await;
     assert_eq!(decided["decided_by"], "admin");
     assert!(decided["response"]["status"].is_u64(), "{decided}");
 }

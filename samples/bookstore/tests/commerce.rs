@@ -230,17 +230,9 @@ async fn order_charge_refund() {
 /// The admin's refund call of `path` with `body`, held (`202`), approved by the admin: the
 /// handler's answer, as the approval keeps it.
 async fn approved(server: &Server, path: &str, body: &Value) -> Value {
-    let (status, headers, held) = send(server.post(path).bearer_auth(ADMIN).json(body)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{held}");
+    let (location, held) = server.held_for_the_admin(path, body).await;
     assert_eq!(held["state"], "pending");
-    let location = headers["location"].to_str().expect("a location");
-    let (status, _, decided) = send(
-        server
-            .post(&format!("{location}/approve"))
-            .bearer_auth(ADMIN),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{decided}");
+    let decided = server.approved_by_the_admin(&location).await;
     assert_eq!(decided["state"], "approved");
     assert_eq!(decided["decided_by"], "admin");
     decided["response"].clone()
@@ -254,15 +246,9 @@ async fn refunds_wait_for_an_approver_the_reader_never_sees() {
         send(server.discover_as(support::Caller::Admin, "/api/payments/ch_1/refund")).await;
     assert_eq!(schema[0]["effects"]["approval"], "required", "{schema}");
     let reason = json!({"reason": "damaged in transit"});
-    let (status, headers, held) = send(
-        server
-            .post("/api/payments/ch_1/refund")
-            .bearer_auth(ADMIN)
-            .json(&reason),
-    )
-    .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{held}");
-    let location = headers["location"].to_str().expect("a location").to_owned();
+    let (location, _) = server
+        .held_for_the_admin("/api/payments/ch_1/refund", &reason)
+        .await;
     // The admin lists it; the reader sees nothing of approvals.
     let (status, _, list) =
         send(server.get("/.well-known/halo/approvals").bearer_auth(ADMIN)).await;

@@ -58,24 +58,14 @@ async fn metadata(base: &str, suffix: &str) -> Value {
 
 /// The names of the tools a discovery with `token` lists.
 async fn tool_names(base: &str, token: &str) -> Vec<String> {
-    let manifest: Value = reqwest::Client::new()
+    let discovery = reqwest::Client::new()
         .request(reqwest::Method::OPTIONS, format!("{base}/"))
         .header("accept", "application/llm+json")
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let mut names: Vec<String> = manifest["tools"]
-        .as_array()
-        .expect("a manifest")
-        .iter()
-        .map(|tool| tool["name"].as_str().unwrap().to_owned())
-        .collect();
-    names.sort();
-    names
+        .bearer_auth(token);
+    let manifest = halo_tests::json::fetch(discovery).await;
+    let mut names = halo_tests::json::each_str(&manifest["tools"], "/name");
+    names.sort_unstable();
+    names.into_iter().map(str::to_owned).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

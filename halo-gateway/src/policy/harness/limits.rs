@@ -161,38 +161,46 @@ mod tests {
 
     #[test]
     fn buckets_become_rates_with_their_dimension() {
-        let mapped = limit("{dimension: tenant_tool, capacity: 1000, refill_rate: 20}").unwrap();
-        assert_eq!(mapped.limit.to_string(), "1000/50 seconds per tenant");
-        assert!(!mapped.pooled);
-        let mapped = limit(
-            "{dimension: custom, key_template: 'tenant:{tenant_id}:campaign:{args.campaign_id}', \
-             capacity: 100, refill_rate: 2}",
-        )
-        .unwrap();
-        assert_eq!(
-            mapped.limit.to_string(),
-            "100/50 seconds per tenant and campaign_id"
-        );
-        assert!(mapped.pooled, "the key does not name the tool");
-        let mapped = limit(
-            "{dimension: custom, key_template: 'tenant:{tenant_id}:order:{args.order_id}', \
-             capacity: 1, refill_rate: 0.01}",
-        )
-        .unwrap();
-        assert_eq!(
-            mapped.limit.to_string(),
-            "1/100 seconds per tenant and order_id"
-        );
-        let mapped =
-            limit("{dimension: custom, key_template: '{tool_name}:{args.sku}', capacity: 5, refill_rate: 5}")
-                .unwrap();
-        assert_eq!(mapped.limit.to_string(), "5/second per sku");
-        assert!(!mapped.pooled);
-        let mapped = limit("{dimension: agent, limit_per_minute: 30}").unwrap();
-        assert_eq!(mapped.limit.to_string(), "30/minute per caller");
-        assert!(mapped.pooled);
-        let mapped = limit("{dimension: server_tool, capacity: 3, refill_rate: 4}").unwrap();
-        assert_eq!(mapped.limit.to_string(), "3/750 milliseconds per tool");
+        // Each bucket, the rate it becomes, and whether its budget spans the policy's tools
+        // (a key that does not name the tool).
+        for (yaml, rate, pooled) in [
+            (
+                "{dimension: tenant_tool, capacity: 1000, refill_rate: 20}",
+                "1000/50 seconds per tenant",
+                false,
+            ),
+            (
+                "{dimension: custom, key_template: 'tenant:{tenant_id}:campaign:{args.campaign_id}', \
+                 capacity: 100, refill_rate: 2}",
+                "100/50 seconds per tenant and campaign_id",
+                true,
+            ),
+            (
+                "{dimension: custom, key_template: 'tenant:{tenant_id}:order:{args.order_id}', \
+                 capacity: 1, refill_rate: 0.01}",
+                "1/100 seconds per tenant and order_id",
+                true,
+            ),
+            (
+                "{dimension: custom, key_template: '{tool_name}:{args.sku}', capacity: 5, refill_rate: 5}",
+                "5/second per sku",
+                false,
+            ),
+            (
+                "{dimension: agent, limit_per_minute: 30}",
+                "30/minute per caller",
+                true,
+            ),
+            (
+                "{dimension: server_tool, capacity: 3, refill_rate: 4}",
+                "3/750 milliseconds per tool",
+                false,
+            ),
+        ] {
+            let mapped = limit(yaml).unwrap();
+            assert_eq!(mapped.limit.to_string(), rate, "{yaml}");
+            assert_eq!(mapped.pooled, pooled, "{yaml}");
+        }
     }
 
     #[test]

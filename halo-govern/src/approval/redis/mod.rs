@@ -347,6 +347,29 @@ impl<R> RedisBook<R> {
         Ok((pending, expired))
     }
 
+    /// Runs `lua`, a script that settles the entry `id` (as the operation `name`), on the
+    /// book's bounds and the entry, with `args`: the words of its answer.
+    async fn settle(
+        &self,
+        name: &'static str,
+        lua: Lua,
+        id: &str,
+        args: &[&[u8]],
+    ) -> Reached<Words> {
+        let (all, bytes) = self.bounds();
+        let key = self.entry_key(id);
+        self.link
+            .run(
+                Operation::new("approvals", name),
+                lua.script(),
+                &[&all, &bytes, &key],
+                args,
+            )
+            .await
+            .map(Words)
+            .ok_or(Unreachable)
+    }
+
     /// Decides `entry`: approved, the request to run here when this replica holds it, else
     /// left to the replica that does.
     pub(crate) async fn decide(
@@ -356,8 +379,6 @@ impl<R> RedisBook<R> {
         verdict: &Verdict,
     ) -> Reached<Decided<R>> {
         let holds = entry.with_state(|state| matches!(state, State::Pending(Some(_))));
-        let (all, bytes) = self.bounds();
-        let key = self.entry_key(&entry.id);
         let approve = if verdict.is_approved() { "1" } else { "0" };
         let runner = if holds { self.replica.as_str() } else { "" };
         let decided = State::decided(verdict);
@@ -376,18 +397,8 @@ impl<R> RedisBook<R> {
             keep.as_bytes(),
             runner.as_bytes(),
         ];
-        let answer: Vec<Option<Vec<u8>>> = self
-            .link
-            .run(
-                Operation::new("approvals", "decide"),
-                Lua::Decide.script(),
-                &[&all, &bytes, &key],
-                &args,
-            )
-            .await
-            .ok_or(Unreachable)?;
-        let word = |index: usize| answer.get(index).cloned().flatten().unwrap_or_default();
-        Ok(match word(0).as_slice() {
+        let answer = self.settle("decide", Lua::Decide, &entry.id, &args).await?;
+        Ok(match answer.word(0) {
             b"run" => match entry.advance(decided) {
                 Some(kept) => Decided::Run(kept),
                 None => Decided::Elsewhere,
@@ -400,7 +411,7 @@ impl<R> RedisBook<R> {
                 entry.advance(State::Expired);
                 Decided::Already(Phase::Expired, true)
             }
-            b"was" => Decided::Already(was(&word(1)), false),
+            b"was" => Decided::Already(was(answer.word(1)), false),
             // Forgotten since it was read.
             _ => Decided::Already(Phase::Expired, false),
         })
@@ -419,8 +430,6 @@ impl<R> RedisBook<R> {
             State::Cancelled { by, reason } => (by.as_deref().unwrap_or(""), reason.as_str()),
             _ => ("", ""),
         };
-        let (all, bytes) = self.bounds();
-        let key = self.entry_key(&entry.id);
         let keep = millis(limits.keep_decided);
         let args: [&[u8]; 4] = [
             entry.id.as_bytes(),
@@ -428,18 +437,10 @@ impl<R> RedisBook<R> {
             reason.as_bytes(),
             keep.as_bytes(),
         ];
-        let answer: Vec<Option<Vec<u8>>> = self
-            .link
-            .run(
-                Operation::new("approvals", "withdraw"),
-                Lua::Withdraw.script(),
-                &[&all, &bytes, &key],
-                &args,
-            )
-            .await
-            .ok_or(Unreachable)?;
-        let word = |index: usize| answer.get(index).cloned().flatten().unwrap_or_default();
-        Ok(match word(0).as_slice() {
+        let answer = self
+            .settle("withdraw", Lua::Withdraw, &entry.id, &args)
+            .await?;
+        Ok(match answer.word(0) {
             b"cancelled" => {
                 entry.advance(cancelled);
                 Ok(())
@@ -448,7 +449,7 @@ impl<R> RedisBook<R> {
                 entry.advance(State::Expired);
                 Err((Phase::Expired, true))
             }
-            b"was" => Err((was(&word(1)), false)),
+            b"was" => Err((was(answer.word(1)), false)),
             // Forgotten since it was read.
             _ => Err((Phase::Expired, false)),
         })
@@ -642,6 +643,19 @@ fn was(state: &[u8]) -> Phase {
         b"denied" => Phase::Denied,
         b"cancelled" => Phase::Cancelled,
         _ => Phase::Expired,
+    }
+}
+
+/// The words of a script's answer.
+struct Words(Vec<Option<Vec<u8>>>);
+
+impl Words {
+    /// The word at `index`; empty when there is none.
+    fn word(&self, index: usize) -> &[u8] {
+        self.0
+            .get(index)
+            .and_then(Option::as_deref)
+            .unwrap_or_default()
     }
 }
 

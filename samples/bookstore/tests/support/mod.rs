@@ -76,6 +76,24 @@ impl Server {
         caller.sign(self.discover(path))
     }
 
+    /// The admin's call `POST path` with the JSON `body`, held for approval (`202`): the
+    /// approval's location, and the answer.
+    pub async fn held_for_the_admin(&self, path: &str, body: &Value) -> (String, Value) {
+        let (status, headers, held) = send(self.post(path).bearer_auth(ADMIN).json(body)).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{held}");
+        let location = headers["location"].to_str().expect("a location").to_owned();
+        (location, held)
+    }
+
+    /// The approval at `location`, approved by the admin (`200`): the approval as the
+    /// answer gives it.
+    pub async fn approved_by_the_admin(&self, location: &str) -> Value {
+        let approve = self.post(&format!("{location}/approve")).bearer_auth(ADMIN);
+        let (status, _, decided) = send(approve).await;
+        assert_eq!(status, StatusCode::OK, "{decided}");
+        decided
+    }
+
     /// The names of the tools the manifest lists for `caller`, sorted.
     pub async fn tool_names(&self, caller: Caller) -> Vec<String> {
         let (status, _, manifest) = send(self.discover_as(caller, "/")).await;
