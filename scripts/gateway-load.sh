@@ -20,20 +20,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/listening.sh
+source scripts/options.sh
 
-duration=10
-connections=32
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --duration) duration="${2:?--duration needs a number of seconds}"; shift 2 ;;
-    --connections) connections="${2:?--connections needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "gateway-load.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
-  esac
-done
-case "$duration$connections" in
-  *[!0-9]*) echo "gateway-load.sh: --duration and --connections take whole numbers" >&2; exit 2 ;;
-esac
+load_options gateway-load.sh 19 "$@"
 
 missing=()
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
@@ -46,10 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "gateway-load.sh: building the release halo" >&2
-cargo build --release --quiet -p halo-cli
-target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-halo="$target_dir/release/halo"
+halo=$(release_binary gateway-load.sh halo-cli halo)
 
 work=$(mktemp -d)
 pids=()

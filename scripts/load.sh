@@ -24,23 +24,15 @@
 # cores, so the figures are a floor for the server, not its capacity.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/options.sh
 source scripts/listening.sh
 
-duration=10
-connections=32
 metrics=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --duration) duration="${2:?--duration needs a number of seconds}"; shift 2 ;;
-    --connections) connections="${2:?--connections needs a number}"; shift 2 ;;
-    --metrics) metrics=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "load.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
-  esac
+args=()
+for arg in "$@"; do
+  if [ "$arg" = --metrics ]; then metrics=1; else args+=("$arg"); fi
 done
-case "$duration$connections" in
-  *[!0-9]*) echo "load.sh: --duration and --connections take whole numbers" >&2; exit 2 ;;
-esac
+load_options load.sh 22 ${args[@]+"${args[@]}"}
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "load.sh: installing wrk (Debian package)" >&2
@@ -53,10 +45,7 @@ for tool in curl awk; do
   command -v "$tool" >/dev/null 2>&1 || { echo "load.sh: $tool is needed" >&2; exit 1; }
 done
 
-echo "load.sh: building the release bookstore" >&2
-cargo build --release --quiet -p bookstore
-target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-bin="$target_dir/release/bookstore"
+bin=$(release_binary load.sh bookstore bookstore)
 
 work=$(mktemp -d)
 server=""

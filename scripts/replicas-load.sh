@@ -16,22 +16,10 @@
 # not what three machines would serve.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/options.sh
 
-duration=10
-connections=32
 rounds=2
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --duration) duration="${2:?}"; shift 2 ;;
-    --connections) connections="${2:?}"; shift 2 ;;
-    --rounds) rounds="${2:?}"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "replicas-load.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
-  esac
-done
-case "$duration$connections$rounds" in
-  *[!0-9]*) echo "replicas-load.sh: --duration, --connections and --rounds take whole numbers" >&2; exit 2 ;;
-esac
+load_options replicas-load.sh 17 "$@"
 
 for package in wrk haproxy; do
   if ! command -v "$package" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$package" ]; then
@@ -47,10 +35,7 @@ for tool in redis-server redis-cli curl awk; do
   command -v "$tool" >/dev/null 2>&1 || { echo "replicas-load.sh: $tool is needed" >&2; exit 1; }
 done
 
-echo "replicas-load.sh: building the release bookstore" >&2
-cargo build --release --quiet -p bookstore
-target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-bin="$target_dir/release/bookstore"
+bin=$(release_binary replicas-load.sh bookstore bookstore)
 
 work=$(mktemp -d)
 pids=()
