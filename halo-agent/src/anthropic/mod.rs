@@ -40,11 +40,11 @@ const MAX_RESPONSE: usize = 64 << 20;
 ///
 /// Answers are streamed (`stream: true`): text as it is written, tool calls (`tool_use`
 /// blocks) put together from their `input_json_delta` pieces, the tokens used, and why the
-/// model stopped, all given as the same [`ChatEvent`]s and [`Completion`](crate::Completion)
+/// model stopped, all given as the same [`ChatEvent`](crate::ChatEvent)s and [`Completion`](crate::Completion)
 /// as [`OpenAiProvider`](crate::OpenAiProvider)'s. The conversation is sent as the API wants
 /// it: system messages as the top-level `system`, tool calls as `tool_use` blocks, tool
 /// results as a user message of `tool_result` blocks (`is_error` for the calls the request
-/// lists in [`failed_calls`](ChatRequest::failed_calls)), and consecutive messages of one
+/// lists in [`failed_calls`](crate::ChatRequest::failed_calls)), and consecutive messages of one
 /// role as one.
 ///
 /// - Finish reasons are chat completions' words: `end_turn` and `stop_sequence` are `stop`,

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-/// Whose budget a call of a tool spends under a [`Limit`].
+/// Whose budget a call of a tool spends under a [`Limit`](super::Limit).
 ///
 /// On the wire it is the limit's `per` (`"caller"`, `"tenant"`, `"tool"`, `"argument"`,
 /// `"combined"`), with the argument's name beside it for [`Argument`](Self::Argument) and the
