@@ -583,22 +583,22 @@ mod shared {
         let client = redis::Client::open(redis.url()).unwrap();
         let mut connection = client.get_connection().unwrap();
         let keys: Vec<String> = redis::cmd("KEYS")
-            .arg("shop:rate:*")
+            .arg("shop:*rate*")
             .query(&mut connection)
             .unwrap();
         assert!(
             keys.iter()
-                .any(|key| key.starts_with("shop:rate:place_order:argument:")),
+                .any(|key| key.starts_with("shop:{rate:place_order}:argument:")),
             "{keys:?}"
         );
         assert!(
             keys.iter()
-                .any(|key| key.starts_with("shop:rate:report:tenant:")),
+                .any(|key| key.starts_with("shop:{rate:report}:tenant:")),
             "{keys:?}"
         );
         let combined: Vec<&String> = keys
             .iter()
-            .filter(|key| key.starts_with("shop:rate:send_mailing:combined:"))
+            .filter(|key| key.starts_with("shop:{rate:send_mailing}:combined:"))
             .collect();
         assert_eq!(combined.len(), 2, "acme's and globex's: {keys:?}");
         assert!(
