@@ -8,7 +8,6 @@
 
 use crate::common;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Json;
@@ -493,39 +492,10 @@ async fn configured_to_continue_a_run_outlives_its_client() {
     assert_eq!(last.data["data"]["content"], slow);
 }
 
-/// What the app logs (`tracing`), as text.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<u8>>>);
-
-impl Log {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl std::io::Write for Log {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn a_model_that_cannot_be_reached_is_not_named_to_the_caller() {
     // The app runs on this thread (a current-thread runtime), where its log is kept.
-    let log = Log::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer({
-            let log = log.clone();
-            move || log.clone()
-        })
-        .with_ansi(false)
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let (log, _logging) = common::log::capture();
     // A port nothing listens on.
     let port = halo_tests::closed_port();
     let model = format!("http://127.0.0.1:{port}/v1");

@@ -364,9 +364,11 @@ async fn while_redis_is_down_keys_are_refused_rates_go_local_and_a_finished_resp
 }
 
 /// What an operator sees of a store that stops answering: the readiness probe turns `503`,
-/// each failed operation is counted in `halo_store_errors_total` by store and operation; and
-/// when the store is back, the probe is ready again without a restart.
+/// each failed operation is counted in `halo_store_errors_total` by store and operation and
+/// logged (one warning, however many fail, naming the store, the operation and the node, and
+/// never a password); and when the store is back, the probe is ready again without a restart.
 async fn operators_see_a_store_that_does_not_answer(mut redis: SharedRedis) {
+    let (log, _logging) = common::log::capture();
     #[cfg(feature = "prometheus")]
     let prometheus = common::prometheus();
     let instance = Instance::default();
@@ -396,8 +398,28 @@ async fn operators_see_a_store_that_does_not_answer(mut redis: SharedRedis) {
     );
 
     redis.stop();
-    let refused = post(&server, "/orders", Some("k-1"), json!({"amount": 5})).await;
-    assert_unavailable(&refused, &redis);
+    for key in ["k-1", "k-2", "k-3"] {
+        let refused = post(&server, "/orders", Some(key), json!({"amount": 5})).await;
+        assert_unavailable(&refused, &redis);
+    }
+    // The node: the server's address, or (every node being down, none can name the
+    // holder of the key's slot) the slot.
+    let node = match &redis {
+        SharedRedis::Server(server) => format!("node=127.0.0.1:{}", server.port()),
+        SharedRedis::Cluster(_) => " of the cluster".to_owned(),
+    };
+    let warning = |line: &&str| line.contains("the shared store did not answer");
+    eventually("the failure is logged", || async {
+        log.text().lines().any(|line| warning(&line))
+    })
+    .await;
+    let text = log.text();
+    let warnings: Vec<&str> = text.lines().filter(warning).collect();
+    assert_eq!(warnings.len(), 1, "{text}");
+    for part in [r#"store="idempotency""#, r#"operation="claim""#, &node] {
+        assert!(warnings[0].contains(part), "{part} in {text}");
+    }
+    assert!(!text.contains(redis.password()), "{text}");
     let answer = ready().await;
     assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(answer.headers()["retry-after"], "1");

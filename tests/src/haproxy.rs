@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::program::Program;
+
 /// An `haproxy` process balancing over backends; stopped (and its folder removed) on drop.
 #[derive(Debug)]
 pub struct Haproxy {
@@ -17,18 +19,14 @@ pub struct Haproxy {
     dir: PathBuf,
 }
 
-/// The `haproxy` binary.
-fn binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("HALO_HAPROXY").filter(|path| !path.is_empty()) {
-        return PathBuf::from(path);
-    }
-    let sbin = PathBuf::from("/usr/sbin/haproxy");
-    if sbin.exists() {
-        sbin
-    } else {
-        PathBuf::from("haproxy")
-    }
-}
+/// HAProxy, from Debian's `haproxy`.
+const HAPROXY: Program = Program {
+    name: "haproxy",
+    variable: "HALO_HAPROXY",
+    installed: Some("/usr/sbin/haproxy"),
+    package: "haproxy",
+    needed_by: "replica tests",
+};
 
 impl Haproxy {
     /// Starts HAProxy on a free loopback port in front of `backends` (`host:port` each, in
@@ -60,23 +58,15 @@ impl Haproxy {
         );
         let path = dir.join("haproxy.cfg");
         std::fs::write(&path, config).expect("haproxy.cfg");
-        let binary = binary();
-        let child = Command::new(&binary)
-            .arg("-db")
-            .arg("-f")
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!(
-                    "cannot start {} ({error}): the replica tests need HAProxy; install it \
-                     (`apt-get install haproxy`, which `bash .ci/test` does) or set HALO_HAPROXY \
-                     to its path",
-                    binary.display()
-                )
-            });
+        let child = HAPROXY.spawn(
+            Command::new(HAPROXY.path())
+                .arg("-db")
+                .arg("-f")
+                .arg(&path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit()),
+        );
         let mut proxy = Self { child, port, dir };
         let up = crate::wait::until(Duration::from_secs(20), || {
             if let Some(status) = proxy.child.try_wait().ok().flatten() {

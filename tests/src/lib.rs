@@ -42,6 +42,7 @@ pub mod llm;
 pub mod mcp;
 pub mod mcp_servers;
 pub mod oidc;
+mod program;
 pub mod redis;
 pub mod redis_cluster;
 pub mod shared_redis;

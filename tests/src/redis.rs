@@ -15,6 +15,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::program::Program;
+
 /// A `redis-server` process started for a test; shut down (and its folder removed) on drop.
 #[derive(Debug)]
 pub struct RedisServer {
@@ -26,12 +28,14 @@ pub struct RedisServer {
     cluster: bool,
 }
 
-/// The `redis-server` binary: `HALO_REDIS_SERVER`, or `redis-server` on the `PATH`.
-fn binary() -> PathBuf {
-    std::env::var_os("HALO_REDIS_SERVER")
-        .filter(|path| !path.is_empty())
-        .map_or_else(|| PathBuf::from("redis-server"), PathBuf::from)
-}
+/// The Redis server, from Debian's `redis-server`.
+const REDIS_SERVER: Program = Program {
+    name: "redis-server",
+    variable: "HALO_REDIS_SERVER",
+    installed: None,
+    package: "redis-server",
+    needed_by: "Redis tests",
+};
 
 impl RedisServer {
     /// Starts a server on a free loopback port and waits until it answers.
@@ -77,49 +81,41 @@ impl RedisServer {
     /// As [`start`](Self::start).
     pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "the Redis server is already running");
-        let binary = binary();
-        let child = Command::new(&binary)
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
-            .arg("--dir")
-            .arg(&self.dir)
-            .args(["--requirepass", &self.password])
-            .args([
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--save",
-                "",
-            ])
-            .args(["--daemonize", "no", "--protected-mode", "yes"])
-            .args(if self.cluster {
-                // A node that others count as failed after 2 s, so that tests of an outage
-                // do not wait long; its view of the cluster kept in its folder, so that it
-                // rejoins when started again.
-                &[
-                    "--cluster-enabled",
+        let child = REDIS_SERVER.spawn(
+            Command::new(REDIS_SERVER.path())
+                .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+                .arg("--dir")
+                .arg(&self.dir)
+                .args(["--requirepass", &self.password])
+                .args([
+                    "--appendonly",
                     "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "2000",
-                ][..]
-            } else {
-                &[][..]
-            })
-            .args(["--logfile", "redis.log"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|error| {
-                panic!(
-                    "cannot start {} ({error}): the Redis tests need redis-server; install it \
-                     (`apt-get install redis-server`, which `bash .ci/test` does) or set \
-                     HALO_REDIS_SERVER to its path",
-                    binary.display()
-                )
-            });
+                    "--appendfsync",
+                    "always",
+                    "--save",
+                    "",
+                ])
+                .args(["--daemonize", "no", "--protected-mode", "yes"])
+                .args(if self.cluster {
+                    // A node that others count as failed after 2 s, so that tests of an outage
+                    // do not wait long; its view of the cluster kept in its folder, so that it
+                    // rejoins when started again.
+                    &[
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-node-timeout",
+                        "2000",
+                    ][..]
+                } else {
+                    &[][..]
+                })
+                .args(["--logfile", "redis.log"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit()),
+        );
         self.child = Some(child);
         let (port, password, dir) = (self.port, &self.password, &self.dir);
         let child = self.child.as_mut().expect("just started");

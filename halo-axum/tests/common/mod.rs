@@ -10,6 +10,7 @@ pub mod audit;
 pub mod client;
 pub mod gate;
 pub mod jwt_keys;
+pub mod log;
 pub mod notes;
 mod petshop;
 pub mod served;

@@ -9,7 +9,7 @@ use redis::{FromRedisValue, Script};
 
 use super::Inner;
 use super::keys;
-use super::target::{self, Connection, Target};
+use super::target::{self, Connection};
 
 /// After a failure, Redis is not tried again for this long.
 const PAUSE: Duration = Duration::from_secs(1);
@@ -78,14 +78,7 @@ impl Inner {
                 due
             };
             if due {
-                let node = self.node(slot).await;
-                tracing::warn!(
-                    target: "halo_axum::store",
-                    store = operation.store,
-                    operation = operation.name,
-                    node = %node,
-                    "the shared store did not answer; the call uses its fallback"
-                );
+                self.warn(operation, slot);
             }
         }
         answer
@@ -104,22 +97,38 @@ impl Inner {
         )
     }
 
-    /// The node (`host:port`) that holds `slot`, as logs name it (never a password): the
-    /// server, or the node the cluster's slot map names (`slot N of the cluster` when no
-    /// node answers for the map).
-    async fn node(&self, slot: u16) -> String {
-        let holder = async {
-            let mut connection = self.connection().await.ok()?;
-            target::holder(&mut connection, slot).await
+    /// Logs that `operation` failed, naming the node (`host:port`, never a password): the
+    /// server, or the node that the cluster's slot map says holds `slot` (`slot N of the
+    /// cluster` when no node answers for the map). The map is asked for by a task of its
+    /// own, so the failed call does not wait for it.
+    fn warn(&self, operation: Operation, slot: u16) {
+        let log = move |node: &str| {
+            tracing::warn!(
+                target: "halo_axum::store",
+                store = operation.store,
+                operation = operation.name,
+                node = %node,
+                "the shared store did not answer; the call uses its fallback"
+            );
         };
-        match &self.config.target {
-            Target::Single(_) => self.config.target.nodes(),
-            Target::Cluster(_) => tokio::time::timeout(self.config.timeout, holder)
+        if let Some(server) = self.config.target.server() {
+            log(&server);
+            return;
+        }
+        let connection = self.connection.get().cloned();
+        let timeout = self.config.timeout;
+        tokio::spawn(async move {
+            let holder = async {
+                let mut connection = connection?;
+                target::holder(&mut connection, slot).await
+            };
+            let node = tokio::time::timeout(timeout, holder)
                 .await
                 .ok()
                 .flatten()
-                .unwrap_or_else(|| format!("slot {slot} of the cluster")),
-        }
+                .unwrap_or_else(|| format!("slot {slot} of the cluster"));
+            log(&node);
+        });
     }
 
     /// The connection, made on first use (again after a cluster could not be reached).

@@ -50,11 +50,12 @@ impl Target {
         matches!(self, Self::Cluster(_))
     }
 
-    /// The node (`host:port`), or `the cluster`, as logs name it: never a password.
-    pub(crate) fn nodes(&self) -> String {
+    /// The server's address (`host:port`), as logs name it (never a password); `None` for a
+    /// cluster, whose node depends on the slot.
+    pub(crate) fn server(&self) -> Option<String> {
         match self {
-            Self::Single(client) => client.get_connection_info().addr().to_string(),
-            Self::Cluster(_) => "the cluster".to_owned(),
+            Self::Single(client) => Some(client.get_connection_info().addr().to_string()),
+            Self::Cluster(_) => None,
         }
     }
 
