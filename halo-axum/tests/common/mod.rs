@@ -13,6 +13,8 @@ pub mod jwt_keys;
 pub mod notes;
 mod petshop;
 pub mod served;
+#[cfg(feature = "ws")]
+pub mod socket;
 
 #[allow(unused_imports)] // not every test uses the pet shop
 pub use petshop::*;
