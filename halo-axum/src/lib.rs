@@ -104,6 +104,9 @@ pub use crate::layer::{Describe, Halo, HaloBuilder, HaloLayer, ResponseFuture, T
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub use crate::metrics::{Prometheus, PrometheusError};
 pub use crate::readiness::Readiness;
+#[cfg(feature = "ws")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+pub use crate::stream::WebSocketLimits;
 pub use crate::stream::{OnDisconnect, Progress, ToolResult};
 pub use crate::valid_json::{ValidJson, ValidJsonRejection};
 pub use halo_openapi::ApprovalRule;

@@ -116,7 +116,10 @@ fn serve_model(base_url: &str, on_disconnect: OnDisconnect) -> (App, Records) {
     let app = router
         .clone()
         .merge(agents.router(&halo, router))
-        .layer(halo);
+        .layer(halo.clone());
+    // Runs over WebSocket reach the agents' `POST` route through the app.
+    #[cfg(feature = "ws")]
+    let app = halo.websocket_app(app);
     (App::new(app), audit)
 }
 
@@ -529,4 +532,44 @@ async fn a_model_that_cannot_be_reached_is_not_named_to_the_caller() {
     let full = format!("could not connect to the model at {model}/chat/completions");
     assert_eq!(logged.matches(&full).count(), 2, "{logged}");
     assert!(logged.contains("note_taker"), "{logged}");
+}
+
+/// A run streamed over WebSocket (feature `ws`), on a loopback port: the documented events,
+/// ids from 1, a normal close after `agent_end`; a cancel message stops a run mid-answer with
+/// `agent_error` `cancelled`.
+#[cfg(feature = "ws")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_streams_over_websocket_and_a_cancel_message_stops_one() {
+    let slow = "a long answer that takes a while to write, one piece at a time";
+    let llm = ScriptedLlm::start([
+        Turn::calls([Call::new("search_notes", json!({"q": "milk"}))]),
+        Turn::text("Your note says: buy milk."),
+        Turn::text(slow).every(Duration::from_millis(100)),
+    ])
+    .await;
+    let (app, _) = serve(&llm, OnDisconnect::Cancel);
+    let server = halo_tests::spawn(app.router()).await;
+    let reader = [("authorization", "Bearer reader-token")];
+    let base = server.base_url();
+    let open = || common::socket::open(&base, "POST", "/agents/note_taker/run", &reader);
+    let mut socket = open().await.expect("an open socket");
+    socket
+        .call(Some(json!({"input": "What about milk?"})))
+        .await;
+    let (events, close) = socket.read_to_close().await;
+    assert_eq!(close, Some(1000));
+    let ids: Vec<u64> = events.iter().map(|e| e.id).collect();
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>());
+    assert_eq!(events[0].name, "agent_start");
+    assert!(events.iter().any(|e| e.name == "tool_start"));
+    let last = events.last().unwrap();
+    assert_eq!(last.name, "agent_end");
+    assert_eq!(last.data["data"]["content"], "Your note says: buy milk.");
+    // A slow run, cancelled by a message once it writes.
+    let mut socket = open().await.expect("an open socket");
+    socket.call(Some(json!({"input": "Tell me a story"}))).await;
+    socket.until("llm_chunk").await;
+    socket.send(r#"{"type": "cancel"}"#).await;
+    let rest = socket.until("agent_error").await;
+    assert_eq!(rest.last().unwrap().data["data"]["code"], "cancelled");
 }

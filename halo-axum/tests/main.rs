@@ -50,3 +50,5 @@ mod schemas;
 mod search;
 mod templates;
 mod transparency;
+#[cfg(feature = "ws")]
+mod websocket;

@@ -2,6 +2,7 @@
 
 mod gateway;
 mod lint;
+mod stream;
 
 use std::path::PathBuf;
 
@@ -11,6 +12,7 @@ use halo_client::HeaderName;
 pub(crate) use self::gateway::GatewayCommand;
 use self::lint::rules_help;
 pub(crate) use self::lint::{LintArgs, LintRule};
+pub(crate) use self::stream::StreamArgs;
 
 /// Discover, search, describe, call, stream, export and pin HALO APIs, serve them over MCP,
 /// and let an LLM agent use them.
@@ -184,7 +186,8 @@ pub(crate) enum Command {
     /// approval (`DELETE /.well-known/halo/approvals/{id}`), so the call never runs, and exits
     /// 130.
     Call(CallArgs),
-    /// Call an operation and print its events as they arrive (Server-Sent Events).
+    /// Call an operation and print its events as they arrive (Server-Sent Events, or a
+    /// WebSocket with `--transport ws`).
     ///
     /// Asks for `text/event-stream` and prints one line per event: `tool_start`, each
     /// `tool_progress`, then the result of `tool_end` (or the problem of `tool_error`); with
@@ -198,7 +201,7 @@ pub(crate) enum Command {
     ///
     /// Exit status: 0 when the stream ends with `tool_end` and a 2xx status, 1 on
     /// `tool_error` or a 4xx/5xx answer, 2 for usage and network errors, 130 when interrupted.
-    Stream(CallArgs),
+    Stream(StreamArgs),
     /// Print the tools as tool definitions for an LLM API (JSON), within its limits.
     ///
     /// OpenAI takes at most 128 functions, and every definition loaded up front costs the
@@ -594,7 +597,8 @@ mod tests {
         .unwrap();
         assert!(stream.global.json);
         match stream.command {
-            Command::Stream(call) => {
+            Command::Stream(stream) => {
+                let call = stream.call;
                 assert_eq!(call.path, "/jobs");
                 assert_eq!(call.method.as_deref(), Some("post"));
                 assert_eq!(call.data.as_deref(), Some("{}"));

@@ -107,7 +107,8 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Call(call) => {
             let waiting = approvals::Waiting::default();
-            let (client, method, args) = target(&global, &call, &waiting).await?;
+            let (client, method, args) =
+                target(&global, &call, &waiting, halo_client::Transport::Sse).await?;
             let invoked = client.invoke(&call.path, method, args);
             let Some(response) = approvals::interruptible(&client, &waiting, invoked).await? else {
                 return Ok(ExitCode::from(interrupt::INTERRUPTED));
@@ -118,8 +119,11 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
                 output::response(&response)
             });
         }
-        Command::Stream(call) => {
-            let (client, method, args) = target(&global, &call, &Default::default()).await?;
+        Command::Stream(stream) => {
+            let call = stream.call;
+            let transport = stream.transport.into();
+            let waiting = Default::default();
+            let (client, method, args) = target(&global, &call, &waiting, transport).await?;
             return stream::stream(&client, &call.path, method, args, json).await;
         }
         Command::Export(args) => return export(&global, args).await,
@@ -322,12 +326,14 @@ async fn target(
     global: &Global,
     call: &CallArgs,
     waiting: &approvals::Waiting,
+    transport: halo_client::Transport,
 ) -> Result<(Client, Method, Value), Failure> {
     let args = match &call.data {
         Some(data) => read_data(data)?,
         None => Value::Null,
     };
     let builder = crate::connect::builder(global, &call.url)?;
+    let builder = builder.stream_transport(transport);
     let client = builder.on_approval_pending(waiting.hook()).build()?;
     let method = match &call.method {
         Some(method) => parse_method(method)?,

@@ -124,3 +124,44 @@ fn the_help_lists_stream() {
     assert!(run.stdout.contains("text/event-stream"), "{run:#?}");
     assert!(run.stdout.contains("--data"), "{run:#?}");
 }
+
+/// Count aloud (the WebSocket test's tool).
+#[utoipa::path(post, path = "/count", responses((status = 200, body = Object)))]
+async fn count(progress: halo_axum::Progress) -> axum::Json<serde_json::Value> {
+    for n in 1..=3 {
+        progress.step(n, Some(3), format!("{n}"));
+    }
+    axum::Json(json!({"counted": 3}))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transport_ws_prints_the_same_events_as_sse() {
+    use utoipa_axum::{router::OpenApiRouter, routes};
+    let (router, api) = OpenApiRouter::new()
+        .routes(routes!(count))
+        .split_for_parts();
+    let layer = halo_axum::HaloLayer::builder(api).build().expect("a layer");
+    let base = common::serve(layer.websocket_app(router.layer(layer.clone())));
+    let lines = |transport: &str| {
+        let run = halo(&[
+            "--json",
+            "stream",
+            &base,
+            "/count",
+            "-X",
+            "post",
+            "--transport",
+            transport,
+        ])
+        .expect(0);
+        let mut lines = run.json_lines();
+        lines[0]["data"]["call_id"] = serde_json::Value::Null;
+        lines
+    };
+    let ws = lines("ws");
+    assert_eq!(ws.len(), 5, "{ws:?}");
+    assert_eq!(ws[4]["data"]["content"], json!({"counted": 3}));
+    assert_eq!(ws, lines("sse"));
+    // Not a transport.
+    halo(&["stream", &base, "/count", "--transport", "pigeon"]).expect(2);
+}

@@ -62,6 +62,7 @@ mod search;
 mod secret;
 mod sse;
 mod strict;
+mod transport;
 
 pub use halo_protocol as protocol;
 pub use reqwest::header::HeaderName;
@@ -84,6 +85,7 @@ pub use crate::retry::RetryPolicy;
 pub use crate::search::{SearchResults, ToolSearch};
 pub use crate::secret::Secret;
 pub use crate::strict::strict_schema;
+pub use crate::transport::{Transport, UnknownTransport};
 
 /// The event-stream decoder, for the fuzz targets (`fuzz/`); not a stable API.
 #[cfg(any(test, feature = "fuzzing"))]

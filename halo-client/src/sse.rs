@@ -20,7 +20,7 @@ use crate::{Error, StreamEvent};
 pub(crate) const MAX_EVENT: usize = 16 << 20;
 
 /// The SSE event names of tool events; other names are skipped.
-const TOOL_EVENTS: [&str; 5] = [
+pub(crate) const TOOL_EVENTS: [&str; 5] = [
     "tool_start",
     "tool_progress",
     "tool_end",

@@ -18,4 +18,6 @@ mod oauth_discovery;
 mod retry;
 mod scheme_key;
 mod search;
+#[cfg(feature = "ws")]
+mod socket;
 mod stream;

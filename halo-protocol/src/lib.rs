@@ -15,7 +15,8 @@
 //! - [`accepts_halo`] / [`accepts`]: `Accept` negotiation.
 //! - [`TagFilter`]: the `?tags=` filter.
 //! - [`Problem`]: `application/problem+json` bodies (RFC 9457).
-//! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events.
+//! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events; [`EventMessage`],
+//!   [`ClientMessage`] and [`Refusal`]: the same events over WebSocket (extension).
 //! - [`Message`], [`AgentRequest`], [`AgentEvent`]: an agent's conversation with its model,
 //!   the request that starts a hosted agent, and the events of its run.
 //! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it;
@@ -80,6 +81,7 @@ mod style;
 mod tags;
 mod tokens;
 mod truncate;
+mod websocket;
 
 pub use agent::{
     AgentEnd, AgentEvent, AgentFailure, AgentInput, AgentRequest, AgentStart, FailureCode,
@@ -132,6 +134,10 @@ pub use shared_defs::standalone;
 pub use tags::TagFilter;
 pub use tokens::estimate_tokens;
 pub use truncate::truncate;
+pub use websocket::{
+    CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED, ClientMessage, EventMessage,
+    METHOD_HEADER, Refusal, WEBSOCKET_PROTOCOL, close_code, close_status, event_message,
+};
 
 /// The HALO media type, `application/llm+json`.
 pub const MEDIA_TYPE: &str = "application/llm+json";

@@ -30,7 +30,7 @@
 mod document;
 mod runner;
 mod settings;
-#[cfg(feature = "redis")]
+#[cfg(any(feature = "redis", feature = "ws"))]
 mod slot;
 
 use axum::response::Response;
@@ -43,7 +43,7 @@ pub(crate) use self::document::response;
 pub(crate) use self::document::{accepted, document, href, respond, state_name};
 pub(crate) use self::runner::{Failed, Runner, runner};
 pub(crate) use self::settings::Settings;
-#[cfg(feature = "redis")]
+#[cfg(any(feature = "redis", feature = "ws"))]
 pub(crate) use self::slot::Slot;
 pub(crate) use halo_govern::approval::{Answer, DynApprover, Phase, Reached, Unreachable};
 pub use halo_govern::approval::{

@@ -476,6 +476,18 @@ impl HaloBuilder {
         self
     }
 
+    /// The bounds of tool streams over WebSocket (feature `ws`; [`WebSocketLimits`]'s
+    /// defaults): the largest client message, the send buffer, and how long a client may
+    /// stay silent.
+    ///
+    /// [`WebSocketLimits`]: crate::WebSocketLimits
+    #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+    pub fn websocket_limits(mut self, limits: crate::WebSocketLimits) -> Self {
+        self.stream.websocket = limits;
+        self
+    }
+
     /// Serves the discovery documents `catalogs` chooses beside HALO, generated from the
     /// same operations (none by default): an RFC 9727 API catalog at
     /// `/.well-known/api-catalog`, a Markdown digest of the caller's tools at `/llms.txt`,
@@ -648,6 +660,8 @@ impl HaloBuilder {
                 tool_names,
                 #[cfg(feature = "redis")]
                 takeover: crate::approval::Slot::default(),
+                #[cfg(feature = "ws")]
+                socket_app: crate::approval::Slot::default(),
             }),
         })
     }

@@ -12,6 +12,8 @@ pub(crate) mod held;
 mod layer;
 mod service;
 mod shared;
+#[cfg(feature = "ws")]
+mod websocket;
 
 pub use self::builder::HaloBuilder;
 pub use self::called::ToolCall;

@@ -170,6 +170,26 @@ where
         )))
     }
 
+    /// A stream upgrade to WebSocket: the call of the operation it names, or the request
+    /// passed on when it names none. Kept out of `call` (never inlined), as `catalog` is.
+    #[cfg(feature = "ws")]
+    #[inline(never)]
+    fn websocket(&mut self, request: Request<Body>) -> ResponseFuture<S::Future, S::Error> {
+        let Some(method) = super::websocket::method(&request) else {
+            return ResponseFuture::ready(super::websocket::bad_method());
+        };
+        let registry = &self.shared.discovery.registry;
+        let Some(route) = registry.route(request.uri(), &method) else {
+            return ResponseFuture::inner(self.inner.call(request));
+        };
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        let shared = Arc::clone(&self.shared);
+        ResponseFuture::boxed(Box::pin(super::websocket::open(
+            shared, ready, request, route, method,
+        )))
+    }
+
     /// A request of the approvals endpoints, answered by the layer. Kept out of `call`
     /// (never inlined), as `catalog` is.
     #[inline(never)]
@@ -251,6 +271,11 @@ where
             let documents = Arc::clone(documents);
             return self.catalog(documents, document, request);
         }
+        // A stream over WebSocket: an upgrade offering HALO's subprotocol.
+        #[cfg(feature = "ws")]
+        if super::websocket::is_upgrade(&request) {
+            return self.websocket(request);
+        }
         // Match: the described operation called, its path template matched once.
         let mut streaming = stream::wanted(request.headers());
         let registry = &shared.discovery.registry;
@@ -283,7 +308,7 @@ where
 /// Runs a call of a described operation (`route`) through the chain, then `inner` (which
 /// must be ready), and writes it to the audit trail and the metrics when they are on.
 /// `streaming`: the call runs as a tool stream.
-async fn execute<S>(
+pub(super) async fn execute<S>(
     shared: Arc<Shared>,
     inner: S,
     request: Request<Body>,
@@ -353,7 +378,7 @@ where
 
 /// Counts a call of the tool at `tool` that ended with `status` and `outcome` after
 /// `elapsed`, and writes its audit record (`trail`).
-fn finish(
+pub(super) fn finish(
     shared: &Shared,
     tool: usize,
     trail: Option<AuditRecord>,
@@ -410,10 +435,19 @@ async fn admit(
 ) -> Step<Admission> {
     let registry = &shared.discovery.registry;
     let tool = registry.tool_at(route.tool());
-    // Identify (no future to poll when nobody is identified).
-    let caller = match shared.gate.is_closed() {
-        true => shared.gate.identify(&parts).await?,
-        false => None,
+    // Identify (no future to poll when nobody is identified), unless a stream's upgrade
+    // request did.
+    #[cfg(feature = "ws")]
+    let identified = parts
+        .extensions
+        .remove::<super::websocket::Identified>()
+        .map(|identified| identified.0);
+    #[cfg(not(feature = "ws"))]
+    let identified: Option<Option<crate::Principal>> = None;
+    let caller = match (identified, shared.gate.is_closed()) {
+        (Some(identified), _) => identified,
+        (None, true) => shared.gate.identify(&parts).await?,
+        (None, false) => None,
     };
     if let Some(record) = trail.as_deref_mut() {
         record.caller = caller.as_ref().map(|c| c.id().to_owned());

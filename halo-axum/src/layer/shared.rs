@@ -35,6 +35,11 @@ pub(crate) struct Shared {
     /// (`HaloLayer::take_over_with`).
     #[cfg(feature = "redis")]
     pub(crate) takeover: crate::approval::Slot,
+    /// The app that WebSocket calls are sent into, when the layer was given one
+    /// (`HaloLayer::websocket_app`: a layer applied route by route cannot reach the handler
+    /// of another method on its own).
+    #[cfg(feature = "ws")]
+    pub(crate) socket_app: crate::approval::Slot,
 }
 
 impl std::fmt::Debug for Shared {

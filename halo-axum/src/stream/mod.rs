@@ -14,6 +14,8 @@ mod calls;
 mod cancel;
 mod envelope;
 mod resume;
+#[cfg(feature = "ws")]
+mod socket;
 mod sse;
 
 use std::sync::Arc;
@@ -34,6 +36,10 @@ pub(crate) use self::cancel::{
 };
 pub(crate) use self::envelope::{open, spawn};
 pub(crate) use self::resume::resume;
+#[cfg(feature = "ws")]
+pub use self::socket::WebSocketLimits;
+#[cfg(feature = "ws")]
+pub(crate) use self::socket::{Cancelling, first_call, relay};
 
 /// Whether a request asks for an event stream.
 #[inline] // On the pass-through path of `Halo::call` (see there).
@@ -72,6 +78,9 @@ pub(crate) struct StreamConfig {
     pub(crate) on_disconnect: OnDisconnect,
     /// The scope that lets a caller cancel anyone's call (none by default).
     pub(crate) cancel_scope: Option<String>,
+    /// The bounds of streams over WebSocket.
+    #[cfg(feature = "ws")]
+    pub(crate) websocket: WebSocketLimits,
 }
 
 impl Default for StreamConfig {
@@ -83,6 +92,8 @@ impl Default for StreamConfig {
             keep_alive: Duration::from_secs(15),
             on_disconnect: OnDisconnect::Continue,
             cancel_scope: None,
+            #[cfg(feature = "ws")]
+            websocket: WebSocketLimits::default(),
         }
     }
 }

@@ -34,6 +34,11 @@ impl App {
         Self(router)
     }
 
+    /// The router, to serve on a socket.
+    pub fn router(&self) -> Router {
+        self.0.clone()
+    }
+
     /// A `method` request of `uri` (a path and query).
     pub fn request(&self, method: Method, uri: &str) -> Call {
         Call {

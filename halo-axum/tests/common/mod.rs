@@ -14,6 +14,8 @@ pub mod log;
 pub mod notes;
 mod petshop;
 pub mod served;
+#[cfg(feature = "ws")]
+pub mod socket;
 
 #[allow(unused_imports)] // not every test uses the pet shop
 pub use petshop::*;

@@ -8,7 +8,7 @@ use reqwest::{Url, redirect};
 use super::ApprovalSettings;
 use super::{Client, Inner, SchemaCache};
 use crate::breaker::Breakers;
-use crate::{CircuitBreaker, Credential, Credentials, Error, Result, RetryPolicy};
+use crate::{CircuitBreaker, Credential, Credentials, Error, Result, RetryPolicy, Transport};
 
 /// Builds a [`Client`].
 #[derive(Debug)]
@@ -25,6 +25,7 @@ pub struct ClientBuilder {
     breaker: CircuitBreaker,
     schema_ttl: Duration,
     concurrency: usize,
+    transport: Transport,
     /// What calls held for approval do (set in [`crate::approval`]).
     pub(crate) approvals: ApprovalSettings,
 }
@@ -43,6 +44,7 @@ impl ClientBuilder {
             breaker: CircuitBreaker::new(),
             schema_ttl: Duration::from_secs(60),
             concurrency: 8,
+            transport: Transport::Sse,
             approvals: ApprovalSettings::default(),
         }
     }
@@ -140,6 +142,26 @@ impl ClientBuilder {
         self
     }
 
+    /// How streamed calls ([`Client::invoke_stream`], [`Client::call_stream`]) receive their
+    /// events: [`Transport::Sse`] by default, [`Transport::WebSocket`] with the feature `ws`.
+    /// Either way the stream yields the same events, resumes a cut connection where it was,
+    /// and is bounded by the [`stream_idle_timeout`](Self::stream_idle_timeout).
+    ///
+    /// ```
+    /// use halo_client::{Client, Transport};
+    ///
+    /// # fn run() -> halo_client::Result<()> {
+    /// let client = Client::builder("http://127.0.0.1:3000")
+    ///     .stream_transport(Transport::Sse)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok(()) }
+    /// ```
+    pub fn stream_transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
     /// Builds the client.
     ///
     /// # Errors
@@ -175,6 +197,7 @@ impl ClientBuilder {
                 idle_timeout: self.idle_timeout.unwrap_or(self.timeout),
                 schema_ttl: self.schema_ttl,
                 concurrency: self.concurrency,
+                transport: self.transport,
                 cache: Mutex::new(SchemaCache::default()),
                 approvals: self.approvals,
             }),

@@ -28,6 +28,8 @@ mod discover;
 mod execute;
 mod redirect;
 mod request;
+#[cfg(feature = "ws")]
+mod socket;
 mod stream;
 
 use std::sync::{Arc, Mutex};
@@ -89,6 +91,9 @@ struct Inner {
     idle_timeout: Option<Duration>,
     schema_ttl: Duration,
     concurrency: usize,
+    /// How streamed calls receive their events.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    transport: crate::Transport,
     cache: Mutex<SchemaCache>,
     /// What calls held for approval do.
     approvals: ApprovalSettings,
@@ -218,6 +223,12 @@ impl Client {
     /// What calls held for approval do.
     pub(crate) fn approval_settings(&self) -> &ApprovalSettings {
         &self.inner.approvals
+    }
+
+    /// How streamed calls receive their events.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    pub(crate) fn transport(&self) -> crate::Transport {
+        self.inner.transport
     }
 
     /// The idle timeout of event streams.

@@ -59,6 +59,10 @@ impl Client {
                 headers.insert(CONTENT_TYPE, body.content_type.clone());
                 *outgoing.body_mut() = Some(body.bytes.clone().into());
             }
+            // An upgrade (a WebSocket stream's) is an HTTP/1.1 mechanism.
+            if headers.contains_key(reqwest::header::UPGRADE) {
+                *outgoing.version_mut() = reqwest::Version::HTTP_11;
+            }
             *outgoing.headers_mut() = headers;
             // Boxed: reqwest's future is large, and every future around it would otherwise
             // carry (and move) it.

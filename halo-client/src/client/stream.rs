@@ -76,6 +76,8 @@ impl ToolStream {
                 .and_then(|id| id.to_str().ok())
                 .and_then(|id| CallId::new(id).ok()),
             Opened::Complete(_) => None,
+            #[cfg(feature = "ws")]
+            Opened::Socket(connection) => connection.call_id(),
         };
         let canceller = client.clone();
         let events: Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>> = match opened {
@@ -85,23 +87,14 @@ impl ToolStream {
                 let event = StreamEvent::new(1, ToolEvent::ToolEnd(end));
                 Box::pin(futures_util::stream::iter([Ok(event)]))
             }
+            #[cfg(feature = "ws")]
+            Opened::Socket(connection) => {
+                let events = connection.into_events(client.stream_idle_timeout());
+                Call::stream(client, request, what.clone(), Box::pin(events))
+            }
             Opened::Events(response) => {
-                let schedule = client.retry_policy().schedule();
-                let mut call = Call {
-                    client,
-                    request,
-                    what: what.clone(),
-                    events: None,
-                    call_id: None,
-                    last_id: 0,
-                    schedule,
-                    progressed: false,
-                };
-                call.events = Some(call.decode(response));
-                Box::pin(futures_util::stream::unfold(call, |mut call| async move {
-                    let item = call.next().await?;
-                    Some((item, call))
-                }))
+                let events = client.decode(response);
+                Call::stream(client, request, what.clone(), events)
             }
         };
         Self {
@@ -222,9 +215,12 @@ impl fmt::Debug for ToolStream {
 }
 
 /// What one attempt at a streamed call got.
-enum Opened {
+pub(super) enum Opened {
     /// A `2xx` event stream, its body still to be read.
     Events(reqwest::Response),
+    /// An open WebSocket stream.
+    #[cfg(feature = "ws")]
+    Socket(Box<super::socket::Connection>),
     /// Any other answer, read whole.
     Complete(ToolResponse),
 }
@@ -315,11 +311,29 @@ impl Client {
     /// One attempt at a streamed call: send, follow redirects, then keep an event stream
     /// open or read any other answer whole.
     async fn open(&self, request: &Prepared, pass: &Pass<'_>) -> Result<Opened, Failure> {
+        #[cfg(feature = "ws")]
+        if self.transport() == crate::Transport::WebSocket {
+            return self.open_socket(request, pass).await;
+        }
         let response = self.send(request, pass).await?;
         if response.status().is_success() && is_event_stream(response.headers()) {
             return Ok(Opened::Events(response));
         }
         read(response).await.map(Opened::Complete)
+    }
+}
+
+impl Client {
+    /// The events of an event stream's body, which may stay silent for at most the client's
+    /// idle timeout.
+    fn decode(&self, response: reqwest::Response) -> Events {
+        let limit = self.stream_idle_timeout();
+        let body = Idle {
+            body: Box::pin(response.bytes_stream()),
+            limit,
+            timer: limit.map(|limit| Box::pin(tokio::time::sleep(limit))),
+        };
+        Box::pin(sse::decode(body, MAX_EVENT))
     }
 }
 
@@ -353,6 +367,30 @@ struct Call {
 }
 
 impl Call {
+    /// The events of a call from those of its first connection, resumed on new ones.
+    fn stream(
+        client: Client,
+        request: Prepared,
+        what: String,
+        events: Events,
+    ) -> Pin<Box<dyn Stream<Item = Result<StreamEvent>> + Send>> {
+        let schedule = client.retry_policy().schedule();
+        let call = Self {
+            client,
+            request,
+            what,
+            events: Some(events),
+            call_id: None,
+            last_id: 0,
+            schedule,
+            progressed: false,
+        };
+        Box::pin(futures_util::stream::unfold(call, |mut call| async move {
+            let item = call.next().await?;
+            Some((item, call))
+        }))
+    }
+
     /// The next event, reconnecting as needed; `None` after the last.
     async fn next(&mut self) -> Option<Result<StreamEvent>> {
         let item = loop {
@@ -443,7 +481,12 @@ impl Call {
             // A stream already open is not cut by its host's circuit breaker, nor counted.
             let pass = Pass::free();
             let failure = match self.client.timed(self.client.open(&request, &pass)).await {
-                Ok(Opened::Events(response)) => return Ok(self.decode(response)),
+                Ok(Opened::Events(response)) => return Ok(self.client.decode(response)),
+                #[cfg(feature = "ws")]
+                Ok(Opened::Socket(connection)) => {
+                    let idle = self.client.stream_idle_timeout();
+                    return Ok(Box::pin(connection.into_events(idle)));
+                }
                 Ok(Opened::Complete(response)) => return Err(self.refused(response)),
                 Err(failure) => failure,
             };
@@ -471,27 +514,18 @@ impl Call {
         };
         error.with_context(self.what.clone())
     }
-
-    /// The events of an event stream's body, which may stay silent for at most the client's
-    /// idle timeout.
-    fn decode(&self, response: reqwest::Response) -> Events {
-        let limit = self.client.stream_idle_timeout();
-        let body = Idle {
-            body: Box::pin(response.bytes_stream()),
-            limit,
-            timer: limit.map(|limit| Box::pin(tokio::time::sleep(limit))),
-        };
-        Box::pin(sse::decode(body, MAX_EVENT))
-    }
 }
 
 /// How a connection was lost.
 #[derive(Debug)]
-enum Dropped {
+pub(super) enum Dropped {
     /// The body failed.
     Body(reqwest::Error),
     /// Nothing arrived for this long.
     Idle(Duration),
+    /// The socket closed or failed before the terminal event (what happened).
+    #[cfg(feature = "ws")]
+    Closed(String),
 }
 
 impl Dropped {
@@ -503,6 +537,8 @@ impl Dropped {
                 "{what}: the event stream was silent for {} ms",
                 limit.as_millis()
             )),
+            #[cfg(feature = "ws")]
+            Self::Closed(what_happened) => Error::request(format!("{what}: {what_happened}")),
         }
     }
 }

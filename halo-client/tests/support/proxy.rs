@@ -28,7 +28,8 @@ impl Cut {
 }
 
 /// A TCP proxy in front of a server. Each event-stream answer that passes through it (known
-/// by its `text/event-stream` head) takes the next [`Cut`] of the list, if any, and its
+/// by its `text/event-stream` head), and each WebSocket (known by its `101` head, its events
+/// counted as the server's frames), takes the next [`Cut`] of the list, if any, and its
 /// connection is closed there, both ways.
 #[derive(Debug)]
 pub struct Proxy {
@@ -113,6 +114,29 @@ enum Relay {
         events: usize,
         bytes: usize,
     },
+    /// In a WebSocket's `101` head, to be cut after some of the server's frames.
+    SocketHead(Cut),
+    /// In a WebSocket: the server's frames passed so far, and the bytes of the current one.
+    Socket { cut: Cut, frames: usize },
+}
+
+/// The length of the WebSocket frame that `bytes` (a server's, unmasked) starts with, once
+/// its header is whole.
+fn frame_len(bytes: &[u8]) -> Option<usize> {
+    let short = usize::from(*bytes.get(1)? & 0x7f);
+    let (header, payload) = match short {
+        126 => (
+            4,
+            usize::from(u16::from_be_bytes([*bytes.get(2)?, *bytes.get(3)?])),
+        ),
+        127 => {
+            let mut len = [0u8; 8];
+            len.copy_from_slice(bytes.get(2..10)?);
+            (10, usize::try_from(u64::from_be_bytes(len)).ok()?)
+        }
+        n => (2, n),
+    };
+    Some(header + payload)
 }
 
 async fn relay(
@@ -162,6 +186,8 @@ async fn relay(
     let answers = async {
         let mut state = Relay::Scanning;
         let mut recent: Vec<u8> = Vec::new();
+        // The bytes of the server's current WebSocket frame.
+        let mut frame: Vec<u8> = Vec::new();
         let mut buffer = [0u8; 4096];
         loop {
             let n = match from_server.read(&mut buffer).await {
@@ -188,6 +214,24 @@ async fn relay(
                             None => Relay::Scanning,
                         }
                     }
+                    Relay::Scanning if recent.ends_with(b"HTTP/1.1 101 ") => {
+                        match lock(&cuts).pop_front() {
+                            Some(cut) => Relay::SocketHead(cut),
+                            None => Relay::Scanning,
+                        }
+                    }
+                    Relay::SocketHead(cut) if recent.ends_with(b"\r\n\r\n") => {
+                        frame.clear();
+                        Relay::Socket { cut, frames: 0 }
+                    }
+                    Relay::Socket { cut, mut frames } => {
+                        frame.push(byte);
+                        if frame_len(&frame) == Some(frame.len()) {
+                            frame.clear();
+                            frames += 1;
+                        }
+                        Relay::Socket { cut, frames }
+                    }
                     Relay::Head(cut) if recent.ends_with(b"\r\n\r\n") => {
                         recent.clear();
                         Relay::Body {
@@ -211,10 +255,10 @@ async fn relay(
                     }
                     other => other,
                 };
-                if let Relay::Body { cut, events, bytes } = state
-                    && events == cut.events
-                    && bytes == cut.bytes
-                {
+                let socket_cut = matches!(state, Relay::Socket { cut, frames } if frames == cut.events && frame.is_empty());
+                let sse_cut = matches!(state, Relay::Body { cut, events, bytes }
+                    if events == cut.events && bytes == cut.bytes);
+                if sse_cut || socket_cut {
                     end = at + 1;
                     cut_here = true;
                     break;
