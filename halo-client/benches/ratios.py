@@ -38,6 +38,8 @@ PAIRED = [
     ("control: invoke / invoke (1.00 when sound)", "rig_paired/invoke_over_invoke", None),
     ("rig tool call / halo-client invoke", "rig_paired/rig_over_invoke", 1.05),
     ("rig tool call / halo-client call (schema in hand)", "rig_paired/rig_over_call", None),
+    ("bare rig DynamicTool around call / call (rig's dispatch)", "rig_paired/bare_rig_over_call",
+     None),
 ]
 
 # (what, benchmark): plain times.

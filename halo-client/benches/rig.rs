@@ -9,6 +9,9 @@
 //!   both alike. Criterion prints the ratio as a time: `1.0300 µs` means 1.030. Target ≤ 1.05.
 //! - `rig_paired/rig_over_call`: the same against `Client::call` with the schema in hand,
 //!   which is what the rig tool calls.
+//! - `rig_paired/bare_rig_over_call`: a bare rig `DynamicTool` whose callback is that same
+//!   `Client::call` against the call itself: what rig's own dispatch costs, whatever the
+//!   adapter does.
 //! - `rig_paired/invoke_over_invoke`: the method's control (should read 1.00).
 //!
 //! ```sh
@@ -26,6 +29,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_main};
 use halo_client::rig::RigTools;
 use halo_client::{Body, Client, Method};
+use rig_core::message::ToolName;
+use rig_core::tool::{DynamicTool, ToolOutput};
 use serde_json::json;
 use support::halo;
 use tokio::runtime::Runtime;
@@ -76,7 +81,23 @@ fn rig(c: &mut Criterion) {
         assert_eq!(answer.as_json(), Some(&invoked));
         (tool, schema)
     });
-    let (client, tool, schema) = (&client, &tool, &schema);
+    // rig's own dispatch alone: a bare DynamicTool around the same `Client::call`.
+    let bare = {
+        let (client, schema) = (client.clone(), schema.clone());
+        DynamicTool::new(
+            ToolName::new("bare").expect("a name"),
+            "",
+            json!({"type": "object"}),
+            move |arguments| {
+                let (client, schema) = (client.clone(), schema.clone());
+                Box::pin(async move {
+                    let response = client.call(&schema, arguments).await.expect("an answer");
+                    Ok(ToolOutput::json(response.to_value()))
+                })
+            },
+        )
+    };
+    let (client, tool, schema, bare) = (&client, &tool, &schema, &bare);
     let through_rig = || async move {
         tool.execute(json!({"id": "7"}))
             .await
@@ -97,6 +118,21 @@ fn rig(c: &mut Criterion) {
                     .expect("the GET tool answers")
                     .into_body()
             })
+        });
+    });
+    group.bench_function("bare_rig_over_call", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            paired(
+                iters,
+                || async move { bare.execute(json!({"id": "7"})).await.expect("an answer") },
+                || async move {
+                    client
+                        .call(schema, json!({"id": "7"}))
+                        .await
+                        .expect("the GET tool answers")
+                        .into_body()
+                },
+            )
         });
     });
     group.bench_function("invoke_over_invoke", |b| {
