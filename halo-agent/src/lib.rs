@@ -56,8 +56,8 @@ pub use crate::error::{Error, Result};
 pub use crate::llm::{ChatEvent, ChatRequest, ChatStream, Completion, LlmProvider, ModelSettings};
 #[cfg(feature = "openai")]
 pub use crate::openai::{OPENAI_BASE_URL, OpenAiProvider, OpenAiProviderBuilder};
-pub use crate::progressive::listed_tokens;
 pub use crate::tools::ToolSet;
+pub use halo_protocol::listed_tokens;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

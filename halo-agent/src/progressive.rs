@@ -3,8 +3,9 @@
 //! the tools its searches find join its list for the rest of the run.
 
 use halo_protocol::{
-    CALL_TOOL, CallRequest, Problem, SEARCH_TOOLS, SearchRequest, ToolCatalog, ToolDefinition,
-    ToolIndex, ToolOutput, call_tool_definition, search_answer, search_tools_definition,
+    CALL_TOOL, CLOSE_NAMES, CallRequest, Problem, SEARCH_TOOLS, SearchRequest, ToolCatalog,
+    ToolDefinition, ToolIndex, ToolOutput, call_tool_definition, search_tools_definition,
+    search_tools_reply, unknown_tool,
 };
 use serde_json::{Map, Value};
 
@@ -12,9 +13,6 @@ use crate::ToolSet;
 
 /// The most tools that searches add to the model's list (within the budget too).
 pub(crate) const MAX_FOUND_TOOLS: usize = 20;
-
-/// How many close names an unknown tool's answer suggests.
-const SUGGESTIONS: usize = 3;
 
 /// What the model is given of a run's tools, and how its calls reach them: every
 /// definition, or (above the budget) the two meta-tools and the tools found so far.
@@ -198,19 +196,7 @@ impl<'a> Disclosure<'a> {
             .iter()
             .map(|&index| &self.definitions[index])
             .collect();
-        let mut answer = search_answer(&definitions, more);
-        if let Value::Object(answer) = &mut answer {
-            let note = if found.is_empty() {
-                Some("no tool matched: try other words, or fewer of them")
-            } else if ignored_tags {
-                Some("these tools carry no tags: every tool was searched")
-            } else {
-                None
-            };
-            if let Some(note) = note {
-                answer.insert("note".into(), Value::String(note.to_owned()));
-            }
-        }
+        let answer = search_tools_reply(&definitions, more, ignored_tags);
         Step::Answer {
             output: ToolOutput::from_response(200, answer),
             found,
@@ -220,30 +206,14 @@ impl<'a> Disclosure<'a> {
     /// A `404` for a tool that does not exist, naming the closest ones.
     fn unknown(&self, progressive: &Progressive<'_>, name: &str) -> ToolOutput {
         let close: Vec<&str> = match &progressive.index {
-            Index::Catalog(catalog) => {
-                let mut request = SearchRequest::new(name);
-                request.limit = SUGGESTIONS;
-                catalog
-                    .search(&request)
-                    .0
-                    .into_iter()
-                    .map(|definition| definition.name.as_str())
-                    .collect()
-            }
+            Index::Catalog(catalog) => catalog.close_names(name),
             Index::Definitions(index) => index
-                .search(name, SUGGESTIONS, |_| true)
+                .search(name, CLOSE_NAMES, |_| true)
                 .iter()
                 .map(|hit| self.definitions[hit.index].name.as_str())
                 .collect(),
         };
-        let mut detail = format!(
-            "there is no tool named `{name}`; find the API's tools with {SEARCH_TOOLS}, then \
-             call one with {CALL_TOOL}"
-        );
-        if !close.is_empty() {
-            detail.push_str(&format!(" (close names: {})", close.join(", ")));
-        }
-        ToolOutput::problem(Problem::new(404).with_detail(detail))
+        ToolOutput::problem(unknown_tool(name, &close))
     }
 
     /// Gives the model the definitions a search found (best first) from the next turn on:
@@ -325,29 +295,6 @@ impl Step {
 /// A `400` for arguments the model got wrong.
 fn bad_request(detail: String) -> ToolOutput {
     ToolOutput::problem(Problem::new(400).with_detail(detail))
-}
-
-/// What listing these definitions costs a model in the agent loop, in estimated tokens
-/// ([`ToolDefinition::estimated_tokens`]): each one's name, title, description and input
-/// schema. Function tools carry no output schema, so its cost is left out. This is what an
-/// agent's [`tool_budget`](crate::AgentBuilder::tool_budget) is compared with.
-///
-/// ```
-/// use halo_agent::listed_tokens;
-/// use halo_agent::protocol::{Call, ToolEntry, ToolSchema, tool_definitions};
-/// use serde_json::json;
-///
-/// let mut schema = ToolSchema::new(Call::new("GET", "/books"));
-/// schema.output = Some(json!({"type": "object", "properties": {"title": {"type": "string"}}}));
-/// let tools = tool_definitions(&[(ToolEntry::new("/books", "GET", "list_books", "List the books"), schema)]);
-/// assert!(listed_tokens(&tools) < tools[0].estimated_tokens());
-/// ```
-#[must_use]
-pub fn listed_tokens(definitions: &[ToolDefinition]) -> usize {
-    definitions
-        .iter()
-        .map(ToolDefinition::function_tokens)
-        .sum()
 }
 
 /// Whether a catalog holds these definitions, in this order.

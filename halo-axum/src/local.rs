@@ -333,6 +333,11 @@ impl Local {
 
     /// The request that calls a tool with `args`, or the output of a call that cannot be
     /// made.
+    #[allow(
+        clippy::result_large_err,
+        reason = "a ToolOutput passes 128 bytes where serde_json's `preserve_order` is on \
+                  (rig-core turns it on); the error is the call's answer, not a hot path"
+    )]
     pub(crate) fn tool_request(
         &self,
         caller: Option<&Parts>,

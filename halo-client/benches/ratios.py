@@ -2,6 +2,7 @@
 """Ratios of the halo-client benchmarks, read from criterion's `new/estimates.json` files.
 
     cargo bench -p halo-client --bench client -- --warm-up-time 1 --measurement-time 4
+    cargo bench -p halo-client --features rig --bench rig -- --warm-up-time 1 --measurement-time 4
     python3 halo-client/benches/ratios.py [CRITERION_DIR]
 
 CRITERION_DIR defaults to `$CARGO_TARGET_DIR/criterion`, else the workspace's
@@ -33,6 +34,12 @@ PAIRED = [
      "invoke_paired/invoke_over_reqwest", None),
     ("call GET (schema in hand): halo-client / reqwest", "invoke_paired/call_over_reqwest", None),
     ("configured reqwest / reqwest", "invoke_paired/configured_over_reqwest", None),
+    # benches/rig.rs (feature `rig`)
+    ("control: invoke / invoke (1.00 when sound)", "rig_paired/invoke_over_invoke", None),
+    ("rig tool call / halo-client invoke", "rig_paired/rig_over_invoke", 1.05),
+    ("rig tool call / halo-client call (schema in hand)", "rig_paired/rig_over_call", None),
+    ("bare rig DynamicTool around call / call (rig's dispatch)", "rig_paired/bare_rig_over_call",
+     None),
 ]
 
 # (what, benchmark): plain times.

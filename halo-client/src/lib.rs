@@ -29,6 +29,8 @@
 //!   never carries a secret.
 //! - [`agent`] (feature `agent`): an LLM agent that answers a task by calling an API's
 //!   tools ([`agent::RemoteTools`]).
+//! - [`rig`] (feature `rig`): an API's tools as rig tools for a rig agent
+//!   ([`rig::RigTools`]), or `search_tools` and `call_tool` above a token budget.
 //!
 //! ```no_run
 //! use halo_client::{Client, Method};
@@ -58,6 +60,9 @@ mod oauth;
 mod pin;
 mod response;
 mod retry;
+#[cfg(feature = "rig")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rig")))]
+pub mod rig;
 mod search;
 mod secret;
 mod sse;

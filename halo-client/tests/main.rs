@@ -16,6 +16,8 @@ mod invoke;
 mod oauth;
 mod oauth_discovery;
 mod retry;
+#[cfg(feature = "rig")]
+mod rig;
 mod scheme_key;
 mod search;
 #[cfg(feature = "ws")]

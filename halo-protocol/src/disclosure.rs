@@ -72,6 +72,29 @@ impl ToolDefinition {
     }
 }
 
+/// What listing these definitions costs a model as function tools, in estimated tokens
+/// ([`ToolDefinition::function_tokens`]): each one's name, title, description and input
+/// schema, without the output schema that function tools do not carry. An agent loop
+/// compares it with its tool budget ([`DEFAULT_TOOL_BUDGET`] by default): above it, the
+/// model is given [`SEARCH_TOOLS`] and [`CALL_TOOL`] instead.
+///
+/// ```
+/// use halo_protocol::{Call, ToolEntry, ToolSchema, listed_tokens, tool_definitions};
+/// use serde_json::json;
+///
+/// let mut schema = ToolSchema::new(Call::new("GET", "/books"));
+/// schema.output = Some(json!({"type": "object", "properties": {"title": {"type": "string"}}}));
+/// let tools = tool_definitions(&[(ToolEntry::new("/books", "GET", "list_books", "List the books"), schema)]);
+/// assert!(listed_tokens(&tools) < tools[0].estimated_tokens());
+/// ```
+#[must_use]
+pub fn listed_tokens(definitions: &[ToolDefinition]) -> usize {
+    definitions
+        .iter()
+        .map(ToolDefinition::function_tokens)
+        .sum()
+}
+
 fn json_tokens(value: &Map<String, Value>) -> usize {
     serde_json::to_string(value).map_or(0, |text| estimate_tokens(&text))
 }

@@ -62,6 +62,7 @@ pub mod lint;
 mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod meta;
 mod metadata;
 mod methods;
 mod names;
@@ -98,7 +99,7 @@ pub use definition::{
 pub use disclosure::{
     CALL_TOOL, CallRequest, DEFAULT_TOOL_BUDGET, SEARCH_ANSWER_TOKENS, SEARCH_TOOLS,
     SEARCH_TOOLS_LIMIT, SMALL_OUTPUT_TOKENS, SearchRequest, ToolCatalog, call_tool_definition,
-    search_answer, search_tools_definition,
+    listed_tokens, search_answer, search_tools_definition,
 };
 pub use duration::parse_duration;
 pub use events::{
@@ -110,6 +111,7 @@ pub use link::link_target;
 pub use manifest::{Manifest, ToolEntry, ToolKind};
 #[cfg(feature = "mcp")]
 pub use mcp::{ToolListing, mcp_cache_hints, mcp_page, mcp_progress, search_tools_result};
+pub use meta::{CLOSE_NAMES, search_tools_reply, unknown_tool};
 pub use metadata::{CALLERS_EXTENSION, EXCLUDE_EXTENSION, LocalizedText, Metadata, MetadataError};
 pub use methods::{is_idempotent_method, is_safe_method};
 pub use names::{MAX_TOOL_NAME, UniqueNames, tool_name};

@@ -8,6 +8,9 @@
 //! (`stream_options.include_usage`), then `data: [DONE]`. A turn can also be an error status
 //! (an injected `500`, a `429`), or an answer that never comes.
 //!
+//! A request that does not ask for a stream (`"stream": true`) gets the turn whole, as one
+//! `chat.completion` object with its message, tool calls and usage.
+//!
 //! Every request is recorded, so a test can assert what the model saw (and that no secret
 //! was ever sent to it); a test can also await a client leaving an answer before its end
 //! ([`ScriptedLlm::cut_short`]). When the script runs out, the server answers `400` with an
@@ -327,7 +330,7 @@ async fn complete(State(shared): State<Shared>, headers: HeaderMap, body: Bytes)
         script.turns.pop_front()
     };
     let Some(turn) = turn else {
-        return error(
+        return json_answer(
             StatusCode::BAD_REQUEST,
             json!({"error": {"message": "the scripted model has no more turns",
                              "type": "invalid_request_error", "param": null, "code": null}}),
@@ -336,9 +339,12 @@ async fn complete(State(shared): State<Shared>, headers: HeaderMap, body: Bytes)
     let model = body["model"].as_str().unwrap_or("scripted").to_owned();
     let with_usage = body["stream_options"]["include_usage"] == json!(true);
     let (prompt, completion) = turn.usage;
+    if body["stream"] != json!(true) {
+        return whole(turn, &model);
+    }
     let chunks = match turn.kind {
         Kind::Status(status, body) => {
-            return error(
+            return json_answer(
                 StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
                 body,
             );
@@ -404,6 +410,52 @@ async fn complete(State(shared): State<Shared>, headers: HeaderMap, body: Bytes)
         .into_response()
 }
 
+/// A turn answered whole (`"object": "chat.completion"`), to a request that did not ask for
+/// a stream.
+fn whole(turn: Turn, model: &str) -> Response {
+    let (prompt, completion) = turn.usage;
+    let (content, calls) = match turn.kind {
+        Kind::Status(status, body) => {
+            return json_answer(
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                body,
+            );
+        }
+        Kind::Hang => {
+            let body = Body::from_stream(stream::pending::<Result<Bytes, Infallible>>());
+            return ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+        }
+        Kind::Text(text) => (Some(text), Vec::new()),
+        Kind::Calls { text, calls } => (text, calls),
+    };
+    let finish_reason = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let mut message = json!({"role": "assistant", "content": content});
+    if !calls.is_empty() {
+        let calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                json!({"id": format!("call_{index}_{}", call.name), "type": "function",
+                       "function": {"name": call.name, "arguments": call.arguments}})
+            })
+            .collect();
+        message["tool_calls"] = Value::Array(calls);
+    }
+    let answer = json!({
+        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 1_767_225_600,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": null,
+                     "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                  "total_tokens": prompt + completion}
+    });
+    json_answer(StatusCode::OK, answer)
+}
+
 /// The chunks of a turn that calls tools: any text first, then each call's id and name, then
 /// the arguments in pieces, the calls' pieces taking turns.
 fn calls_chunks(text: Option<&str>, calls: &[Call]) -> Vec<Value> {
@@ -454,7 +506,8 @@ pub fn pieces(text: &str, size: usize) -> Vec<String> {
         .collect()
 }
 
-fn error(status: StatusCode, body: Value) -> Response {
+/// `body` as JSON with `status`.
+fn json_answer(status: StatusCode, body: Value) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
