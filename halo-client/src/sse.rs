@@ -92,12 +92,25 @@ fn tool_event(event: Event) -> Result<Option<StreamEvent>, Error> {
 
 /// A body as text for the SSE parser: invalid UTF-8 replaced by U+FFFD (as the SSE standard
 /// decodes streams), a character split between chunks kept whole, a leading byte-order mark
-/// removed, and no event longer than `max_event` bytes: the bytes up to the limit are passed
+/// removed, and no event longer than `max_event` bytes: the lines before the limit are passed
 /// on, then an error.
+///
+/// The text is passed on one line at a time, each as soon as its line ending arrives (a line
+/// cut between chunks waits here for its end). eventsource-stream 0.2.3 copies what is left
+/// of its buffer after each line it parses, so a chunk of many lines given whole costs it
+/// the square of the chunk's size, and a long line given in many pieces is scanned again
+/// with each; one line at a time, each line is read once.
 struct Text<S> {
     body: S,
     /// The start of a character that the next chunk completes.
     carry: Vec<u8>,
+    /// Text not passed on yet, from `sent` on: whole lines, then the start of one.
+    pending: String,
+    /// How much of `pending` was passed on.
+    sent: usize,
+    /// Whether the last line passed on ended with a CR that may be the first half of a CRLF:
+    /// an LF that comes next is that line's ending, already passed on.
+    skip_lf: bool,
     max_event: usize,
     /// Bytes of the current event so far, line endings aside.
     event_len: usize,
@@ -105,9 +118,11 @@ struct Text<S> {
     at_line_start: bool,
     /// Whether the last byte was a CR, so that an LF after it ends the same line.
     after_cr: bool,
-    /// Whether any text was passed on yet.
+    /// Whether any text was read yet.
     started: bool,
     too_long: bool,
+    /// Whether the body ended (or failed): what is pending is the last of it.
+    ended: bool,
     done: bool,
 }
 
@@ -116,13 +131,62 @@ impl<S> Text<S> {
         Self {
             body,
             carry: Vec::new(),
+            pending: String::new(),
+            sent: 0,
+            skip_lf: false,
             max_event,
             event_len: 0,
             at_line_start: true,
             after_cr: false,
             started: false,
             too_long: false,
+            ended: false,
             done: false,
+        }
+    }
+
+    /// The next whole line pending, with its ending; at the body's end, what is left.
+    fn next_line(&mut self) -> Option<String> {
+        let rest = &self.pending[self.sent..];
+        if self.skip_lf && !rest.is_empty() {
+            self.skip_lf = false;
+            if rest.starts_with('\n') {
+                self.sent += 1;
+            }
+        }
+        let rest = &self.pending[self.sent..];
+        let line = match rest.find(['\n', '\r']) {
+            Some(end) if rest.as_bytes()[end] == b'\r' => match rest.as_bytes().get(end + 1) {
+                Some(b'\n') => &rest[..end + 2],
+                Some(_) => &rest[..=end],
+                None => {
+                    self.skip_lf = true;
+                    &rest[..=end]
+                }
+            },
+            Some(end) => &rest[..=end],
+            None if self.ended && !rest.is_empty() => rest,
+            None => return None,
+        };
+        let line = line.to_owned();
+        self.sent += line.len();
+        Some(line)
+    }
+
+    /// Takes `text` read from the body after what is pending.
+    fn push(&mut self, text: &str) {
+        self.pending.drain(..self.sent);
+        self.sent = 0;
+        if self.started || text.is_empty() {
+            self.pending.push_str(text);
+        } else {
+            self.started = true;
+            // The byte-order mark is ours to strip: eventsource-stream 0.2.3 panics on one
+            // (it slices off one byte of three). An empty line first changes nothing and
+            // keeps a second mark, part of a field name, from reaching it.
+            self.pending.push('\n');
+            self.pending
+                .push_str(text.strip_prefix('\u{feff}').unwrap_or(text));
         }
     }
 
@@ -200,42 +264,38 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
-        }
-        if this.too_long {
-            this.done = true;
-            return Poll::Ready(Some(Err(Broken::Invalid(Error::decode(format!(
-                "an event longer than {} bytes",
-                this.max_event
-            ))))));
-        }
-        let item = match ready!(Pin::new(&mut this.body).poll_next(cx)) {
-            Some(Ok(chunk)) => {
-                let chunk = chunk.as_ref();
-                let allowed = this.allowed(chunk);
-                let text = this.text(&chunk[..allowed]);
-                if this.started || text.is_empty() {
-                    Ok(text)
-                } else {
-                    this.started = true;
-                    // The byte-order mark is ours to strip: eventsource-stream 0.2.3 panics on
-                    // one (it slices off one byte of three). An empty line first changes
-                    // nothing and keeps a second mark, part of a field name, from reaching it.
-                    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-                    Ok(format!("\n{text}"))
-                }
+        loop {
+            if this.done {
+                return Poll::Ready(None);
             }
-            Some(Err(error)) => {
+            if let Some(line) = this.next_line() {
+                return Poll::Ready(Some(Ok(line)));
+            }
+            if this.too_long {
                 this.done = true;
-                Err(Broken::Dropped(error))
+                return Poll::Ready(Some(Err(Broken::Invalid(Error::decode(format!(
+                    "an event longer than {} bytes",
+                    this.max_event
+                ))))));
             }
-            None => {
+            if this.ended {
                 this.done = true;
                 return Poll::Ready(None);
             }
-        };
-        Poll::Ready(Some(item))
+            match ready!(Pin::new(&mut this.body).poll_next(cx)) {
+                Some(Ok(chunk)) => {
+                    let chunk = chunk.as_ref();
+                    let allowed = this.allowed(chunk);
+                    let text = this.text(&chunk[..allowed]);
+                    this.push(&text);
+                }
+                Some(Err(error)) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(Broken::Dropped(error))));
+                }
+                None => this.ended = true,
+            }
+        }
     }
 }
 

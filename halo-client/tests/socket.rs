@@ -2,16 +2,17 @@
 //! server on loopback: the same events as over SSE; a socket cut part-way (by the proxy of
 //! `support/proxy.rs`, after some of the server's frames) resumed with every event once;
 //! dropping the stream cancels the call (the handler is dropped); refusals keep their status
-//! and problem, before the upgrade (`401`) and after it (`422`).
+//! and problem, before the upgrade (`401`) and after it (`422`; a `429` with its
+//! `Retry-After` and rate headers, as over SSE).
 
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::State;
 use futures_util::StreamExt as _;
-use halo_axum::{HaloLayer, Principal, Progress, StaticAuthenticator, Validation};
+use halo_axum::{HaloLayer, Principal, Progress, StaticAuthenticator, Validation, halo};
 use halo_client::protocol::ToolEvent;
-use halo_client::{CancelOutcome, Client, Credential, Method, StreamEvent, Transport};
+use halo_client::{CancelOutcome, Client, Credential, Method, RetryPolicy, StreamEvent, Transport};
 use halo_tests::TestServer;
 use halo_tests::held::Held;
 use serde::Deserialize;
@@ -47,9 +48,18 @@ async fn job(State(signals): State<Held>, progress: Progress) -> Json<Value> {
     Json(json!({"done": true}))
 }
 
+/// Count aloud, once a minute.
+#[halo(rate = "1/minute")]
+#[utoipa::path(post, path = "/rare", request_body = Count, responses((status = 200)))]
+async fn rare(progress: Progress, Json(count): Json<Count>) -> Json<Value> {
+    progress.step(1, None, "counting");
+    Json(json!({"counted": count.to}))
+}
+
 async fn spawn(signals: &Held) -> TestServer {
     let (router, api) = OpenApiRouter::new()
         .routes(routes!(count))
+        .routes(routes!(rare))
         .routes(routes!(job))
         .split_for_parts();
     let layer = HaloLayer::builder(api)
@@ -198,4 +208,47 @@ async fn refusals_keep_their_status_and_problem() {
         .unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(422), "{error}");
     assert_eq!(error.problem().expect("the problem").status, 422);
+}
+
+#[tokio::test]
+async fn a_rate_refusal_keeps_its_retry_after_and_rate_headers() {
+    let server = spawn(&Held::default()).await;
+    let base = server.base_url();
+    let once = |transport| {
+        Client::builder(&base)
+            .credential(Credential::bearer("ann-token"))
+            .retry(RetryPolicy::none())
+            .stream_transport(transport)
+            .build()
+            .unwrap()
+    };
+    let (ws, sse) = (once(Transport::WebSocket), once(Transport::Sse));
+    let first = collect(&ws, "/rare", json!({"to": 1})).await;
+    assert_eq!(first.len(), 3, "{first:?}");
+    let mut refused = Vec::new();
+    for client in [&ws, &sse] {
+        let error = client
+            .invoke_stream("/rare", Method::POST, json!({"to": 1}))
+            .await
+            .unwrap_err();
+        assert_eq!(error.status().map(|s| s.as_u16()), Some(429), "{error}");
+        let headers = error.response().expect("the refusal").headers().clone();
+        for name in ["retry-after", "ratelimit", "ratelimit-policy"] {
+            assert!(headers.contains_key(name), "{name}: {headers:?}");
+        }
+        refused.push(headers);
+    }
+    let seconds = |headers: &reqwest::header::HeaderMap| -> u64 {
+        headers["retry-after"].to_str().unwrap().parse().unwrap()
+    };
+    let (over_socket, over_sse) = (seconds(&refused[0]), seconds(&refused[1]));
+    assert!((50..=60).contains(&over_socket), "{over_socket}");
+    assert!(
+        over_sse.abs_diff(over_socket) <= 1,
+        "{over_sse} / {over_socket}"
+    );
+    assert_eq!(
+        refused[0]["ratelimit-policy"],
+        refused[1]["ratelimit-policy"]
+    );
 }

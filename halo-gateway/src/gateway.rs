@@ -162,6 +162,8 @@ impl Gateway {
                     async move { readiness.answer().await }
                 }),
             );
+        // Streamed tools over WebSocket too (HALO §10.1.2), as over SSE.
+        let router = layer.websocket_app(router);
         let report = Report::new(
             config
                 .upstreams
@@ -208,8 +210,8 @@ impl Gateway {
         self.changed.notified().await;
     }
 
-    /// The app to serve: the upstreams' tools under `/<upstream>/...`, discovery, `/mcp`,
-    /// `/playground` and the approvals endpoints.
+    /// The app to serve: the upstreams' tools under `/<upstream>/...` (streamed over SSE or
+    /// WebSocket when asked), discovery, `/mcp`, `/playground` and the approvals endpoints.
     pub fn router(&self) -> Router {
         self.router.clone()
     }

@@ -3,6 +3,7 @@
 //! calls forwarded with the gateway's credential for it.
 
 use crate::sse::{Cut, Proxy};
+use futures_util::StreamExt as _;
 use halo_gateway::{Config, Gateway};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -186,6 +187,63 @@ async fn a_streamed_call_relays_the_upstreams_progress_across_a_cut() {
     assert_eq!(plain.status(), StatusCode::OK);
     let plain: Value = plain.json().await.unwrap();
     assert_eq!(plain["chapters"].as_array().unwrap().len(), 2);
+}
+
+/// The same streamed call over WebSocket (HALO §10.1.2): the gateway answers the upgrade on
+/// the tool's path, relays the upstream's steps as SSE does, and ends with the result.
+#[tokio::test]
+async fn a_streamed_call_is_relayed_over_a_websocket() {
+    let (server, _proxy, _bookstore) = bookstore_through_a_proxy().await;
+    let client = |transport| {
+        halo_client::Client::builder(server.url(""))
+            .stream_transport(transport)
+            .build()
+            .unwrap()
+    };
+    let events = |transport| {
+        let client = client(transport);
+        async move {
+            let mut stream = client
+                .invoke_stream(
+                    "/books/api/books/1/summarize",
+                    reqwest::Method::POST,
+                    json!({"chapters": 3}),
+                )
+                .await
+                .unwrap();
+            let mut events = Vec::new();
+            while let Some(event) = stream.next().await {
+                let mut event = serde_json::to_value(event.unwrap().event()).unwrap();
+                // Each call has its own id and takes its own time.
+                if let Some(id) = event["data"].get_mut("call_id") {
+                    *id = Value::Null;
+                }
+                if let Some(took) = event["data"]["meta"].get_mut("elapsed_ms") {
+                    *took = Value::Null;
+                }
+                events.push(event);
+            }
+            events
+        }
+    };
+    let over_socket = events(halo_client::Transport::WebSocket).await;
+    let types: Vec<&str> = over_socket
+        .iter()
+        .map(|event| event["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "tool_start",
+            "tool_progress",
+            "tool_progress",
+            "tool_progress",
+            "tool_end"
+        ],
+        "{over_socket:#?}"
+    );
+    assert_eq!(over_socket[4]["data"]["content"]["book_id"], 1);
+    assert_eq!(over_socket, events(halo_client::Transport::Sse).await);
 }
 
 /// A streamed call cancelled at the gateway is cancelled at its `halo` upstream too: the

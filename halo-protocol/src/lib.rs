@@ -138,7 +138,8 @@ pub use tokens::estimate_tokens;
 pub use truncate::truncate;
 pub use websocket::{
     CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED, ClientMessage, EventMessage,
-    METHOD_HEADER, Refusal, WEBSOCKET_PROTOCOL, close_code, close_status, event_message,
+    METHOD_HEADER, REFUSAL_HEADERS, Refusal, WEBSOCKET_PROTOCOL, close_code, close_status,
+    event_message,
 };
 
 /// The HALO media type, `application/llm+json`.

@@ -10,7 +10,9 @@
 //! [`EventMessage`], `{"id": n, "type": "<event>", "data": {...}}`, and closes the socket with
 //! code `1000` after the terminal one. A call refused once the socket is open (its arguments
 //! invalid, its rate spent) gets one [`Refusal`] message, `{"type": "problem", "data":
-//! <problem>}`, and the close code `4000 + status`.
+//! <problem>, "headers": {...}}`, and the close code `4000 + status`.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -128,22 +130,88 @@ impl<E> EventMessage<E> {
     }
 }
 
+/// The answer headers a [`Refusal`] carries when the HTTP answer had them: what a client
+/// waits on before trying again (`Retry-After`) and the rate it was held to (`RateLimit`,
+/// `RateLimit-Policy`). Lower case, as HTTP/2 writes them.
+pub const REFUSAL_HEADERS: [&str; 3] = ["retry-after", "ratelimit", "ratelimit-policy"];
+
 /// The message of a call refused after the socket opened, `{"type": "problem", "data":
-/// <problem>}`, before the close code `4000 + status`.
+/// <problem>, "headers": {...}}`, before the close code `4000 + status`. `headers` holds those
+/// of [`REFUSAL_HEADERS`] the HTTP answer had (left out when none), so that a client reads
+/// the refusal whole, as it would have read the answer: a `429`'s `Retry-After` included.
 ///
 /// ```
 /// use halo_protocol::{Problem, Refusal};
 ///
-/// let refusal = Refusal::Problem(Problem::new(422));
+/// let refusal = Refusal::new(Problem::new(429)).with_header("retry-after", "3");
 /// let text = serde_json::to_string(&refusal).unwrap();
 /// assert!(text.starts_with(r#"{"type":"problem","data":{"#));
+/// assert!(text.ends_with(r#""headers":{"retry-after":"3"}}"#));
+/// let read: Refusal = serde_json::from_str(&text).unwrap();
+/// assert_eq!(read.problem().status, 429);
+/// assert_eq!(read.header("Retry-After"), Some("3"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Refusal {
-    /// The problem, as the HTTP answer would have carried it.
-    Problem(Problem),
+pub struct Refusal {
+    #[serde(rename = "type")]
+    kind: RefusalKind,
+    data: Problem,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    headers: BTreeMap<String, String>,
+}
+
+/// The one type of [`Refusal`], `problem`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RefusalKind {
+    Problem,
+}
+
+impl Refusal {
+    /// A refusal with `problem`, as the HTTP answer would have carried it, and no headers.
+    #[must_use]
+    pub fn new(problem: Problem) -> Self {
+        Self {
+            kind: RefusalKind::Problem,
+            data: problem,
+            headers: BTreeMap::new(),
+        }
+    }
+
+    /// With the header `name` (kept lower case) set to `value`.
+    #[must_use]
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.insert(name.to_ascii_lowercase(), value.into());
+        self
+    }
+
+    /// The problem document.
+    #[must_use]
+    pub fn problem(&self) -> &Problem {
+        &self.data
+    }
+
+    /// The problem document, taken.
+    #[must_use]
+    pub fn into_problem(self) -> Problem {
+        self.data
+    }
+
+    /// The value of the header `name` (any case), if the refusal carries it.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    /// Every header it carries, by lower-case name.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+    }
 }
 
 /// An event's message from its JSON as the SSE `data:` line carries it (`{"type": …}`) and its

@@ -11,8 +11,8 @@ use std::time::Duration;
 use futures_core::Stream;
 use futures_util::{SinkExt as _, StreamExt as _};
 use halo_protocol::{
-    CALL_ID_HEADER, EventMessage, METHOD_HEADER, Problem, Refusal, ToolEvent, WEBSOCKET_PROTOCOL,
-    close_status,
+    CALL_ID_HEADER, EventMessage, METHOD_HEADER, Problem, REFUSAL_HEADERS, Refusal, ToolEvent,
+    WEBSOCKET_PROTOCOL, close_status,
 };
 use reqwest::header::{
     ACCEPT, CONNECTION, CONTENT_TYPE, HeaderMap, HeaderValue, SEC_WEBSOCKET_ACCEPT,
@@ -140,7 +140,7 @@ impl Client {
                 _ => continue,
             };
             match decode(text.as_str()).map_err(Failure::Fatal)? {
-                Incoming::Refused(problem) => return refusal(problem),
+                Incoming::Refused(refused) => return refusal(refused),
                 Incoming::Other => {}
                 Incoming::Event(event) => {
                     return Ok(Opened::Socket(Box::new(Connection {
@@ -188,16 +188,26 @@ fn accepted(headers: &HeaderMap, key: &str) -> Result<(), Error> {
     ))
 }
 
-/// A refusal message, as the HTTP refusal it stands for (a failure to retry for a status
-/// worth retrying, as [`read`] decides for an HTTP answer).
+/// A refusal message, as the HTTP refusal it stands for, with the headers it carries of
+/// [`REFUSAL_HEADERS`] (so a `429`'s `Retry-After` paces the retry): a failure to retry for
+/// a status worth retrying, as [`read`] decides for an HTTP answer.
 #[allow(clippy::result_large_err)] // The failure `read` and every attempt give.
-fn refusal(problem: Problem) -> Result<Opened, Failure> {
-    let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::BAD_GATEWAY);
+fn refusal(refusal: Refusal) -> Result<Opened, Failure> {
     let mut headers = HeaderMap::new();
     headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/problem+json"),
     );
+    for name in REFUSAL_HEADERS {
+        if let Some(value) = refusal
+            .header(name)
+            .and_then(|value| HeaderValue::from_str(value).ok())
+        {
+            headers.insert(name, value);
+        }
+    }
+    let problem = refusal.into_problem();
+    let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::BAD_GATEWAY);
     let body = serde_json::to_value(&problem).unwrap_or_default();
     let response = ToolResponse::from_value(status, headers, body);
     if Failure::is_retryable_status(status) {
@@ -213,7 +223,7 @@ fn closed(frame: Option<&CloseFrame>) -> Failure {
     match close_status(code) {
         Some(status) => {
             let problem = Problem::new(status).with_detail(reason);
-            match refusal(problem) {
+            match refusal(Refusal::new(problem)) {
                 Ok(Opened::Complete(response)) => Failure::Fatal(Error::from_response(response)),
                 Ok(_) => Failure::Fatal(Error::decode(reason.to_owned())),
                 Err(failure) => failure,
@@ -234,7 +244,7 @@ fn socket_error(error: &tungstenite::Error) -> Error {
 enum Incoming {
     Event(StreamEvent),
     /// The call was refused.
-    Refused(Problem),
+    Refused(Refusal),
     /// An event of another kind (an agent's, a newer version's): skipped, as over SSE.
     Other,
 }
@@ -254,10 +264,7 @@ fn decode(text: &str) -> Result<Incoming, Error> {
     if head.kind == "problem" && head.id.is_none() {
         let refusal: Refusal =
             serde_json::from_str(text).map_err(|e| Error::decode(e).with_context("a refusal"))?;
-        return match refusal {
-            Refusal::Problem(problem) => Ok(Incoming::Refused(problem)),
-            _ => Ok(Incoming::Other),
-        };
+        return Ok(Incoming::Refused(refusal));
     }
     if !TOOL_EVENTS.contains(&head.kind.as_ref()) {
         tracing::debug!(target: "halo_client::stream", event = %head.kind, "skipping an event that is not a tool event");
@@ -350,8 +357,9 @@ impl Stream for Events {
             match decode(text.as_str()) {
                 Ok(Incoming::Event(event)) => return Poll::Ready(Some(Ok(event))),
                 Ok(Incoming::Other) => {}
-                Ok(Incoming::Refused(problem)) => {
+                Ok(Incoming::Refused(refused)) => {
                     this.done = true;
+                    let problem = refused.into_problem();
                     let detail = problem.detail.unwrap_or(problem.title);
                     let error = Error::decode(format!("the server refused the stream: {detail}"));
                     return Poll::Ready(Some(Err(Broken::Invalid(error))));

@@ -12,8 +12,9 @@ use bytes::{Bytes, BytesMut};
 use futures_util::{SinkExt as _, StreamExt as _};
 use halo_protocol::{
     CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED, ClientMessage, EVENT_STREAM,
-    EventMessage, Problem, Refusal, ToolEnd, ToolEvent, close_code, event_message,
+    EventMessage, Problem, REFUSAL_HEADERS, Refusal, ToolEnd, ToolEvent, close_code, event_message,
 };
+use http::HeaderValue;
 use http::header::CONTENT_TYPE;
 use serde_json::Value;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -195,8 +196,8 @@ fn next_message(pending: &mut BytesMut) -> Option<String> {
     }
 }
 
-/// Sends the answer of a call the engine did not stream: a problem as a [`Refusal`] and a
-/// `4000 + status` close; a success as one `tool_end` (id 1) and a normal close.
+/// Sends the answer of a call the engine did not stream: a problem as a [`Refusal`] (with
+/// the answer's `Retry-After` and rate headers) and a `4000 + status` close; a success as one `tool_end` (id 1) and a normal close.
 async fn refuse(mut socket: WebSocket, response: Response) {
     let (parts, body) = response.into_parts();
     let status = parts.status.as_u16();
@@ -214,7 +215,15 @@ async fn refuse(mut socket: WebSocket, response: Response) {
     let problem =
         serde_json::from_slice::<Problem>(&bytes).unwrap_or_else(|_| Problem::new(status));
     let title = problem.title.clone();
-    if let Ok(text) = serde_json::to_string(&Refusal::Problem(problem)) {
+    let refusal = REFUSAL_HEADERS
+        .iter()
+        .fold(Refusal::new(problem), |refusal, name| {
+            match parts.headers.get(*name).map(HeaderValue::to_str) {
+                Some(Ok(value)) => refusal.with_header(name, value),
+                _ => refusal,
+            }
+        });
+    if let Ok(text) = serde_json::to_string(&refusal) {
         let _ = socket.send(Message::Text(Utf8Bytes::from(text))).await;
     }
     close(&mut socket, close_code(status), &title).await;
