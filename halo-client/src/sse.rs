@@ -108,9 +108,6 @@ struct Text<S> {
     pending: String,
     /// How much of `pending` was passed on.
     sent: usize,
-    /// Whether the last line passed on ended with a CR that may be the first half of a CRLF:
-    /// an LF that comes next is that line's ending, already passed on.
-    skip_lf: bool,
     max_event: usize,
     /// Bytes of the current event so far, line endings aside.
     event_len: usize,
@@ -133,7 +130,6 @@ impl<S> Text<S> {
             carry: Vec::new(),
             pending: String::new(),
             sent: 0,
-            skip_lf: false,
             max_event,
             event_len: 0,
             at_line_start: true,
@@ -148,22 +144,10 @@ impl<S> Text<S> {
     /// The next whole line pending, with its ending; at the body's end, what is left.
     fn next_line(&mut self) -> Option<String> {
         let rest = &self.pending[self.sent..];
-        if self.skip_lf && !rest.is_empty() {
-            self.skip_lf = false;
-            if rest.starts_with('\n') {
-                self.sent += 1;
-            }
-        }
-        let rest = &self.pending[self.sent..];
+        // A CR that ends the text so far goes on alone: the parser waits for what follows
+        // it, and joins an LF that comes next to it as one line ending.
         let line = match rest.find(['\n', '\r']) {
-            Some(end) if rest.as_bytes()[end] == b'\r' => match rest.as_bytes().get(end + 1) {
-                Some(b'\n') => &rest[..end + 2],
-                Some(_) => &rest[..=end],
-                None => {
-                    self.skip_lf = true;
-                    &rest[..=end]
-                }
-            },
+            Some(end) if rest.as_bytes().get(end..end + 2) == Some(b"\r\n") => &rest[..end + 2],
             Some(end) => &rest[..=end],
             None if self.ended && !rest.is_empty() => rest,
             None => return None,
@@ -481,5 +465,36 @@ mod tests {
         let events = same_whatever_the_chunking(body.as_bytes(), 202);
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(events.iter().all(Result::is_ok));
+    }
+
+    #[test]
+    fn random_bodies_decode_the_same_whatever_the_chunking() {
+        // Pieces of event streams, line endings of every kind among them, put together at
+        // random: whatever they make, cutting it anywhere changes nothing.
+        let pieces: [&[u8]; 14] = [
+            b"event: tool_progress",
+            b"event: tool_end",
+            b"id: 4",
+            b"id: x",
+            b"data: {\"type\":\"tool_progress\",\"data\":{\"step\":1}}",
+            b"data: {\"type\":\"tool_end\",\"data\":{\"status\":200,\"content\":1}}",
+            b": keep-alive",
+            b"\n",
+            b"\r",
+            b"\r\n",
+            b"\n\n",
+            b"\xef\xbb\xbf",
+            b"\xff\xe2\x82",
+            b"retry: 10",
+        ];
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..80 {
+            let body: Vec<u8> = (0..rng.usize(1..30))
+                .flat_map(|_| pieces[rng.usize(..pieces.len())].iter().copied())
+                .collect();
+            for max_event in [40, MAX_EVENT] {
+                same_whatever_the_chunking(&body, max_event);
+            }
+        }
     }
 }
