@@ -207,6 +207,30 @@ pub fn not_run(problem: &Problem) -> ErrorData {
     )
 }
 
+/// The error of a request of the Tasks extension whose parameters an MCP server could not
+/// read (rmcp then hands it over as a request of an unknown method): `-32602`, saying what
+/// they are. `None` for any other method, which is not found.
+///
+/// ```
+/// use halo_protocol::malformed_task_request;
+///
+/// let error = malformed_task_request("tasks/get").unwrap();
+/// assert_eq!(error.code.0, -32602);
+/// assert!(malformed_task_request("tools/other").is_none());
+/// ```
+#[must_use]
+pub fn malformed_task_request(method: &str) -> Option<ErrorData> {
+    let takes = match method {
+        "tasks/get" | "tasks/cancel" => r#"{"taskId": string}"#,
+        "tasks/update" => r#"{"taskId": string, "inputResponses": object}"#,
+        _ => return None,
+    };
+    Some(ErrorData::invalid_params(
+        format!("{method} takes the parameters {takes}"),
+        None,
+    ))
+}
+
 /// `value` as a JSON object (an empty one for anything else, which the values here never
 /// are).
 fn object(value: Result<Value, serde_json::Error>) -> JsonObject {

@@ -107,7 +107,8 @@ pub use events::{
 };
 #[cfg(feature = "mcp")]
 pub use held_task::{
-    APPROVAL_POLL_MS, HeldStage, NOT_RUN, TaskTimes, approval_task_id, not_run, task_approval,
+    APPROVAL_POLL_MS, HeldStage, NOT_RUN, TaskTimes, approval_task_id, malformed_task_request,
+    not_run, task_approval,
 };
 pub use limit::{Dimension, Limit, LimitParseError};
 pub use link::link_target;

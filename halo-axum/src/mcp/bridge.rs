@@ -247,7 +247,7 @@ impl ServerHandler for Bridge {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method;
-        Err(task::malformed(&method)
+        Err(halo_protocol::malformed_task_request(&method)
             .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None)))
     }
 }

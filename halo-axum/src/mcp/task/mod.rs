@@ -64,21 +64,6 @@ impl TaskError {
     }
 }
 
-/// The error of a request of the Tasks extension whose parameters rmcp could not read (so it
-/// came as a request of an unknown method): `-32602`, saying what they are. `None` for any
-/// other method.
-pub(super) fn malformed(method: &str) -> Option<ErrorData> {
-    let takes = match method {
-        "tasks/get" | "tasks/cancel" => r#"{"taskId": string}"#,
-        "tasks/update" => r#"{"taskId": string, "inputResponses": object}"#,
-        _ => return None,
-    };
-    Some(ErrorData::invalid_params(
-        format!("{method} takes the parameters {takes}"),
-        None,
-    ))
-}
-
 /// The error for a task that does not exist, or is not the caller's.
 fn not_found(task_id: &str) -> ErrorData {
     ErrorData::invalid_params(format!("no task of yours is named `{task_id}`"), None)
