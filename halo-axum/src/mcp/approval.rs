@@ -2,6 +2,8 @@
 //! `202 Accepted` with its approval; the bridge does not pass that on as the tool's result,
 //! since to an MCP client the call is still the call it made. Instead:
 //!
+//! - a client that declared the MCP Tasks extension gets a task naming the approval
+//!   ([`task`](super::task)), read and withdrawn later with `tasks/get` and `tasks/cancel`;
 //! - a client that can be asked (it negotiated MCP `2026-07-28` or later and declared form
 //!   elicitation), calling as someone who may approve their own calls, gets an
 //!   `input_required` result: one `elicitation/create` asking to confirm the call, and the

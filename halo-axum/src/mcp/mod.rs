@@ -79,6 +79,13 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// result); accept approves it, decline denies it. Any other client waits for the decision:
 /// the result is the call's answer once it ran, or an error saying it was denied or expired.
 ///
+/// **Tasks.** A client that declared the MCP Tasks extension (`io.modelcontextprotocol/tasks`)
+/// gets a task instead: a held call answers with the task `approval-{id}`, which `tasks/get`
+/// reads and `tasks/cancel` withdraws through the approvals (any replica answers, the approval
+/// being its state); a call of a streaming tool still running after a grace becomes a task of
+/// this instance, bounded by [`TaskLimits`], which `tasks/cancel` cancels as `DELETE` of the
+/// call does. A task is its caller's: anyone else is told no such task exists.
+///
 /// Credentials are checked before anything else: with an authenticator, credentials it
 /// refuses (or none, when the layer requires them) get HTTP `401` with the layer's
 /// `WWW-Authenticate` challenge, as a call over HTTP would.
