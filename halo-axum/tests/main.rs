@@ -39,6 +39,8 @@ mod jwt_verdicts;
 mod lenient;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_tasks;
 #[cfg(feature = "prometheus")]
 mod metrics;
 #[cfg(feature = "playground")]

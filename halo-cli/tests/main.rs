@@ -16,6 +16,7 @@ mod gateway;
 mod interop_fastapi;
 mod lint;
 mod mcp;
+mod mcp_tasks;
 mod oauth;
 mod search;
 mod stream;

@@ -126,6 +126,12 @@ impl HeldCall {
         &self.id
     }
 
+    /// The name of the tool called.
+    #[must_use]
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
     /// What a client that asked for progress is told while the call waits: `waiting for
     /// approval ID of TOOL (expires AT)`.
     #[must_use]

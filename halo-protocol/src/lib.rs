@@ -56,6 +56,8 @@ mod definition;
 mod disclosure;
 mod duration;
 mod events;
+#[cfg(feature = "mcp")]
+mod held_task;
 mod limit;
 mod link;
 pub mod lint;
@@ -105,6 +107,11 @@ pub use duration::parse_duration;
 pub use events::{
     APPROVALS_PATH, CALL_ID_HEADER, CALLS_PATH, EVENT_STREAM, ToolEnd, ToolEvent, ToolStart,
     is_call_id,
+};
+#[cfg(feature = "mcp")]
+pub use held_task::{
+    APPROVAL_POLL_MS, HeldStage, NOT_RUN, TaskTimes, approval_task_id, malformed_task_request,
+    not_run, task_approval,
 };
 pub use limit::{Dimension, Limit, LimitParseError};
 pub use link::link_target;

@@ -2,6 +2,8 @@
 //! `202 Accepted` with its approval; the bridge does not pass that on as the tool's result,
 //! since to an MCP client the call is still the call it made. Instead:
 //!
+//! - a client that declared the MCP Tasks extension gets a task naming the approval
+//!   ([`task`](super::task)), read and withdrawn later with `tasks/get` and `tasks/cancel`;
 //! - a client that can be asked (it negotiated MCP `2026-07-28` or later and declared form
 //!   elicitation), calling as someone who may approve their own calls, gets an
 //!   `input_required` result: one `elicitation/create` asking to confirm the call, and the
@@ -28,13 +30,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use halo_protocol::{
-    APPROVALS_PATH, Confirmation, HeldCall, Problem, Rfc3339, ToolOutput, confirmed_approval,
+    APPROVALS_PATH, Confirmation, HeldCall, HeldStage, Problem, Rfc3339, ToolOutput,
+    confirmed_approval,
 };
 use http::header::LOCATION;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use rmcp::ErrorData;
-use rmcp::model::{InputResponses, ProgressNotificationParam};
+use rmcp::model::{CreateTaskResult, InputResponses, ProgressNotificationParam};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -77,9 +80,15 @@ pub(super) struct Approvals<'a> {
 }
 
 impl Approvals<'_> {
-    /// The result of a call held for approval: the confirmation, for a client that can be
-    /// asked, else the call's end once decided.
+    /// The result of a call held for approval: a task, for a client that declared the Tasks
+    /// extension; the confirmation, for a client that can be asked; else the call's end once
+    /// decided.
     pub(super) async fn settle(&self, held: HeldCall) -> rmcp::model::CallToolResponse {
+        if self.asked.wants_tasks()
+            && let Some(task) = self.task(&held).await
+        {
+            return rmcp::model::CallToolResponse::Task(task);
+        }
         let output = match self.identify(held.id()).await {
             Ok(caller) if self.can_ask() && self.decides_own(caller.as_ref()) => {
                 return held.input_required().into();
@@ -125,6 +134,14 @@ impl Approvals<'_> {
             _ => entry,
         };
         Ok(self.wait(caller, entry).await)
+    }
+
+    /// The task of the call held for `held`, read as the caller; `None` when the approval
+    /// cannot be read (the call is then settled as for a client without tasks).
+    async fn task(&self, held: &HeldCall) -> Option<CreateTaskResult> {
+        let caller = self.identify(held.id()).await.ok()?;
+        let entry = read_as(self.layer, caller.as_ref(), held.id()).await.ok()?;
+        Some(super::task::held_task(self.layer, &entry))
     }
 
     /// The caller, as the layer identifies the MCP request's credentials; an error result
@@ -232,34 +249,14 @@ impl Approvals<'_> {
 }
 
 /// The output of an approval that ended: the answer of the call once it ran, an error when
-/// it was denied or expired; `None` while it waits or runs.
+/// it was denied, expired or withdrawn; `None` while it waits or runs.
 fn ended(entry: &Entry) -> Option<ToolOutput> {
-    let id = &entry.id;
-    match entry.phase() {
-        Phase::Pending | Phase::Running => None,
-        Phase::Ran => {
-            let (status, body) = kept_answer(entry)?;
-            Some(ToolOutput::from_response(status.as_u16(), body))
-        }
-        Phase::Denied => {
-            let mut detail = format!("approval {id} was denied");
-            entry.with_state(|state| {
-                if let State::Denied { by, reason } = state {
-                    let _ = write!(detail, " by {by}");
-                    if let Some(reason) = reason {
-                        let _ = write!(detail, ": {reason}");
-                    }
-                }
-            });
-            detail.push_str("; the call did not run");
-            Some(ToolOutput::problem(Problem::new(403).with_detail(detail)))
-        }
-        Phase::Expired => Some(ToolOutput::problem(Problem::new(403).with_detail(format!(
-            "approval {id} expired at {} without a decision; the call did not run",
-            Rfc3339(entry.expires_at)
-        )))),
-        Phase::Cancelled => {
-            let mut detail = format!("approval {id} was cancelled");
+    match stage(entry) {
+        HeldStage::Pending | HeldStage::Running => None,
+        HeldStage::Ran(output) => Some(output),
+        HeldStage::NotRun(problem) => Some(ToolOutput::problem(problem)),
+        HeldStage::Withdrawn => {
+            let mut detail = format!("approval {} was cancelled", entry.id);
             entry.with_state(|state| {
                 if let State::Cancelled { by, reason } = state {
                     if let Some(by) = by {
@@ -271,6 +268,43 @@ fn ended(entry: &Entry) -> Option<ToolOutput> {
             detail.push_str("; the call did not run");
             Some(ToolOutput::problem(Problem::new(409).with_detail(detail)))
         }
+        _ => None,
+    }
+}
+
+/// Where the call of `entry` stands: waiting, running, ran (its answer), denied or expired
+/// (why, as a `403` problem), or withdrawn. What a waiting call ends with, and what its task
+/// shows ([`task`](super::task)).
+pub(super) fn stage(entry: &Entry) -> HeldStage {
+    let id = &entry.id;
+    match entry.phase() {
+        Phase::Pending => HeldStage::Pending,
+        Phase::Running => HeldStage::Running,
+        Phase::Ran => match kept_answer(entry) {
+            Some((status, body)) => {
+                HeldStage::Ran(ToolOutput::from_response(status.as_u16(), body))
+            }
+            // Ran, and its answer not read yet: it is told as running.
+            None => HeldStage::Running,
+        },
+        Phase::Denied => {
+            let mut detail = format!("approval {id} was denied");
+            entry.with_state(|state| {
+                if let State::Denied { by, reason } = state {
+                    let _ = write!(detail, " by {by}");
+                    if let Some(reason) = reason {
+                        let _ = write!(detail, ": {reason}");
+                    }
+                }
+            });
+            detail.push_str("; the call did not run");
+            HeldStage::NotRun(Problem::new(403).with_detail(detail))
+        }
+        Phase::Expired => HeldStage::NotRun(Problem::new(403).with_detail(format!(
+            "approval {id} expired at {} without a decision; the call did not run",
+            Rfc3339(entry.expires_at)
+        ))),
+        Phase::Cancelled => HeldStage::Withdrawn,
     }
 }
 

@@ -56,6 +56,17 @@ impl<'a> Asked<'a> {
         }
     }
 
+    /// Whether the client declared the Tasks extension (`io.modelcontextprotocol/tasks`): a
+    /// call held for approval, or a long streamed one, then answers with a task.
+    pub(super) fn wants_tasks(self) -> bool {
+        match self {
+            Self::Rmcp(context) => context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks()),
+            Self::Direct(_) => false,
+        }
+    }
+
     /// Sends the client a progress notification (one that stopped listening still gets
     /// the result).
     pub(super) async fn notify_progress(self, note: ProgressNotificationParam) {

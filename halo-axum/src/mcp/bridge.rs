@@ -14,8 +14,10 @@ use http::HeaderMap;
 use http::header::{CACHE_CONTROL, VARY};
 use http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest,
+    CustomResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -25,10 +27,12 @@ use tokio::sync::mpsc;
 use super::approval::{self, Approvals};
 use super::asked::Asked;
 use super::caller::Identified;
+use super::task::{self, Running, Streamed, TaskLimits, Tasks};
 use crate::Progress;
 use crate::layer::Shared as Layer;
 use crate::local::{Failure, Local};
 use crate::registry::Tool as AppTool;
+use crate::stream::CALL_ID;
 
 /// One MCP server per request (the transport is stateless), sharing the app.
 #[derive(Clone)]
@@ -46,6 +50,8 @@ struct Shared {
     tools: HashMap<String, Known>,
     info: ServerConfig,
     listing: Listing,
+    /// The tasks of this instance's streamed calls.
+    tasks: Arc<Streamed>,
 }
 
 /// A tool of the app, as the bridge knows it from start-up.
@@ -72,8 +78,13 @@ impl Bridge {
         layer: Arc<Layer>,
         instructions: Option<String>,
         listing: Listing,
+        limits: TaskLimits,
     ) -> Self {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        let mut info = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("halo-axum", env!("CARGO_PKG_VERSION")));
         if let Some(instructions) = instructions {
             info = info.with_instructions(instructions);
@@ -96,6 +107,7 @@ impl Bridge {
                 )
             })
             .collect();
+        let tasks = Arc::new(Streamed::new(local.clone(), limits));
         Self {
             shared: Arc::new(Shared {
                 local,
@@ -103,6 +115,7 @@ impl Bridge {
                 tools,
                 info,
                 listing,
+                tasks,
             }),
         }
     }
@@ -202,6 +215,41 @@ impl ServerHandler for Bridge {
     ) -> Result<CallToolResponse, ErrorData> {
         Box::pin(self.answer(request, Asked::Rmcp(&context))).await
     }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self.tasks(&context).get(&request.task_id).await?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks(&context).update(&request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Box::pin(self.tasks(&context).cancel(&request.task_id)).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method;
+        Err(halo_protocol::malformed_task_request(&method)
+            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None)))
+    }
 }
 
 impl Bridge {
@@ -278,6 +326,15 @@ impl Bridge {
             .ok_or_else(|| no_such_tool(name))
     }
 
+    /// The tasks, as the caller of the MCP request of `context` reads them.
+    fn tasks<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Tasks<'a> {
+        Tasks {
+            layer: &self.shared.layer,
+            streamed: &self.shared.tasks,
+            parts: Asked::Rmcp(context).caller(),
+        }
+    }
+
     /// The approvals of the caller of `asked`.
     fn approvals<'a>(&'a self, asked: Asked<'a>) -> Approvals<'a> {
         Approvals {
@@ -322,6 +379,9 @@ impl Bridge {
             Ok(call) => call,
             Err(output) => return Ok(CallToolResult::from(output).into()),
         };
+        if schema.stream.is_some() && asked.wants_tasks() {
+            return self.call_streamed(call, asked).await;
+        }
         // A client that asked for progress gets the steps of a streaming tool as they come.
         let progress = asked.progress_token().filter(|_| schema.stream.is_some());
         let answer = async {
@@ -335,22 +395,88 @@ impl Bridge {
             }
         };
         // A cancelled request drops the call (and with it the handler, unless it streams).
-        let output = match future::select(pin!(answer), pin!(asked.cancelled())).await {
-            Either::Left((Ok((status, headers, body)), _)) => {
-                // Held for approval: confirmed by the client, or waited for.
+        match future::select(pin!(answer), pin!(asked.cancelled())).await {
+            Either::Left((answer, _)) => Ok(self.output(answer, asked).await),
+            Either::Right(((), _)) => Ok(cancelled_by_client()),
+        }
+    }
+
+    /// A call of a streaming tool by a client that declared the Tasks extension: answered as
+    /// any call when it ends within the grace, else a task of this instance; waited for, as
+    /// for any client, when the caller or the instance keeps as many tasks as it may.
+    async fn call_streamed(
+        &self,
+        mut call: http::Request<axum::body::Body>,
+        asked: Asked<'_>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tasks = &self.shared.tasks;
+        let call_id = task::call_id();
+        call.headers_mut().insert(CALL_ID, call_id.clone());
+        let (relay, steps) = mpsc::unbounded_channel();
+        call.extensions_mut().insert(Progress::relayed(relay));
+        let mut running = Running::spawn(&self.shared.local, call);
+        let grace = tasks.limits().grace;
+        let within = {
+            let answered = pin!(tokio::time::timeout(grace, running.answer()));
+            match future::select(answered, pin!(asked.cancelled())).await {
+                Either::Left((Ok(answer), _)) => Some(answer),
+                Either::Left((Err(_), _)) => None,
+                // Dropped, the running call stops.
+                Either::Right(((), _)) => return Ok(cancelled_by_client()),
+            }
+        };
+        let answer = match within {
+            Some(answer) => answer,
+            None => {
+                let caller = asked
+                    .caller()
+                    .and_then(|parts| parts.extensions.get::<Identified>())
+                    .and_then(|identified| identified.0.clone());
+                let layer = &self.shared.layer;
+                match tasks.adopt(layer, caller, &call_id, running, steps) {
+                    Ok(task) => return Ok(CallToolResponse::Task(task)),
+                    Err((mut running, steps)) => {
+                        let answer = async {
+                            match asked.progress_token() {
+                                Some(token) => {
+                                    relaying(running.answer(), steps, token, asked).await
+                                }
+                                None => running.answer().await,
+                            }
+                        };
+                        match future::select(pin!(answer), pin!(asked.cancelled())).await {
+                            Either::Left((answer, _)) => answer,
+                            Either::Right(((), _)) => return Ok(cancelled_by_client()),
+                        }
+                    }
+                }
+            }
+        };
+        Ok(self.output(answer, asked).await)
+    }
+
+    /// The result of a call's answer: a call held for approval is settled (a task, a
+    /// confirmation, or its end once decided), any other is the answer.
+    async fn output(&self, answer: task::Answer, asked: Asked<'_>) -> CallToolResponse {
+        let output = match answer {
+            Ok((status, headers, body)) => {
                 if let Some(held) = approval::held(status, &headers, &body) {
-                    return Ok(self.approvals(asked).settle(held).await);
+                    return self.approvals(asked).settle(held).await;
                 }
                 let media = headers
                     .get(http::header::CONTENT_TYPE)
                     .and_then(|value| value.to_str().ok());
                 ToolOutput::from_answer(status.as_u16(), media, body)
             }
-            Either::Left((Err(message), _)) => ToolOutput::failure(message),
-            Either::Right(((), _)) => ToolOutput::failure("the call was cancelled by the client"),
+            Err(message) => ToolOutput::failure(message),
         };
-        Ok(CallToolResult::from(output).into())
+        CallToolResult::from(output).into()
     }
+}
+
+/// The result of a call whose client cancelled it.
+fn cancelled_by_client() -> CallToolResponse {
+    CallToolResult::from(ToolOutput::failure("the call was cancelled by the client")).into()
 }
 
 /// Awaits a call, sending each step its handler reports as an MCP progress notification for

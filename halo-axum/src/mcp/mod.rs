@@ -6,6 +6,7 @@ mod bridge;
 mod caller;
 mod direct;
 mod headers;
+mod task;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -26,6 +27,7 @@ use tower_service::Service;
 use self::bridge::{Bridge, Listing};
 use self::caller::Identified;
 use self::direct::{Direct, Hosts};
+pub use self::task::TaskLimits;
 use crate::HaloLayer;
 use crate::layer::Shared;
 use crate::local::{Local, forwarded};
@@ -76,6 +78,13 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// the approver lets decide their own calls, is asked to confirm it (an `input_required`
 /// result); accept approves it, decline denies it. Any other client waits for the decision:
 /// the result is the call's answer once it ran, or an error saying it was denied or expired.
+///
+/// **Tasks.** A client that declared the MCP Tasks extension (`io.modelcontextprotocol/tasks`)
+/// gets a task instead: a held call answers with the task `approval-{id}`, which `tasks/get`
+/// reads and `tasks/cancel` withdraws through the approvals (any replica answers, the approval
+/// being its state); a call of a streaming tool still running after a grace becomes a task of
+/// this instance, bounded by [`TaskLimits`], which `tasks/cancel` cancels as `DELETE` of the
+/// call does. A task is its caller's: anyone else is told no such task exists.
 ///
 /// Credentials are checked before anything else: with an authenticator, credentials it
 /// refuses (or none, when the layer requires them) get HTTP `401` with the layer's
@@ -137,6 +146,7 @@ pub struct McpBuilder {
     allowed_origins: Option<Vec<String>>,
     instructions: Option<String>,
     listing: Listing,
+    task_limits: TaskLimits,
 }
 
 impl fmt::Debug for McpBuilder {
@@ -175,6 +185,7 @@ impl McpService {
                 tools: ToolListing::default(),
                 page_size: DEFAULT_PAGE_SIZE,
             },
+            task_limits: TaskLimits::default(),
         }
     }
 }
@@ -268,6 +279,25 @@ impl McpBuilder {
         self
     }
 
+    /// How long a streamed call runs before it becomes an MCP task, how many tasks are kept
+    /// per caller and in all, and for how long ([`TaskLimits`]). Only clients that declared
+    /// the Tasks extension get tasks.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use halo_axum::HaloLayer;
+    /// use halo_axum::mcp::{McpService, TaskLimits};
+    /// # let (router, api) = utoipa_axum::router::OpenApiRouter::<()>::new().split_for_parts();
+    /// # let halo = HaloLayer::from_openapi(api);
+    /// let limits = TaskLimits::default().grace(Duration::ZERO).per_caller(4);
+    /// let mcp = McpService::builder(&halo, router).task_limits(limits).build();
+    /// # let _ = mcp;
+    /// ```
+    pub fn task_limits(mut self, limits: TaskLimits) -> Self {
+        self.task_limits = limits;
+        self
+    }
+
     /// The service.
     #[must_use]
     pub fn build(self) -> McpService {
@@ -276,6 +306,7 @@ impl McpBuilder {
             Arc::clone(&self.shared),
             self.instructions,
             self.listing,
+            self.task_limits,
         );
         let hosts = self
             .allowed_hosts

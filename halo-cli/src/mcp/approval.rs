@@ -31,6 +31,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::log;
+use super::task::Tasks;
 
 /// How long a confirmation may take when the approval's expiry cannot be read.
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -39,12 +40,22 @@ const DEFAULT_LIFETIME: Duration = Duration::from_secs(15 * 60);
 pub(super) struct Approvals<'a> {
     pub(super) client: &'a Client,
     pub(super) context: &'a RequestContext<RoleServer>,
+    /// The tasks given to the client, for one that declared the Tasks extension.
+    pub(super) tasks: &'a Tasks,
 }
 
 impl Approvals<'_> {
-    /// The result of a call held for `approval`: confirmed by the client when it can be
-    /// asked, then waited for.
+    /// The result of a call held for `approval`: a task for a client that declared the Tasks
+    /// extension ([`task`](super::task)); else confirmed by the client when it can be asked,
+    /// then waited for.
     pub(super) async fn settle(&self, approval: Approval) -> CallToolResponse {
+        let wants_tasks = self
+            .context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if wants_tasks && let Some(task) = self.tasks.create(&approval) {
+            return CallToolResponse::Task(task);
+        }
         let shown = HeldCall::from_approval(&approval);
         let approval = match (self.asking().await, shown) {
             (Some(Asking::Result), Some(shown)) => return shown.input_required().into(),

@@ -25,6 +25,7 @@
 //! `halo` has to say goes to standard error.
 
 mod approval;
+mod task;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -35,18 +36,21 @@ use futures_util::StreamExt as _;
 use futures_util::future::{self, Either};
 use halo_client::protocol::{
     CALL_TOOL, CallRequest, HeldCall, Manifest, SEARCH_TOOLS, SearchRequest, ToolCatalog,
-    ToolEntry, ToolEvent, ToolListing, ToolOutput, ToolSchema, mcp_cache_hints, mcp_page,
-    mcp_progress, search_tools_result,
+    ToolEntry, ToolEvent, ToolListing, ToolOutput, ToolSchema, malformed_task_request,
+    mcp_cache_hints, mcp_page, mcp_progress, search_tools_result,
 };
 use halo_client::{Approval, CallId, CancelOutcome, Client, ClientBuilder, StreamEvent};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CustomRequest, CustomResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
 use self::approval::Approvals;
+use self::task::Tasks;
 use crate::connect::describe_manifest;
 use crate::failure::Failure;
 
@@ -104,6 +108,7 @@ pub(crate) async fn serve(client: ClientBuilder, options: Options) -> Result<Exi
         client,
         toolset: Arc::new(RwLock::new(Arc::new(toolset))),
         listing: options.listing,
+        tasks: Arc::new(Tasks::default()),
     };
     let running = bridge
         .clone()
@@ -136,6 +141,8 @@ struct Bridge {
     toolset: Arc<RwLock<Arc<Toolset>>>,
     info: ServerConfig,
     listing: ToolListing,
+    /// The tasks of held calls given to the client.
+    tasks: Arc<Tasks>,
 }
 
 /// The tools being served: what the API described, the MCP tools listed, and the catalog
@@ -233,6 +240,7 @@ impl Bridge {
                             let approvals = Approvals {
                                 client: &self.client,
                                 context,
+                                tasks: &self.tasks,
                             };
                             return Ok(approvals.settle(held).await);
                         }
@@ -325,12 +333,52 @@ impl ServerHandler for Bridge {
             let approvals = Approvals {
                 client: &self.client,
                 context: &context,
+                tasks: &self.tasks,
             };
             let responses = request.input_responses.as_ref();
             let output = approvals.resume(&entry.name, state, responses).await?;
             return Ok(CallToolResult::from(output).into());
         }
         self.call(&name, args, &context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self.tasks.get(&self.client, &request.task_id).await?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // These tasks never ask for input: there is nothing to deliver.
+        self.tasks
+            .get(&self.client, &request.task_id)
+            .await
+            .map(|_| ())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&self.client, &request.task_id).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method;
+        Err(malformed_task_request(&method)
+            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None)))
     }
 }
 
@@ -414,6 +462,7 @@ fn server_info(manifest: &Manifest, base_url: &str) -> ServerConfig {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build(),
     )
     .with_server_info(Implementation::new("halo", env!("CARGO_PKG_VERSION")))

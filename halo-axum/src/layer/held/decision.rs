@@ -91,7 +91,7 @@ pub(crate) fn approver<'a>(
 }
 
 /// Whether `caller` made the call of `entry` (both anonymous counts).
-pub(super) fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
+pub(crate) fn is_callers(entry: &Entry, caller: Option<&Principal>) -> bool {
     made_by(entry, caller.map(Principal::id))
 }
 

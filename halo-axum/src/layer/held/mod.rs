@@ -20,4 +20,6 @@ pub(crate) use self::endpoint::{is_endpoint, serve};
 pub(crate) use self::hold::{Held, hold};
 #[cfg(feature = "redis")]
 pub(crate) use self::takeover::is_takeover;
+#[cfg(feature = "mcp")]
+pub(crate) use self::withdraw::withdraw_as;
 pub(crate) use self::withdraw::withdraw_stream;
