@@ -78,6 +78,45 @@ pub enum HeldStage {
     Withdrawn,
 }
 
+impl HeldStage {
+    /// Approval `id` was denied (by `by`, for `reason`): a `403` saying so.
+    ///
+    /// ```
+    /// use halo_protocol::HeldStage;
+    ///
+    /// let HeldStage::NotRun(problem) = HeldStage::denied("a1", Some("carol"), Some("disputed")) else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(problem.status, 403);
+    /// assert_eq!(
+    ///     problem.detail.as_deref(),
+    ///     Some("approval a1 was denied by carol: disputed; the call did not run")
+    /// );
+    /// ```
+    #[must_use]
+    pub fn denied(id: &str, by: Option<&str>, reason: Option<&str>) -> Self {
+        let mut detail = format!("approval {id} was denied");
+        if let Some(by) = by {
+            detail.push_str(" by ");
+            detail.push_str(by);
+        }
+        if let Some(reason) = reason {
+            detail.push_str(": ");
+            detail.push_str(reason);
+        }
+        detail.push_str("; the call did not run");
+        Self::NotRun(Problem::new(403).with_detail(detail))
+    }
+
+    /// Approval `id` expired at `expires_at` (RFC 3339) undecided: a `403` saying so.
+    #[must_use]
+    pub fn expired(id: &str, expires_at: &str) -> Self {
+        Self::NotRun(Problem::new(403).with_detail(format!(
+            "approval {id} expired at {expires_at} without a decision; the call did not run"
+        )))
+    }
+}
+
 /// When a held call's task was made and last moved (RFC 3339), and how long it is kept from
 /// when it was made, in milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]

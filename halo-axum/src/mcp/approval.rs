@@ -287,23 +287,11 @@ pub(super) fn stage(entry: &Entry) -> HeldStage {
             // Ran, and its answer not read yet: it is told as running.
             None => HeldStage::Running,
         },
-        Phase::Denied => {
-            let mut detail = format!("approval {id} was denied");
-            entry.with_state(|state| {
-                if let State::Denied { by, reason } = state {
-                    let _ = write!(detail, " by {by}");
-                    if let Some(reason) = reason {
-                        let _ = write!(detail, ": {reason}");
-                    }
-                }
-            });
-            detail.push_str("; the call did not run");
-            HeldStage::NotRun(Problem::new(403).with_detail(detail))
-        }
-        Phase::Expired => HeldStage::NotRun(Problem::new(403).with_detail(format!(
-            "approval {id} expired at {} without a decision; the call did not run",
-            Rfc3339(entry.expires_at)
-        ))),
+        Phase::Denied => entry.with_state(|state| match state {
+            State::Denied { by, reason } => HeldStage::denied(id, Some(by), reason.as_deref()),
+            _ => HeldStage::denied(id, None, None),
+        }),
+        Phase::Expired => HeldStage::expired(id, &Rfc3339(entry.expires_at).to_string()),
         Phase::Cancelled => HeldStage::Withdrawn,
     }
 }

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use halo_client::protocol::{HeldCall, HeldStage, Problem, TaskTimes, ToolOutput, task_approval};
+use halo_client::protocol::{HeldCall, HeldStage, TaskTimes, ToolOutput, task_approval};
 use halo_client::{Approval, ApprovalState, Client, StatusCode};
 
 use rmcp::ErrorData;
@@ -137,21 +137,12 @@ fn stage(approval: &Approval) -> HeldStage {
             )),
             None => HeldStage::Running,
         },
-        ApprovalState::Denied => {
-            let mut detail = format!("approval {id} was denied");
-            if let Some(by) = &approval.decided_by {
-                detail.push_str(&format!(" by {by}"));
-            }
-            if let Some(reason) = &approval.reason {
-                detail.push_str(&format!(": {reason}"));
-            }
-            detail.push_str("; the call did not run");
-            HeldStage::NotRun(Problem::new(403).with_detail(detail))
-        }
-        ApprovalState::Expired => HeldStage::NotRun(Problem::new(403).with_detail(format!(
-            "approval {id} expired at {} without a decision; the call did not run",
-            approval.expires_at
-        ))),
+        ApprovalState::Denied => HeldStage::denied(
+            id,
+            approval.decided_by.as_deref(),
+            approval.reason.as_deref(),
+        ),
+        ApprovalState::Expired => HeldStage::expired(id, &approval.expires_at),
         ApprovalState::Cancelled => HeldStage::Withdrawn,
         // A state this version does not know: not over, as far as it can tell.
         _ => HeldStage::Running,
