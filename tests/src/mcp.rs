@@ -4,7 +4,7 @@
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, ErrorData, Implementation,
-    ProgressNotificationParam, ProtocolVersion,
+    ProgressNotificationParam, ProtocolVersion, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _, RequestContext, RunningService};
 use rmcp::transport::IntoTransport;
@@ -182,6 +182,42 @@ impl Confirming {
             .await
             .expect("an MCP 2026-07-28 session");
         (client, questions)
+    }
+}
+
+/// An MCP client that declares the Tasks extension (`io.modelcontextprotocol/tasks`): a
+/// server may answer its calls with a task.
+#[derive(Clone, Copy, Debug)]
+pub struct Tasking;
+
+impl ClientHandler for Tasking {
+    fn get_info(&self) -> ClientConfig {
+        // `ClientCapabilities::builder().enable_tasks()`, which needs rmcp's `server`.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), serde_json::Map::new());
+        ClientConfig::new(capabilities, Implementation::new("tasking", "1.0.0"))
+    }
+}
+
+impl Tasking {
+    /// A session over `transport`, speaking MCP 2026-07-28 (the Tasks extension's version).
+    ///
+    /// # Panics
+    /// When the session does not start.
+    pub async fn connect<T, E, A>(transport: T) -> RunningService<RoleClient, Self>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let modern = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        Self.serve_with_lifecycle(transport, modern)
+            .await
+            .expect("an MCP 2026-07-28 session declaring tasks")
     }
 }
 

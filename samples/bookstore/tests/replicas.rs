@@ -15,6 +15,7 @@ use halo_tests::redis_cluster::RedisCluster;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskStatus};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
@@ -243,11 +244,13 @@ async fn three_replicas_behind_haproxy_share_what_the_layer_keeps() {
         .default_headers(headers)
         .build()
         .unwrap();
-    let transport = StreamableHttpClientTransport::with_client(
-        http,
-        StreamableHttpClientTransportConfig::with_uri(front.base().to_owned() + "/mcp"),
-    );
-    let client = ().serve(transport).await.expect("an MCP session through HAProxy");
+    let transport = || {
+        StreamableHttpClientTransport::with_client(
+            http.clone(),
+            StreamableHttpClientTransportConfig::with_uri(front.base().to_owned() + "/mcp"),
+        )
+    };
+    let client = ().serve(transport()).await.expect("an MCP session through HAProxy");
     // The admin's tools cost more than the listing budget: search, then call through.
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|tool| tool.name == "search_tools"));
@@ -259,6 +262,48 @@ async fn three_replicas_behind_haproxy_share_what_the_layer_keeps() {
         );
     }
     let _ = client.cancel().await;
+
+    // MCP Tasks with no affinity: a held refund is a task that any replica reads (it names
+    // the approval, kept in Redis), approved over HTTP, then completed: the call ran once.
+    let tasking = halo_tests::mcp::Tasking::connect(transport()).await;
+    let through = json!({"name": "refund_payment",
+        "arguments": {"id": "ch_405", "reason": "customer returned the book"}});
+    let Value::Object(through) = through else {
+        unreachable!("an object")
+    };
+    let params = CallToolRequestParams::new("call_tool").with_arguments(through);
+    let task = match tasking.peer().call_tool_once(params).await.unwrap() {
+        CallToolResponse::Task(created) => created.task,
+        other => panic!("not a task: {other:?}"),
+    };
+    assert_eq!(task.status, TaskStatus::Working);
+    let approval = task
+        .task_id
+        .strip_prefix("approval-")
+        .expect("the task names its approval")
+        .to_owned();
+    let read = || async {
+        let params = GetTaskParams::new(task.task_id.clone());
+        tasking.peer().get_task(params).await.unwrap().task
+    };
+    for _ in 0..3 {
+        assert_eq!(read().await.status(), TaskStatus::Working);
+    }
+    let approve = front.post(&format!("/.well-known/halo/approvals/{approval}/approve"));
+    let (status, _, decided) = send(approve).await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    let done = eventually_some("the task completes", 10, || async {
+        Some(read().await).filter(|task| task.status() != TaskStatus::Working)
+    })
+    .await;
+    assert_eq!(done.status(), TaskStatus::Completed, "{done:?}");
+    let (_, _, approval) =
+        send(front.get(&format!("/.well-known/halo/approvals/{approval}"))).await;
+    assert_eq!(
+        approval["response"]["status"], 404,
+        "ran once, no such charge: {approval}"
+    );
+    let _ = tasking.cancel().await;
     assert_eq!(deployment.replicas.len(), 3);
 }
 
