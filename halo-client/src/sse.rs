@@ -1,18 +1,17 @@
 //! Decoding an event stream's bytes into the events of a tool call.
 //!
 //! [`decode`] is a pure function of the bytes: however they are split into chunks, it yields
-//! the same events (the fuzz target `sse` checks it). The SSE grammar itself (fields, line
-//! endings, comments, a byte-order mark) is eventsource-stream's; this module adds what sits
-//! around it: bytes to text as the SSE standard decodes them (invalid UTF-8 replaced), a bound
-//! on the size of one event, and SSE events to [`ToolEvent`]s.
+//! the same events (the fuzz target `sse` checks it). The event-stream format itself (fields,
+//! line endings, comments, a byte-order mark, invalid UTF-8, the bound on an event) is
+//! halo-protocol's [`SseDecoder`], which halo-agent reads its models' answers with too; this
+//! module turns its events into [`ToolEvent`]s.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use eventsource_stream::{Event, EventStreamError, Eventsource as _};
 use futures_core::Stream;
-use futures_util::StreamExt as _;
-use halo_protocol::ToolEvent;
+use halo_protocol::{SseDecoder, SseError, SseEvent, ToolEvent};
 
 use crate::{Error, StreamEvent};
 
@@ -42,7 +41,7 @@ pub(crate) enum Broken<E> {
 /// Comments (`: keep-alive`) and events of other types are skipped (the latter logged at
 /// debug level). A tool event without a numeric id, whose data is not the event's JSON, or
 /// longer than `max_event` bytes is [`Broken::Invalid`]; a body error is
-/// [`Broken::Dropped`]; either ends the stream.
+/// [`Broken::Dropped`]; either ends the stream, after the events before it.
 pub(crate) fn decode<S, B, E>(
     body: S,
     max_event: usize,
@@ -51,34 +50,32 @@ where
     S: Stream<Item = Result<B, E>> + Unpin,
     B: AsRef<[u8]>,
 {
-    Text::new(body, max_event).eventsource().filter_map(|item| {
-        std::future::ready(match item {
-            Ok(event) => tool_event(event).map_err(Broken::Invalid).transpose(),
-            Err(EventStreamError::Transport(broken)) => Some(Err(broken)),
-            // Unreachable with text from `Text`, whose every line parses.
-            Err(EventStreamError::Utf8(_) | EventStreamError::Parser(_)) => Some(Err(
-                Broken::Invalid(Error::decode("the event stream cannot be parsed")),
-            )),
-        })
-    })
+    Decoded {
+        body,
+        decoder: SseDecoder::new(max_event),
+        events: VecDeque::new(),
+        too_long: None,
+        done: false,
+    }
 }
 
 /// A tool event from an SSE event; `None` for events of other types.
-fn tool_event(event: Event) -> Result<Option<StreamEvent>, Error> {
-    if !TOOL_EVENTS.contains(&event.event.as_str()) {
+fn tool_event(event: SseEvent) -> Result<Option<StreamEvent>, Error> {
+    if !TOOL_EVENTS.contains(&event.name.as_str()) {
         tracing::debug!(
             target: "halo_client::stream",
-            event = %event.event,
-            id = %event.id,
+            event = %event.name,
+            id = ?event.id,
             "skipping an event that is not a tool event"
         );
         return Ok(None);
     }
-    let name = event.event;
+    let name = event.name;
     let id: u64 = event
         .id
-        .parse()
-        .map_err(|_| Error::decode(format!("a `{name}` event without a numeric id")))?;
+        .as_deref()
+        .and_then(|id| id.parse().ok())
+        .ok_or_else(|| Error::decode(format!("a `{name}` event without a numeric id")))?;
     let parsed: ToolEvent = serde_json::from_str(&event.data)
         .map_err(|e| Error::decode(e).with_context(format!("event {id} (`{name}`)")))?;
     if parsed.name() != name {
@@ -90,161 +87,22 @@ fn tool_event(event: Event) -> Result<Option<StreamEvent>, Error> {
     Ok(Some(StreamEvent::new(id, parsed)))
 }
 
-/// A body as text for the SSE parser: invalid UTF-8 replaced by U+FFFD (as the SSE standard
-/// decodes streams), a character split between chunks kept whole, a leading byte-order mark
-/// removed, and no event longer than `max_event` bytes: the lines before the limit are passed
-/// on, then an error.
-///
-/// The text is passed on one line at a time, each as soon as its line ending arrives (a line
-/// cut between chunks waits here for its end). eventsource-stream 0.2.3 copies what is left
-/// of its buffer after each line it parses, so a chunk of many lines given whole costs it
-/// the square of the chunk's size, and a long line given in many pieces is scanned again
-/// with each; one line at a time, each line is read once.
-struct Text<S> {
+/// A body being decoded: the events read from it and not yet handed on, and the decoder's
+/// error, handed on after them.
+struct Decoded<S> {
     body: S,
-    /// The start of a character that the next chunk completes.
-    carry: Vec<u8>,
-    /// Text not passed on yet, from `sent` on: whole lines, then the start of one.
-    pending: String,
-    /// How much of `pending` was passed on.
-    sent: usize,
-    max_event: usize,
-    /// Bytes of the current event so far, line endings aside.
-    event_len: usize,
-    /// Whether the last byte ended a line (or nothing was read yet).
-    at_line_start: bool,
-    /// Whether the last byte was a CR, so that an LF after it ends the same line.
-    after_cr: bool,
-    /// Whether any text was read yet.
-    started: bool,
-    too_long: bool,
-    /// Whether the body ended (or failed): what is pending is the last of it.
-    ended: bool,
+    decoder: SseDecoder,
+    events: VecDeque<SseEvent>,
+    too_long: Option<SseError>,
     done: bool,
 }
 
-impl<S> Text<S> {
-    fn new(body: S, max_event: usize) -> Self {
-        Self {
-            body,
-            carry: Vec::new(),
-            pending: String::new(),
-            sent: 0,
-            max_event,
-            event_len: 0,
-            at_line_start: true,
-            after_cr: false,
-            started: false,
-            too_long: false,
-            ended: false,
-            done: false,
-        }
-    }
-
-    /// The next whole line pending, with its ending; at the body's end, what is left.
-    fn next_line(&mut self) -> Option<String> {
-        let rest = &self.pending[self.sent..];
-        // A CR that ends the text so far goes on alone: the parser waits for what follows
-        // it, and joins an LF that comes next to it as one line ending.
-        let line = match rest.find(['\n', '\r']) {
-            Some(end) if rest.as_bytes().get(end..end + 2) == Some(b"\r\n") => &rest[..end + 2],
-            Some(end) => &rest[..=end],
-            None if self.ended && !rest.is_empty() => rest,
-            None => return None,
-        };
-        let line = line.to_owned();
-        self.sent += line.len();
-        Some(line)
-    }
-
-    /// Takes `text` read from the body after what is pending.
-    fn push(&mut self, text: &str) {
-        self.pending.drain(..self.sent);
-        self.sent = 0;
-        if self.started || text.is_empty() {
-            self.pending.push_str(text);
-        } else {
-            self.started = true;
-            // The byte-order mark is ours to strip: eventsource-stream 0.2.3 panics on one
-            // (it slices off one byte of three). An empty line first changes nothing and
-            // keeps a second mark, part of a field name, from reaching it.
-            self.pending.push('\n');
-            self.pending
-                .push_str(text.strip_prefix('\u{feff}').unwrap_or(text));
-        }
-    }
-
-    /// How much of `chunk` the event size allows (all of it unless an event grows past the
-    /// limit there).
-    fn allowed(&mut self, chunk: &[u8]) -> usize {
-        for (at, &byte) in chunk.iter().enumerate() {
-            match byte {
-                b'\n' if self.after_cr => self.after_cr = false,
-                b'\n' | b'\r' => {
-                    // A line ending right after another one: an empty line ends the event.
-                    if self.at_line_start {
-                        self.event_len = 0;
-                    }
-                    self.at_line_start = true;
-                    self.after_cr = byte == b'\r';
-                }
-                _ => {
-                    self.at_line_start = false;
-                    self.after_cr = false;
-                    self.event_len += 1;
-                    if self.event_len > self.max_event {
-                        self.too_long = true;
-                        return at;
-                    }
-                }
-            }
-        }
-        chunk.len()
-    }
-
-    /// `chunk` as text, after the carried start of a character.
-    fn text(&mut self, chunk: &[u8]) -> String {
-        let joined;
-        let mut rest = if self.carry.is_empty() {
-            chunk
-        } else {
-            self.carry.extend_from_slice(chunk);
-            joined = std::mem::take(&mut self.carry);
-            joined.as_slice()
-        };
-        let mut text = String::with_capacity(rest.len());
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(valid) => {
-                    text.push_str(valid);
-                    return text;
-                }
-                Err(error) => {
-                    let (valid, after) = rest.split_at(error.valid_up_to());
-                    text.push_str(std::str::from_utf8(valid).expect("valid up to here"));
-                    match error.error_len() {
-                        Some(len) => {
-                            text.push(char::REPLACEMENT_CHARACTER);
-                            rest = &after[len..];
-                        }
-                        // The chunk ends inside a character.
-                        None => {
-                            self.carry = after.to_vec();
-                            return text;
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl<S, B, E> Stream for Text<S>
+impl<S, B, E> Stream for Decoded<S>
 where
     S: Stream<Item = Result<B, E>> + Unpin,
     B: AsRef<[u8]>,
 {
-    type Item = Result<String, Broken<E>>;
+    type Item = Result<StreamEvent, Broken<E>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
@@ -252,32 +110,31 @@ where
             if this.done {
                 return Poll::Ready(None);
             }
-            if let Some(line) = this.next_line() {
-                return Poll::Ready(Some(Ok(line)));
+            if let Some(event) = this.events.pop_front() {
+                match tool_event(event) {
+                    Ok(Some(event)) => return Poll::Ready(Some(Ok(event))),
+                    Ok(None) => continue,
+                    Err(error) => {
+                        this.done = true;
+                        return Poll::Ready(Some(Err(Broken::Invalid(error))));
+                    }
+                }
             }
-            if this.too_long {
+            if let Some(error) = this.too_long.take() {
                 this.done = true;
-                return Poll::Ready(Some(Err(Broken::Invalid(Error::decode(format!(
-                    "an event longer than {} bytes",
-                    this.max_event
-                ))))));
-            }
-            if this.ended {
-                this.done = true;
-                return Poll::Ready(None);
+                return Poll::Ready(Some(Err(Broken::Invalid(Error::decode(error.to_string())))));
             }
             match ready!(Pin::new(&mut this.body).poll_next(cx)) {
                 Some(Ok(chunk)) => {
-                    let chunk = chunk.as_ref();
-                    let allowed = this.allowed(chunk);
-                    let text = this.text(&chunk[..allowed]);
-                    this.push(&text);
+                    if let Err(error) = this.decoder.push(chunk.as_ref(), &mut this.events) {
+                        this.too_long = Some(error);
+                    }
                 }
                 Some(Err(error)) => {
                     this.done = true;
                     return Poll::Ready(Some(Err(Broken::Dropped(error))));
                 }
-                None => this.ended = true,
+                None => this.done = true,
             }
         }
     }
@@ -408,7 +265,7 @@ mod tests {
     fn byte_order_marks() {
         let start = "event: tool_start\nid: 1\ndata: {\"type\":\"tool_start\",\"data\":{\"call_id\":\"c\",\"tool\":\"t\"}}\n\n";
         let expected = [ok(1, ToolEvent::ToolStart(ToolStart::new("c", "t")))];
-        // One mark is dropped; eventsource-stream alone would panic on it.
+        // One mark is dropped.
         let marked = format!("\u{feff}{start}");
         assert_eq!(
             same_whatever_the_chunking(marked.as_bytes(), MAX_EVENT),

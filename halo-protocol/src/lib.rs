@@ -16,7 +16,8 @@
 //! - [`TagFilter`]: the `?tags=` filter.
 //! - [`Problem`]: `application/problem+json` bodies (RFC 9457).
 //! - [`ToolEvent`]: the events of a call streamed over Server-Sent Events; [`EventMessage`],
-//!   [`ClientMessage`] and [`Refusal`]: the same events over WebSocket (extension).
+//!   [`ClientMessage`] and [`Refusal`]: the same events over WebSocket (extension);
+//!   [`SseDecoder`]: an event stream's bytes read into events, however they are split.
 //! - [`Message`], [`AgentRequest`], [`AgentEvent`]: an agent's conversation with its model,
 //!   the request that starts a hosted agent, and the events of its run.
 //! - [`is_self_contained`]: whether a schema's `$ref`s all resolve inside it;
@@ -80,6 +81,7 @@ mod retry;
 mod schema;
 mod search;
 mod shared_defs;
+mod sse;
 mod style;
 mod tags;
 mod tokens;
@@ -140,6 +142,7 @@ pub use schema::{
 };
 pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use shared_defs::standalone;
+pub use sse::{SseDecoder, SseError, SseEvent};
 pub use tags::TagFilter;
 pub use tokens::estimate_tokens;
 pub use truncate::truncate;

@@ -362,10 +362,11 @@ mod tests {
     use crate::anthropic::sse::Frames;
 
     fn sse(value: Value) -> Sse {
-        Sse {
-            name: value["type"].as_str().unwrap_or_default().to_owned(),
-            data: value.to_string(),
-        }
+        Sse::new(
+            value["type"].as_str().unwrap_or_default(),
+            value.to_string(),
+            None,
+        )
     }
 
     /// What a whole body gives: the pieces of text, then the turn or the first error.
@@ -544,10 +545,11 @@ mod tests {
         assert_eq!(done.content, None);
         assert_eq!(done.usage, None);
         assert_eq!(done.finish_reason.as_deref(), Some("content_filter"));
-        let bad = parse(&Sse {
-            name: "content_block_delta".into(),
-            data: "{\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {".into(),
-        })
+        let bad = parse(&Sse::new(
+            "content_block_delta",
+            "{\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {",
+            None,
+        ))
         .unwrap_err();
         assert!(bad.is_decode() && bad.to_string().contains("content_block_delta"));
     }
