@@ -9,17 +9,23 @@
 
 use std::time::Duration;
 
+use std::collections::VecDeque;
+
+use bytes::Bytes;
 use futures_util::{Sink, Stream, StreamExt as _};
+use halo_protocol::{SseDecoder, SseEvent};
 use reqwest::Url;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::model::{
     ClientJsonRpcMessage, ErrorData, JsonRpcError, JsonRpcMessage, ServerJsonRpcMessage,
 };
-use sse_stream::SseStream;
 use tokio::sync::mpsc;
 
 /// Messages from the server waiting for rmcp to read them.
 const QUEUE: usize = 256;
+
+/// The largest event (one message) read from the server, line endings aside: 16 MiB.
+const MAX_EVENT: usize = 16 << 20;
 
 /// Opens the event stream at `url` with `client` (which carries the upstream's headers) and
 /// waits, at most `timeout`, for the endpoint to post to: the transport, as rmcp takes it.
@@ -58,12 +64,12 @@ pub(super) async fn connect(
                 .unwrap_or("no content type")
         ));
     }
-    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+    let mut events = Box::pin(events(response.bytes_stream()));
     let endpoint = tokio::time::timeout(timeout, async {
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| format!("its event stream broke: {e}"))?;
-            if event.event.as_deref() == Some("endpoint") {
-                return endpoint(url, event.data.as_deref().unwrap_or_default());
+            if event.name == "endpoint" {
+                return endpoint(url, &event.data);
             }
         }
         Err("its event stream ended before it named an endpoint".to_owned())
@@ -79,12 +85,18 @@ pub(super) async fn connect(
                 () = received.closed() => return,
                 event = events.next() => event,
             };
-            let Some(Ok(event)) = event else { return };
-            if !matches!(event.event.as_deref(), None | Some("message")) {
+            let event = match event {
+                Some(Ok(event)) => event,
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "an MCP server's event stream broke");
+                    return;
+                }
+                None => return,
+            };
+            if !matches!(event.name.as_str(), "" | "message") {
                 continue;
             }
-            let Some(data) = event.data else { continue };
-            match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+            match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
                 Ok(message) => {
                     if received.send(message).await.is_err() {
                         return;
@@ -168,4 +180,52 @@ mod tests {
             assert!(endpoint(&stream, elsewhere).is_err(), "{elsewhere}");
         }
     }
+}
+
+/// The events of an event stream's `body`, read with halo-protocol's decoder: until the body
+/// ends, or fails or sends an event past [`MAX_EVENT`] (then, after the events before it, an
+/// error saying so).
+fn events(
+    body: impl Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
+) -> impl Stream<Item = Result<SseEvent, String>> + Send + 'static {
+    let reading = Reading {
+        body,
+        decoder: SseDecoder::new(MAX_EVENT),
+        queue: VecDeque::new(),
+        failed: None,
+        over: false,
+    };
+    futures_util::stream::unfold(reading, |mut reading| async move {
+        loop {
+            if let Some(event) = reading.queue.pop_front() {
+                return Some((Ok(event), reading));
+            }
+            if let Some(failed) = reading.failed.take() {
+                reading.over = true;
+                return Some((Err(failed), reading));
+            }
+            if reading.over {
+                return None;
+            }
+            match reading.body.next().await? {
+                Ok(chunk) => {
+                    if let Err(error) = reading.decoder.push(&chunk, &mut reading.queue) {
+                        reading.failed = Some(error.to_string());
+                    }
+                }
+                Err(error) => reading.failed = Some(error.to_string()),
+            }
+        }
+    })
+}
+
+/// An event stream being read by [`events`].
+struct Reading<B> {
+    body: B,
+    decoder: SseDecoder,
+    /// Events read, not yet handed on.
+    queue: VecDeque<SseEvent>,
+    /// Why the stream cannot go on, handed on after the queued events.
+    failed: Option<String>,
+    over: bool,
 }
