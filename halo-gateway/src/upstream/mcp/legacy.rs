@@ -155,33 +155,6 @@ fn endpoint(stream: &Url, named: &str) -> Result<Url, String> {
     Ok(endpoint)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_endpoint_stays_on_the_streams_origin() {
-        let stream: Url = "http://127.0.0.1:3001/sse".parse().unwrap();
-        assert_eq!(
-            endpoint(&stream, "/message?sessionId=7").unwrap().as_str(),
-            "http://127.0.0.1:3001/message?sessionId=7"
-        );
-        assert_eq!(
-            endpoint(&stream, "messages/?session_id=a")
-                .unwrap()
-                .as_str(),
-            "http://127.0.0.1:3001/messages/?session_id=a"
-        );
-        for elsewhere in [
-            "http://evil.example/steal",
-            "//evil.example/x",
-            "https://127.0.0.1:3001/m",
-        ] {
-            assert!(endpoint(&stream, elsewhere).is_err(), "{elsewhere}");
-        }
-    }
-}
-
 /// The events of an event stream's `body`, read with halo-protocol's decoder: until the body
 /// ends, or fails or sends an event past [`MAX_EVENT`] (then, after the events before it, an
 /// error saying so).
@@ -228,4 +201,31 @@ struct Reading<B> {
     /// Why the stream cannot go on, handed on after the queued events.
     failed: Option<String>,
     over: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_endpoint_stays_on_the_streams_origin() {
+        let stream: Url = "http://127.0.0.1:3001/sse".parse().unwrap();
+        assert_eq!(
+            endpoint(&stream, "/message?sessionId=7").unwrap().as_str(),
+            "http://127.0.0.1:3001/message?sessionId=7"
+        );
+        assert_eq!(
+            endpoint(&stream, "messages/?session_id=a")
+                .unwrap()
+                .as_str(),
+            "http://127.0.0.1:3001/messages/?session_id=a"
+        );
+        for elsewhere in [
+            "http://evil.example/steal",
+            "//evil.example/x",
+            "https://127.0.0.1:3001/m",
+        ] {
+            assert!(endpoint(&stream, elsewhere).is_err(), "{elsewhere}");
+        }
+    }
 }
