@@ -11,7 +11,9 @@
 //! `DELETE /.well-known/halo/calls/{call_id}`.
 //!
 //! A call held for approval (`202 Accepted`) is confirmed by the person at the MCP client
-//! when the client can be asked, and waited for (`approval`).
+//! when the client can be asked, and waited for (`approval`). A client that declared the MCP
+//! Tasks extension gets a task instead, for a held call and for a call of a streaming tool
+//! still running after a grace (`task`, `streamed`).
 //!
 //! Above a token budget (4,000 estimated tokens by default, `--tool-budget`), `tools/list`
 //! lists `search_tools` and `call_tool` instead of every tool (progressive disclosure):

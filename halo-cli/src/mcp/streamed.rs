@@ -151,9 +151,11 @@ impl Drop for Running {
             return;
         };
         reader.abort();
-        if let Some(id) = self.id.take() {
+        // No runtime: the process is ending, and the server's deadline stops the call.
+        let runtime = tokio::runtime::Handle::try_current();
+        if let (Some(id), Ok(runtime)) = (self.id.take(), runtime) {
             let client = self.client.clone();
-            tokio::spawn(async move {
+            runtime.spawn(async move {
                 if let Err(error) = client.cancel(&id).await {
                     log(&format!("cannot cancel call {id}: {error}"));
                 }
