@@ -259,6 +259,11 @@ pub(crate) enum Command {
     /// the client is given two tools instead: `search_tools` (the best matches for a few
     /// words, with their input schemas) and `call_tool` (a found tool by name); any tool
     /// can also be called by its own name. `--all-tools` lists every tool regardless.
+    ///
+    /// A client that declares the MCP Tasks extension (`io.modelcontextprotocol/tasks`) gets
+    /// a task instead of waiting: for a call held for approval, and for a call of a
+    /// streaming tool still running after `--task-grace` seconds (its status message the
+    /// call's last progress step, `tasks/cancel` cancelling the call on the API).
     Mcp {
         /// The API's base URL.
         url: String,
@@ -278,6 +283,10 @@ pub(crate) enum Command {
         /// List every tool's output schema (by default only small ones are listed).
         #[arg(long)]
         output_schemas: bool,
+        /// For a client that declared the MCP Tasks extension: how long a call of a
+        /// streaming tool runs before it answers with a task, in seconds (0: at once).
+        #[arg(long, value_name = "SECS", default_value = "2", value_parser = grace_seconds)]
+        task_grace: f64,
     },
     /// Check the quality of the API's descriptions (`why`, tags, input descriptions,
     /// examples, `undo`, `sunset`, ...), for CI.
@@ -501,6 +510,15 @@ fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => Ok(secs),
         _ => Err("expected a positive number of seconds".to_owned()),
+    }
+}
+
+/// A number of seconds, zero or more.
+fn grace_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(0.0) => Ok(0.0),
+        Ok(_) => seconds(text),
+        Err(_) => Err("expected a number of seconds, 0 or more".to_owned()),
     }
 }
 

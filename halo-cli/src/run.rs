@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use halo_client::protocol::lint::thousands;
-use halo_client::protocol::{DEFAULT_TOOL_BUDGET, ToolListing, ToolSchema};
+use halo_client::protocol::{DEFAULT_TOOL_BUDGET, TaskLimits, ToolListing, ToolSchema};
 use halo_client::{Client, Defer, ExportError, ExportOptions, Method, Pin, ToolFormat};
 use serde_json::Value;
 
@@ -184,6 +184,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
             all_tools,
             tool_budget,
             output_schemas,
+            task_grace,
         } => {
             let options = mcp::Options {
                 tags,
@@ -191,6 +192,7 @@ async fn execute(cli: Cli) -> Result<ExitCode, Failure> {
                 listing: ToolListing::default()
                     .budget((!all_tools).then_some(tool_budget))
                     .all_output_schemas(output_schemas),
+                task_limits: TaskLimits::default().grace(Duration::from_secs_f64(task_grace)),
             };
             return mcp::serve(crate::connect::builder(&global, &url)?, options).await;
         }

@@ -2,7 +2,9 @@
 //! rmcp's client declaring the extension against the bookstore on loopback: a refund held for
 //! approval answers with a task that the administrator's decision over HTTP completes (the
 //! refund made once) or fails; `tasks/cancel` withdraws it; a task id this `halo mcp` did
-//! not give, or an unknown or malformed one, is a JSON-RPC error.
+//! not give, or an unknown or malformed one, is a JSON-RPC error. A summary of many chapters
+//! (a streamed call) outlasting `--task-grace` is a task showing its steps, then its result;
+//! `tasks/cancel` cancels it on the bookstore; a short one is answered directly.
 
 use crate::common;
 
@@ -15,7 +17,7 @@ use rmcp::model::{
     TaskStatus,
 };
 use rmcp::service::RunningService;
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, RoleClient};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
 /// A client that declares the Tasks extension.
@@ -34,7 +36,14 @@ type Session = RunningService<RoleClient, Tasking>;
 /// `halo mcp` of the bookstore at `server` as its administrator, with a client declaring the
 /// Tasks extension over MCP 2026-07-28.
 async fn connect(server: &TestServer) -> Session {
-    let args = ["--bearer", "demo-admin", "mcp", &server.base_url()];
+    connect_with(server, &[]).await
+}
+
+/// As [`connect`], with more options of `halo mcp`.
+async fn connect_with(server: &TestServer, options: &[&str]) -> Session {
+    let url = server.base_url();
+    let mut args = vec!["--bearer", "demo-admin", "mcp", &url];
+    args.extend_from_slice(options);
     let modern = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
@@ -177,5 +186,130 @@ async fn a_task_this_halo_mcp_did_not_give_is_not_found() {
         );
     }
     other.cancel().await.expect("the session ends");
+    session.cancel().await.expect("the session ends");
+}
+
+/// A summary of `chapters` chapters of book 1 (the bookstore takes 40 ms a chapter).
+async fn summarize(session: &Session, chapters: u32) -> CallToolResponse {
+    let Value::Object(args) = json!({"id": 1, "chapters": chapters}) else {
+        unreachable!("an object")
+    };
+    let params = CallToolRequestParams::new("summarize_book").with_arguments(args);
+    session.peer().call_tool_once(params).await.expect("called")
+}
+
+/// `halo mcp` of the bookstore making a task of every streamed call (`--task-grace 0`).
+async fn at_once(server: &TestServer) -> Session {
+    connect_with(server, &["--task-grace", "0"]).await
+}
+
+/// A summary of all 20 chapters (800 ms) through [`at_once`]: the session, and the task.
+async fn long_summary(server: &TestServer) -> (Session, CreateTaskResult) {
+    let session = at_once(server).await;
+    match summarize(&session, 20).await {
+        CallToolResponse::Task(task) => (session, task),
+        other => panic!("not a task: {other:?}"),
+    }
+}
+
+/// Reads task `task_id` until `done` says it is as awaited: the task then.
+async fn until(
+    session: &Session,
+    task_id: &str,
+    done: impl Fn(&DetailedTask) -> bool,
+) -> DetailedTask {
+    for _ in 0..500 {
+        let task = get(session, task_id).await.expect("the task");
+        if done(&task) {
+            return task;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("task {task_id} never got there")
+}
+
+fn stepping(task: &DetailedTask) -> bool {
+    task.status() == TaskStatus::Working
+        && task
+            .task
+            .status_message
+            .as_deref()
+            .is_some_and(|message| message.starts_with("step "))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_streamed_call_is_a_task_with_its_steps_then_its_result() {
+    let server = spawn(bookstore::app()).await;
+    let (session, task) = long_summary(&server).await;
+    let task_id = task.task.task_id.clone();
+    assert_eq!(task.task.status, TaskStatus::Working);
+    assert_eq!(task.task.poll_interval_ms, Some(1_000));
+    assert_eq!(task.task.ttl_ms, Some(60 * 60 * 1000));
+    let working = until(&session, &task_id, stepping).await;
+    let message = working.task.status_message.unwrap_or_default();
+    assert!(message.contains(" of 20: "), "{message}");
+
+    // Another `halo mcp` with the same credentials does not know it.
+    let other = at_once(&server).await;
+    assert_eq!(code(get(&other, &task_id).await.unwrap_err()), -32602);
+    assert_eq!(code(cancel(&other, &task_id).await.unwrap_err()), -32602);
+    other.cancel().await.expect("the session ends");
+
+    let done = until(&session, &task_id, |task| task.status().is_terminal()).await;
+    let TaskPayload::Completed { result } = &done.payload else {
+        panic!("not completed: {done:?}")
+    };
+    assert_eq!(result["isError"], false, "{result:?}");
+    assert_eq!(result["structuredContent"]["book_id"], 1);
+    let chapters = result["structuredContent"]["chapters"]
+        .as_array()
+        .expect("chapters");
+    assert_eq!(chapters.len(), 20);
+    // Over: it cannot be cancelled.
+    let refused = cancel(&session, &task_id).await.unwrap_err();
+    assert_eq!(code(refused), -32602);
+    session.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_streamed_task_cancels_its_call_on_the_api() {
+    let server = spawn(bookstore::app()).await;
+    let (session, task) = long_summary(&server).await;
+    let task_id = task.task.task_id.clone();
+    until(&session, &task_id, stepping).await;
+    cancel(&session, &task_id).await.expect("cancelled");
+    // `cancelled` only once the bookstore ended the call's stream with its `409`.
+    let over = until(&session, &task_id, |task| task.status().is_terminal()).await;
+    assert_eq!(over.status(), TaskStatus::Cancelled, "{over:?}");
+    let ServiceError::McpError(refused) = cancel(&session, &task_id).await.unwrap_err() else {
+        panic!("not a JSON-RPC error")
+    };
+    assert_eq!(refused.code.0, -32602);
+    assert!(refused.message.contains("it is cancelled"), "{refused:?}");
+    session.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_call_within_the_grace_is_answered_with_its_result() {
+    let server = spawn(bookstore::app()).await;
+    // The default grace: 2 seconds, for a call of 40 ms.
+    let session = connect(&server).await;
+    let CallToolResponse::Complete(result) = summarize(&session, 1).await else {
+        panic!("not a result")
+    };
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let summary = result.structured_content.expect("the summary");
+    assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(1));
+    for unknown in [
+        "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+        "step",
+        "approval-1b4e",
+    ] {
+        assert_eq!(
+            code(cancel(&session, unknown).await.unwrap_err()),
+            -32602,
+            "{unknown:?}"
+        );
+    }
     session.cancel().await.expect("the session ends");
 }

@@ -270,6 +270,55 @@ pub fn malformed_task_request(method: &str) -> Option<ErrorData> {
     ))
 }
 
+/// The error for a task that does not exist, or is not the caller's (`-32602`): the same
+/// words for both, so that the answer never says that a task exists.
+///
+/// ```
+/// let error = halo_protocol::task_not_found("7");
+/// assert_eq!((error.code.0, &*error.message), (-32602, "no task of yours is named `7`"));
+/// ```
+#[must_use]
+pub fn task_not_found(task_id: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("no task of yours is named `{task_id}`"), None)
+}
+
+/// The error for `tasks/cancel` of a task that is over, `status` saying how (`-32602`).
+///
+/// ```
+/// let error = halo_protocol::task_over("7", "completed");
+/// assert_eq!(&*error.message, "task 7 cannot be cancelled: it is completed");
+/// ```
+#[must_use]
+pub fn task_over(task_id: &str, status: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("task {task_id} cannot be cancelled: it is {status}"),
+        None,
+    )
+}
+
+/// Whether the task `task_id` may still be cancelled, `read` being what reading it gave
+/// (rmcp's `TaskManager::get_task`): [`task_not_found`] when it could not be read,
+/// [`task_over`] when its status is terminal.
+///
+/// ```
+/// use halo_protocol::cancellable;
+///
+/// let error = cancellable::<()>("7", Err(())).unwrap_err();
+/// assert_eq!(&*error.message, "no task of yours is named `7`");
+/// ```
+///
+/// # Errors
+/// [`task_not_found`] for a task not read, [`task_over`] for a `completed`, `failed` or
+/// `cancelled` one.
+pub fn cancellable<E>(task_id: &str, read: Result<DetailedTask, E>) -> Result<(), ErrorData> {
+    let status = read.map_err(|_| task_not_found(task_id))?.status();
+    if !status.is_terminal() {
+        return Ok(());
+    }
+    let words = serde_json::to_value(status).unwrap_or_default();
+    Err(task_over(task_id, words.as_str().unwrap_or("over")))
+}
+
 /// `value` as a JSON object (an empty one for anything else, which the values here never
 /// are).
 fn object(value: Result<Value, serde_json::Error>) -> JsonObject {

@@ -82,6 +82,8 @@ mod schema;
 mod search;
 mod shared_defs;
 mod sse;
+#[cfg(feature = "mcp")]
+mod streamed_task;
 mod style;
 mod tags;
 mod tokens;
@@ -112,8 +114,8 @@ pub use events::{
 };
 #[cfg(feature = "mcp")]
 pub use held_task::{
-    APPROVAL_POLL_MS, HeldStage, NOT_RUN, TaskTimes, approval_task_id, malformed_task_request,
-    not_run, task_approval,
+    APPROVAL_POLL_MS, HeldStage, NOT_RUN, TaskTimes, approval_task_id, cancellable,
+    malformed_task_request, not_run, task_approval, task_not_found, task_over,
 };
 pub use limit::{Dimension, Limit, LimitParseError};
 pub use link::link_target;
@@ -143,6 +145,8 @@ pub use schema::{
 pub use search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SearchHit, ToolIndex};
 pub use shared_defs::standalone;
 pub use sse::{SseDecoder, SseError, SseEvent};
+#[cfg(feature = "mcp")]
+pub use streamed_task::{STREAMED_FIRST_MESSAGE, STREAMED_POLL_MS, TaskLimits, TaskSteps};
 pub use tags::TagFilter;
 pub use tokens::estimate_tokens;
 pub use truncate::truncate;

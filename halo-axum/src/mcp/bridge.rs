@@ -415,7 +415,7 @@ impl Bridge {
         let (relay, steps) = mpsc::unbounded_channel();
         call.extensions_mut().insert(Progress::relayed(relay));
         let mut running = Running::spawn(&self.shared.local, call);
-        let grace = tasks.limits().grace;
+        let grace = tasks.limits().grace_period();
         let within = {
             let answered = pin!(tokio::time::timeout(grace, running.answer()));
             match future::select(answered, pin!(asked.cancelled())).await {

@@ -11,7 +11,9 @@
 //! `DELETE /.well-known/halo/calls/{call_id}`.
 //!
 //! A call held for approval (`202 Accepted`) is confirmed by the person at the MCP client
-//! when the client can be asked, and waited for (`approval`).
+//! when the client can be asked, and waited for (`approval`). A client that declared the MCP
+//! Tasks extension gets a task instead, for a held call and for a call of a streaming tool
+//! still running after a grace (`task`, `streamed`).
 //!
 //! Above a token budget (4,000 estimated tokens by default, `--tool-budget`), `tools/list`
 //! lists `search_tools` and `call_tool` instead of every tool (progressive disclosure):
@@ -25,21 +27,22 @@
 //! `halo` has to say goes to standard error.
 
 mod approval;
+mod streamed;
 mod task;
 
 use std::io::Write as _;
+use std::pin::pin;
 use std::process::ExitCode;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use futures_util::future::{self, Either};
 use halo_client::protocol::{
-    CALL_TOOL, CallRequest, HeldCall, Manifest, SEARCH_TOOLS, SearchRequest, ToolCatalog,
-    ToolEntry, ToolEvent, ToolListing, ToolOutput, ToolSchema, malformed_task_request,
-    mcp_cache_hints, mcp_page, mcp_progress, search_tools_result,
+    CALL_TOOL, CallRequest, Manifest, SEARCH_TOOLS, SearchRequest, TaskLimits, ToolCatalog,
+    ToolEntry, ToolListing, ToolOutput, ToolSchema, malformed_task_request, mcp_cache_hints,
+    mcp_page, search_tools_result,
 };
-use halo_client::{Approval, CallId, CancelOutcome, Client, ClientBuilder, StreamEvent};
+use halo_client::{Approval, CallId, CancelOutcome, Client, ClientBuilder};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     CustomRequest, CustomResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
@@ -48,8 +51,10 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
+use tokio::sync::mpsc;
 
 use self::approval::Approvals;
+use self::streamed::{Running, read, relayed};
 use self::task::Tasks;
 use crate::connect::describe_manifest;
 use crate::failure::Failure;
@@ -66,6 +71,8 @@ pub(crate) struct Options {
     pub(crate) poll: Duration,
     /// How the tools are listed.
     pub(crate) listing: ToolListing,
+    /// When a streamed call becomes a task, how many are kept, and for how long.
+    pub(crate) task_limits: TaskLimits,
 }
 
 /// Serves the API's tools over stdio until the client closes the connection.
@@ -108,7 +115,7 @@ pub(crate) async fn serve(client: ClientBuilder, options: Options) -> Result<Exi
         client,
         toolset: Arc::new(RwLock::new(Arc::new(toolset))),
         listing: options.listing,
-        tasks: Arc::new(Tasks::default()),
+        tasks: Arc::new(Tasks::new(options.task_limits)),
     };
     let running = bridge
         .clone()
@@ -141,7 +148,7 @@ struct Bridge {
     toolset: Arc<RwLock<Arc<Toolset>>>,
     info: ServerConfig,
     listing: ToolListing,
-    /// The tasks of held calls given to the client.
+    /// The tasks given to the client: of held calls, and of long streamed calls.
     tasks: Arc<Tasks>,
 }
 
@@ -222,6 +229,12 @@ impl Bridge {
                 None,
             ));
         };
+        let wants_tasks = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if schema.stream.is_some() && wants_tasks {
+            return Ok(self.call_streamed(schema, args, context).await);
+        }
         // A client that asked for progress gets the streamed steps of a streaming tool.
         let progress = context
             .meta
@@ -252,6 +265,55 @@ impl Bridge {
             }
         };
         Ok(CallToolResult::from(output).into())
+    }
+
+    /// A call of a streaming tool by a client that declared the Tasks extension: read in a
+    /// Tokio task of its own, answered as for any client when it ends within the grace, else
+    /// a task ([`task`]); waited for as for any client when `halo mcp` keeps as many tasks of
+    /// streamed calls as it may.
+    async fn call_streamed(
+        &self,
+        schema: &ToolSchema,
+        args: serde_json::Value,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let events = match self.client.call_stream(schema, args).await {
+            Ok(events) => events,
+            Err(error) => return CallToolResult::from(ToolOutput::from(&error)).into(),
+        };
+        let (sender, steps) = mpsc::unbounded_channel();
+        let mut running = Running::spawn(&self.client, events, sender);
+        let grace = self.tasks.limits().grace_period();
+        // `None`: the client cancelled the request.
+        let within = {
+            let answered = pin!(tokio::time::timeout(grace, running.end()));
+            match future::select(answered, pin!(context.ct.cancelled())).await {
+                Either::Left((ended, _)) => Some(ended.ok()),
+                Either::Right(((), _)) => None,
+            }
+        };
+        let output = match within {
+            Some(Some(ended)) => ended.output,
+            None => running.cancel().await,
+            Some(None) => match self.tasks.adopt(running, steps) {
+                Ok(task) => return CallToolResponse::Task(task),
+                Err((mut running, steps)) => {
+                    let token = context.meta.get_progress_token();
+                    let ended = {
+                        let ended = relayed(running.end(), steps, token, &context.peer);
+                        match future::select(pin!(ended), pin!(context.ct.cancelled())).await {
+                            Either::Left((ended, _)) => Some(ended),
+                            Either::Right(((), _)) => None,
+                        }
+                    };
+                    match ended {
+                        Some(ended) => ended.output,
+                        None => running.cancel().await,
+                    }
+                }
+            },
+        };
+        CallToolResult::from(output).into()
     }
 }
 
@@ -408,44 +470,17 @@ async fn streamed(
     token: ProgressToken,
     context: &RequestContext<RoleServer>,
 ) -> ToolOutput {
-    let mut events = match client.call_stream(schema, args).await {
+    let events = match client.call_stream(schema, args).await {
         Ok(events) => events,
         Err(error) => return ToolOutput::from(&error),
     };
     let id = events.call_id().cloned();
-    let mut cancel = std::pin::pin!(context.ct.cancelled());
-    let mut progress = 0.0;
-    loop {
-        let event = match future::select(events.next(), cancel.as_mut()).await {
-            Either::Left((Some(event), _)) => event,
-            Either::Left((None, _)) => break,
-            Either::Right(((), _)) => return cancelled(client, id.as_ref()).await,
-        };
-        match event.map(StreamEvent::into_event) {
-            Ok(ToolEvent::ToolProgress(data)) => {
-                let note = mcp_progress(token.clone(), progress, &data);
-                progress = note.progress;
-                // A client that stopped listening still gets the result.
-                let _ = context.peer.notify_progress(note).await;
-            }
-            Ok(ToolEvent::ApprovalPending(value)) => {
-                // The call's own events follow once someone approves it.
-                if let Some(held) = HeldCall::from_approval(&value) {
-                    let data = serde_json::json!({ "message": held.waiting() });
-                    let note = mcp_progress(token.clone(), progress, &data);
-                    progress = note.progress;
-                    let _ = context.peer.notify_progress(note).await;
-                }
-            }
-            Ok(ToolEvent::ToolEnd(end)) => {
-                return ToolOutput::from_response(end.status, end.content);
-            }
-            Ok(ToolEvent::ToolError(problem)) => return ToolOutput::problem(problem),
-            Ok(_) => {}
-            Err(error) => return ToolOutput::from(&error),
-        }
+    let (sender, steps) = mpsc::unbounded_channel();
+    let ended = relayed(read(events, sender), steps, Some(token), &context.peer);
+    match future::select(pin!(ended), pin!(context.ct.cancelled())).await {
+        Either::Left((ended, _)) => ended.output,
+        Either::Right(((), _)) => cancelled(client, id.as_ref()).await,
     }
-    ToolOutput::failure("the stream ended before the call did")
 }
 
 /// What the server tells MCP clients about itself.

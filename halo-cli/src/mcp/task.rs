@@ -1,23 +1,39 @@
 //! MCP Tasks (`io.modelcontextprotocol/tasks`, SEP-2663) in `halo mcp`, for a client that
-//! declared the extension: a call held for approval answers with a task whose id names the
-//! approval (`approval-{id}`). `tasks/get` reads the approval from the API and shows it as
-//! the task (`working` while pending or running, `completed` with the call's result,
-//! `failed` when denied or expired, `cancelled` once withdrawn); `tasks/cancel` withdraws it
-//! ([`Client::withdraw`], `DELETE` of the approval), which the API allows its caller only.
+//! declared the extension. Two kinds of calls answer with a task:
 //!
-//! The approval is the task's state, kept by the API; `halo mcp` only remembers which tasks
-//! it gave its client (the last [`REMEMBERED`]), and any other id is a task that does not
+//! - a call held for approval: the task's id names the approval (`approval-{id}`).
+//!   `tasks/get` reads the approval from the API and shows it as the task (`working` while
+//!   pending or running, `completed` with the call's result, `failed` when denied or
+//!   expired, `cancelled` once withdrawn); `tasks/cancel` withdraws it ([`Client::withdraw`],
+//!   `DELETE` of the approval), which the API allows its caller only. The approval is the
+//!   task's state, kept by the API;
+//! - a call of a streaming tool still running after a grace ([`TaskLimits`]): rmcp's
+//!   [`TaskManager`] keeps its task in this process, its status message the call's last
+//!   progress step ([`TaskSteps`]), its result the call's. `tasks/cancel` cancels the call on
+//!   the API ([`Client::cancel`], `DELETE /.well-known/halo/calls/{id}`), and the task ends
+//!   `cancelled` once the server stopped it. `halo mcp` has one client, so the bounds are its
+//!   caller's: as many tasks at once as one caller may keep.
+//!
+//! `halo mcp` only answers for the tasks it gave its client (the last [`REMEMBERED`], a
+//! streamed call's task counted while it is kept), and any other id is a task that does not
 //! exist: a client reads its own tasks, not every approval the credentials may read.
 
-use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
-use halo_client::protocol::{HeldCall, HeldStage, TaskTimes, ToolOutput, task_approval};
-use halo_client::{Approval, ApprovalState, Client, StatusCode};
+use halo_client::protocol::{
+    HeldCall, HeldStage, STREAMED_FIRST_MESSAGE, STREAMED_POLL_MS, TaskLimits, TaskSteps,
+    TaskTimes, ToolOutput, cancellable, task_approval, task_not_found as not_found, task_over,
+};
+use halo_client::{Approval, ApprovalState, CallId, Client, StatusCode};
 
 use rmcp::ErrorData;
-use rmcp::model::{CreateTaskResult, DetailedTask};
+use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask};
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::streamed::{Running, Step, follow};
 
 /// How long a task is said to be kept when its approval's times cannot be read.
 const UNKNOWN_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -25,60 +41,202 @@ const UNKNOWN_LIFETIME: Duration = Duration::from_secs(15 * 60);
 /// How many task ids `halo mcp` remembers giving its client.
 const REMEMBERED: usize = 1024;
 
-/// The tasks of held calls given to the client, newest last.
-#[derive(Default)]
+/// The tasks given to the client.
 pub(super) struct Tasks {
-    issued: Mutex<VecDeque<String>>,
+    given: Mutex<Given>,
+    /// Keeps the tasks of streamed calls: their status, their result, their time to live.
+    manager: TaskManager,
+    limits: TaskLimits,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Self::new(TaskLimits::default())
+    }
+}
+
+/// The ids of the tasks given to the client.
+#[derive(Default)]
+struct Given {
+    /// Of held calls, newest last.
+    held: VecDeque<String>,
+    /// Of streamed calls still kept.
+    streamed: HashMap<String, StreamedCall>,
+}
+
+/// The call of a streamed call's task.
+struct StreamedCall {
+    /// Its id, as the server named it.
+    id: Option<CallId>,
+    created: Instant,
+    /// When it ended.
+    ended: Option<Instant>,
 }
 
 impl Tasks {
+    pub(super) fn new(limits: TaskLimits) -> Self {
+        Self {
+            given: Mutex::new(Given::default()),
+            manager: TaskManager::new(),
+            limits,
+        }
+    }
+
+    /// When a streamed call becomes a task, how many are kept, and for how long.
+    pub(super) fn limits(&self) -> &TaskLimits {
+        &self.limits
+    }
+
+    /// The tasks given, those of streamed calls no longer kept forgotten.
+    fn given(&self) -> MutexGuard<'_, Given> {
+        let mut given = self.given.lock().unwrap_or_else(PoisonError::into_inner);
+        let limits = self.limits;
+        given
+            .streamed
+            .retain(|_, call| limits.keeps(call.created, call.ended));
+        given
+    }
+
     /// The task a call held for `approval` answers with, remembered as the client's.
     pub(super) fn create(&self, approval: &Approval) -> Option<CreateTaskResult> {
         let task = task(approval)?;
-        let mut issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
-        if issued.len() >= REMEMBERED {
-            issued.pop_front();
+        let mut given = self.given();
+        while given.held.len() + given.streamed.len() >= REMEMBERED {
+            if given.held.pop_front().is_none() {
+                break;
+            }
         }
-        issued.push_back(task.task.task_id.clone());
+        given.held.push_back(task.task.task_id.clone());
         Some(CreateTaskResult::new(task.task))
     }
 
-    /// The approval id of `task_id`, when it is a task given to the client.
+    /// Makes the `running` streamed call a task, its `steps` the status message: the task,
+    /// or the call and its steps back when as many tasks of streamed calls are kept as may
+    /// be (or as many task ids as are remembered).
+    pub(super) fn adopt(
+        self: &Arc<Self>,
+        running: Running,
+        steps: UnboundedReceiver<Step>,
+    ) -> Result<CreateTaskResult, (Running, UnboundedReceiver<Step>)> {
+        // Held while the task is made, so that its call ending at once finds it.
+        let mut given = self.given();
+        let kept = given.streamed.len();
+        if !self.limits.has_room(kept, kept) || given.held.len() + kept >= REMEMBERED {
+            return Err((running, steps));
+        }
+        let id = running.id().cloned();
+        let tasks = Arc::clone(self);
+        let options = TaskOptions::new()
+            .with_ttl_ms(self.limits.ttl_ms())
+            .with_poll_interval_ms(STREAMED_POLL_MS)
+            .with_status_message(STREAMED_FIRST_MESSAGE);
+        let task = self.manager.spawn(options, move |context| {
+            Box::pin(async move {
+                let mut running = running;
+                let mut words = TaskSteps::default();
+                let ended = follow(running.end(), steps, |step| {
+                    context.set_status_message(match step {
+                        Step::Progress(data) => words.message(&data),
+                        Step::Held(held) => held.task_message(),
+                    });
+                    std::future::ready(())
+                })
+                .await;
+                if let Some(call) = tasks.given().streamed.get_mut(context.task_id()) {
+                    call.ended = Some(Instant::now());
+                }
+                if ended.cancelled && context.is_cancel_requested() {
+                    return Err(TaskExit::Cancelled);
+                }
+                Ok(CallToolResult::from(ended.output))
+            })
+        });
+        let call = StreamedCall {
+            id,
+            created: Instant::now(),
+            ended: None,
+        };
+        given.streamed.insert(task.task_id.clone(), call);
+        Ok(CreateTaskResult::new(task))
+    }
+
+    /// The approval id of `task_id`, when it is a held call's task given to the client.
     fn approval<'a>(&self, task_id: &'a str) -> Result<&'a str, ErrorData> {
-        let issued = self.issued.lock().unwrap_or_else(PoisonError::into_inner);
+        let given = self.given();
         match task_approval(task_id) {
-            Some(id) if issued.iter().any(|given| given == task_id) => Ok(id),
+            Some(id) if given.held.iter().any(|held| held == task_id) => Ok(id),
             _ => Err(not_found(task_id)),
         }
     }
 
-    /// `tasks/get`: the approval, read from the API, as its task.
+    /// The call of `task_id`, when it is a streamed call's task given to the client (its id,
+    /// as the server named it).
+    fn streamed(&self, task_id: &str) -> Option<Option<CallId>> {
+        self.given()
+            .streamed
+            .get(task_id)
+            .map(|call| call.id.clone())
+    }
+
+    /// `tasks/get`: a streamed call's task as it is, or the approval, read from the API, as
+    /// its task.
     pub(super) async fn get(
         &self,
         client: &Client,
         task_id: &str,
     ) -> Result<DetailedTask, ErrorData> {
+        if self.streamed(task_id).is_some() {
+            return self
+                .manager
+                .get_task(task_id)
+                .map_err(|_| not_found(task_id));
+        }
         let id = self.approval(task_id)?;
         let approval = read(client, task_id, id).await?;
         task(&approval).ok_or_else(|| not_found(task_id))
     }
 
-    /// `tasks/cancel`: withdraws the approval, as its caller.
+    /// `tasks/cancel`: cancels a streamed call on the API, or withdraws the approval, as its
+    /// caller.
     pub(super) async fn cancel(&self, client: &Client, task_id: &str) -> Result<(), ErrorData> {
+        if let Some(call) = self.streamed(task_id) {
+            return self.cancel_streamed(client, task_id, call).await;
+        }
         let id = self.approval(task_id)?;
         match client.withdraw(id).await {
             Ok(_) => Ok(()),
             Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
                 let state = read(client, task_id, id).await?.state;
-                Err(ErrorData::invalid_params(
-                    format!(
-                        "task {task_id} cannot be cancelled: it is {}",
-                        status_words(state)
-                    ),
-                    None,
-                ))
+                Err(task_over(task_id, status_words(state)))
             }
             Err(error) => Err(unread(task_id, &error)),
+        }
+    }
+
+    /// `tasks/cancel` of a streamed call's task: the call, named `call` by the server, is
+    /// cancelled on the API; its `409` end then ends the task `cancelled`. A call that ended
+    /// meanwhile ends its task as it ended.
+    async fn cancel_streamed(
+        &self,
+        client: &Client,
+        task_id: &str,
+        call: Option<CallId>,
+    ) -> Result<(), ErrorData> {
+        cancellable(task_id, self.manager.get_task(task_id))?;
+        // The intent first: the call's cancelled end then ends the task `cancelled`.
+        self.manager
+            .cancel_task(task_id)
+            .map_err(|_| not_found(task_id))?;
+        // No id: the server answered without a stream, so the call is over.
+        let Some(id) = call else { return Ok(()) };
+        match client.cancel(&id).await {
+            Ok(_) => Ok(()),
+            // It ended before the cancel reached it.
+            Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => Ok(()),
+            Err(error) => Err(ErrorData::internal_error(
+                format!("the call of task {task_id} could not be cancelled: {error}"),
+                None,
+            )),
         }
     }
 }
@@ -102,11 +260,6 @@ fn unread(task_id: &str, error: &halo_client::Error) -> ErrorData {
             None,
         ),
     }
-}
-
-/// The error for a task that does not exist, or is not the client's.
-fn not_found(task_id: &str) -> ErrorData {
-    ErrorData::invalid_params(format!("no task of yours is named `{task_id}`"), None)
 }
 
 /// The task of a call held for `approval`, as it now is.

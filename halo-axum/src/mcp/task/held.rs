@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use halo_protocol::{HeldCall, Rfc3339, TaskTimes};
+use halo_protocol::{HeldCall, Rfc3339, TaskTimes, task_over};
 use http::request::Parts;
 use rmcp::ErrorData;
 use rmcp::model::DetailedTask;
@@ -93,7 +93,7 @@ async fn own(
 /// The JSON-RPC error for a refusal of the approvals.
 pub(super) fn refused(task_id: &str, refusal: Refusal) -> ErrorData {
     match refusal {
-        Refusal::Decided(phase) => TaskError::Ended(phase_name(phase).to_owned()).error(task_id),
+        Refusal::Decided(phase) => task_over(task_id, phase_name(phase)),
         Refusal::Unreachable => TaskError::Unreachable.error(task_id),
         // Anonymous, not an approver, not the caller, missing: not the caller's task.
         _ => not_found(task_id),

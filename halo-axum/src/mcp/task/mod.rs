@@ -22,25 +22,23 @@
 //! is also what an unknown id gets (`-32602`).
 
 mod held;
-mod limits;
 mod streamed;
 
 use std::sync::Arc;
 
-use halo_protocol::task_approval;
+// The error for a task that does not exist, or is not the caller's.
+use halo_protocol::{task_approval, task_not_found as not_found};
 use http::request::Parts;
 use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, DetailedTask, ErrorCode};
 
-pub use self::limits::TaskLimits;
 pub(super) use self::streamed::{Answer, Running, Streamed, call_id};
 use crate::layer::Shared;
 use crate::layer::held::decision::Entry;
+pub use halo_protocol::TaskLimits;
 
-/// Why a task request cannot be done, besides a task that does not exist.
+/// Why a task request cannot be done, besides a task that does not exist or is over.
 enum TaskError {
-    /// The task ended already (its status).
-    Ended(String),
     /// The approvals' store cannot be reached.
     Unreachable,
 }
@@ -48,10 +46,6 @@ enum TaskError {
 impl TaskError {
     fn error(self, task_id: &str) -> ErrorData {
         match self {
-            Self::Ended(status) => ErrorData::invalid_params(
-                format!("task {task_id} cannot be cancelled: it is {status}"),
-                None,
-            ),
             Self::Unreachable => ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!(
@@ -62,11 +56,6 @@ impl TaskError {
             ),
         }
     }
-}
-
-/// The error for a task that does not exist, or is not the caller's.
-fn not_found(task_id: &str) -> ErrorData {
-    ErrorData::invalid_params(format!("no task of yours is named `{task_id}`"), None)
 }
 
 /// The tasks of `/mcp`: those of held approvals (in the approvals' book) and those of

@@ -18,20 +18,21 @@ use std::time::Instant;
 
 use axum::body::Body;
 use futures_util::future::{self, Either};
-use halo_protocol::{CALLS_PATH, HeldStage, ToolOutput, mcp_progress, not_run};
+use halo_protocol::{
+    CALLS_PATH, HeldStage, STREAMED_FIRST_MESSAGE, STREAMED_POLL_MS, TaskSteps, ToolOutput,
+    cancellable, not_run,
+};
 use http::header::CONTENT_TYPE;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use rmcp::ErrorData;
-use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, ErrorCode, NumberOrString, ProgressToken,
-};
+use rmcp::model::{CallToolResult, CreateTaskResult, DetailedTask, ErrorCode};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;
 
-use super::{TaskError, TaskLimits, not_found};
+use super::{TaskLimits, not_found};
 use crate::Principal;
 use crate::layer::Shared;
 use crate::layer::held::decision::{read_as, wait_end};
@@ -42,9 +43,6 @@ use crate::mcp::approval::{held, stage};
 /// The answer of a call sent through the app: its status, headers and body, or why there
 /// is none.
 pub(in crate::mcp) type Answer = Result<(StatusCode, HeaderMap, Value), String>;
-
-/// The poll interval suggested for a streamed call's task, in milliseconds.
-const POLL_MS: u64 = 1_000;
 
 /// The tasks of this instance's streamed calls.
 pub(in crate::mcp) struct Streamed {
@@ -136,25 +134,21 @@ impl Streamed {
         steps: UnboundedReceiver<Value>,
     ) -> Result<CreateTaskResult, (Running, UnboundedReceiver<Value>)> {
         let caller_id = caller.as_ref().map(|c| c.id().to_owned());
-        let ttl = self.limits.ttl;
+        let limits = self.limits;
         // Held while the task is made, so that its call ending at once finds its owner, and
         // no other call takes the room it was counted in.
         let mut owners = self.owners();
-        owners.retain(|_, owner| match owner.ended {
-            Some(at) => at.elapsed() < ttl,
-            // Stopped at its time to live, then kept as long again.
-            None => owner.created.elapsed() < ttl * 2,
-        });
+        owners.retain(|_, owner| limits.keeps(owner.created, owner.ended));
         let callers = owners.values().filter(|o| o.caller == caller_id).count();
-        if owners.len() >= self.limits.total || callers >= self.limits.per_caller {
+        if !limits.has_room(callers, owners.len()) {
             return Err((running, steps));
         }
         let store = Arc::clone(self);
         let layer = Arc::clone(layer);
         let options = TaskOptions::new()
-            .with_ttl_ms(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
-            .with_poll_interval_ms(POLL_MS)
-            .with_status_message("the call runs");
+            .with_ttl_ms(limits.ttl_ms())
+            .with_poll_interval_ms(STREAMED_POLL_MS)
+            .with_status_message(STREAMED_FIRST_MESSAGE);
         let task = self.manager.spawn(options, move |context| {
             Box::pin(async move {
                 let mut running = running;
@@ -259,15 +253,7 @@ impl Streamed {
     ) -> Result<(), ErrorData> {
         let caller = identify(layer, parts).await;
         let (call_id, approval) = self.own(caller.as_ref(), task_id)?;
-        let task = self
-            .manager
-            .get_task(task_id)
-            .map_err(|_| not_found(task_id))?;
-        if task.status().is_terminal() {
-            let status = serde_json::to_value(task.status()).unwrap_or_default();
-            let status = status.as_str().unwrap_or("over").to_owned();
-            return Err(TaskError::Ended(status).error(task_id));
-        }
+        cancellable(task_id, self.manager.get_task(task_id))?;
         // The intent first: the call's cancelled answer then ends the task `cancelled`.
         self.manager
             .cancel_task(task_id)
@@ -313,25 +299,14 @@ async fn progress(
     mut steps: UnboundedReceiver<Value>,
     context: &TaskContext,
 ) -> Answer {
-    // `mcp_progress` reads a step's message; the token is not sent anywhere.
-    let token = ProgressToken(NumberOrString::Number(0));
-    let mut previous = 0.0;
+    let mut words = TaskSteps::default();
     let mut answer = pin!(answer);
     loop {
         match future::select(answer, pin!(steps.recv())).await {
             Either::Left((answer, _)) => return answer,
             Either::Right((Some(data), pending)) => {
                 answer = pending;
-                let note = mcp_progress(token.clone(), previous, &data);
-                previous = note.progress;
-                let message = match (note.message, note.total) {
-                    (Some(message), Some(total)) => {
-                        format!("step {} of {total}: {message}", note.progress)
-                    }
-                    (Some(message), None) => format!("step {}: {message}", note.progress),
-                    (None, _) => format!("step {}", note.progress),
-                };
-                context.set_status_message(message);
+                context.set_status_message(words.message(&data));
             }
             Either::Right((None, pending)) => return pending.await,
         }
