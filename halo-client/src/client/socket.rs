@@ -259,6 +259,11 @@ struct Head<'a> {
 
 /// A server's message.
 fn decode(text: &str) -> Result<Incoming, Error> {
+    // Nearly every message is a tool event: read whole in one pass; anything else is told
+    // apart by its head.
+    if let Ok(message) = serde_json::from_str::<EventMessage<ToolEvent>>(text) {
+        return Ok(Incoming::Event(StreamEvent::new(message.id, message.event)));
+    }
     let head: Head<'_> = serde_json::from_str(text)
         .map_err(|e| Error::decode(e).with_context("a WebSocket message"))?;
     if head.kind == "problem" && head.id.is_none() {
