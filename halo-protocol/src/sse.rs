@@ -84,7 +84,9 @@ impl fmt::Display for SseError {
 
 impl std::error::Error for SseError {}
 
-/// The decoder of one stream (see the [module](self)).
+/// The decoder of one stream: lines end with `\n`, `\r\n` or `\r`; `event`, `data` and `id`
+/// fields make an event, which a blank line ends; each byte is read once, and no event grows
+/// past the bound.
 #[derive(Debug)]
 pub struct SseDecoder {
     max_event: usize,

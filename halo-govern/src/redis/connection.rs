@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use redis::{FromRedisValue, Script};
+use tracing::Instrument as _;
 
 use super::Inner;
 use super::keys;
@@ -100,7 +101,7 @@ impl Inner {
     /// Logs that `operation` failed, naming the node (`host:port`, never a password): the
     /// server, or the node that the cluster's slot map says holds `slot` (`slot N of the
     /// cluster` when no node answers for the map). The map is asked for by a task of its
-    /// own, so the failed call does not wait for it.
+    /// own (in the call's span), so the failed call does not wait for it.
     fn warn(&self, operation: Operation, slot: u16) {
         let log = move |node: &str| {
             tracing::warn!(
@@ -117,18 +118,21 @@ impl Inner {
         }
         let connection = self.connection.get().cloned();
         let timeout = self.config.timeout;
-        tokio::spawn(async move {
-            let holder = async {
-                let mut connection = connection?;
-                target::holder(&mut connection, slot).await
-            };
-            let node = tokio::time::timeout(timeout, holder)
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| format!("slot {slot} of the cluster"));
-            log(&node);
-        });
+        tokio::spawn(
+            async move {
+                let holder = async {
+                    let mut connection = connection?;
+                    target::holder(&mut connection, slot).await
+                };
+                let node = tokio::time::timeout(timeout, holder)
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| format!("slot {slot} of the cluster"));
+                log(&node);
+            }
+            .in_current_span(),
+        );
     }
 
     /// The connection, made on first use (again after a cluster could not be reached).
