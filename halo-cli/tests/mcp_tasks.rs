@@ -3,7 +3,8 @@
 //! approval answers with a task that the administrator's decision over HTTP completes (the
 //! refund made once) or fails; `tasks/cancel` withdraws it; a task id this `halo mcp` did
 //! not give, or an unknown or malformed one, is a JSON-RPC error. A summary of many chapters
-//! (a streamed call) outlasting `--task-grace` is a task showing its steps, then its result;
+//! (a streamed call) outlasting `--task-grace` is a task showing its steps, then its result
+//! (past 16 at once, a call is answered as before);
 //! `tasks/cancel` cancels it on the bookstore; a short one is answered directly.
 
 use crate::common;
@@ -310,6 +311,32 @@ async fn a_streamed_call_within_the_grace_is_answered_with_its_result() {
             -32602,
             "{unknown:?}"
         );
+    }
+    session.cancel().await.expect("the session ends");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_its_bound_of_tasks_a_streamed_call_is_answered_as_before() {
+    let server = spawn(bookstore::app()).await;
+    let session = at_once(&server).await;
+    // The one client is one caller, who keeps at most 16 tasks.
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        match summarize(&session, 20).await {
+            CallToolResponse::Task(task) => tasks.push(task.task.task_id),
+            other => panic!("not a task: {other:?}"),
+        }
+    }
+    let CallToolResponse::Complete(result) = summarize(&session, 2).await else {
+        panic!("the seventeenth is not answered with its result")
+    };
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let summary = result.structured_content.expect("the summary");
+    assert_eq!(summary["chapters"].as_array().map(Vec::len), Some(2));
+    // The sixteen are still there, and end.
+    for task_id in &tasks {
+        let done = until(&session, task_id, |task| task.status().is_terminal()).await;
+        assert_eq!(done.status(), TaskStatus::Completed, "{done:?}");
     }
     session.cancel().await.expect("the session ends");
 }
