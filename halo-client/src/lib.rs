@@ -56,6 +56,8 @@ mod credentials;
 mod error;
 mod event;
 mod export;
+#[cfg(any(feature = "agent", feature = "rig"))]
+mod given;
 mod oauth;
 mod pin;
 mod response;

@@ -20,7 +20,7 @@
 //! request with what runs it, a type of this crate's that it only keeps. The parts here are
 //! the axum side of it: how a held request runs through the app (`runner`: the book's `R`,
 //! named by the aliases below), the JSON documents and the answers that carry them
-//! (`document`), where the app that runs another replica's calls is kept (`slot`), the
+//! (`document`), the
 //! builder's settings and the book they make (`settings`), and the answer when the shared
 //! store cannot be reached ([`unreachable`]). `ApprovalRule` (which operations need approval
 //! besides those that declare it) is halo-openapi's, applied when the schemas are compiled.
@@ -30,8 +30,6 @@
 mod document;
 mod runner;
 mod settings;
-#[cfg(any(feature = "redis", feature = "ws"))]
-mod slot;
 
 use axum::response::Response;
 use halo_govern::approval;
@@ -43,8 +41,6 @@ pub(crate) use self::document::response;
 pub(crate) use self::document::{accepted, document, href, respond, state_name};
 pub(crate) use self::runner::{Failed, Runner, runner};
 pub(crate) use self::settings::Settings;
-#[cfg(any(feature = "redis", feature = "ws"))]
-pub(crate) use self::slot::Slot;
 pub(crate) use halo_govern::approval::{Answer, DynApprover, Phase, Reached, Unreachable};
 pub use halo_govern::approval::{
     ApprovalLimits, ApprovalQueue, ApprovalRequest, Approver, Verdict,

@@ -659,9 +659,9 @@ impl HaloBuilder {
                 mark_calls: self.mark_calls,
                 tool_names,
                 #[cfg(feature = "redis")]
-                takeover: crate::approval::Slot::default(),
+                takeover: super::slot::Slot::default(),
                 #[cfg(feature = "ws")]
-                socket_app: crate::approval::Slot::default(),
+                socket_app: super::slot::Slot::default(),
             }),
         })
     }

@@ -12,6 +12,8 @@ pub(crate) mod held;
 mod layer;
 mod service;
 mod shared;
+#[cfg(any(feature = "redis", feature = "ws"))]
+mod slot;
 #[cfg(feature = "ws")]
 mod websocket;
 

@@ -34,12 +34,12 @@ pub(crate) struct Shared {
     /// The app that runs approved calls whose holder stopped, when the layer was given one
     /// (`HaloLayer::take_over_with`).
     #[cfg(feature = "redis")]
-    pub(crate) takeover: crate::approval::Slot,
+    pub(crate) takeover: super::slot::Slot,
     /// The app that WebSocket calls are sent into, when the layer was given one
     /// (`HaloLayer::websocket_app`: a layer applied route by route cannot reach the handler
     /// of another method on its own).
     #[cfg(feature = "ws")]
-    pub(crate) socket_app: crate::approval::Slot,
+    pub(crate) socket_app: super::slot::Slot,
 }
 
 impl std::fmt::Debug for Shared {

@@ -5,9 +5,7 @@
 //! layer's whole chain (`service::execute`, as an SSE call does) and the socket only writes
 //! its event stream (`stream::relay`).
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::Router;
@@ -205,33 +203,7 @@ impl HaloLayer {
     #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
     #[must_use = "serve the router it gives back: the layer reaches the app while it is served"]
     pub fn websocket_app(&self, app: Router) -> Router {
-        let app = Arc::new(app);
-        self.shared.socket_app.set(Arc::downgrade(&app));
-        Router::new().fallback_service(Holds {
-            app: (*app).clone(),
-            _held: app,
-        })
-    }
-}
-
-/// The app, served, and what keeps it reachable for WebSocket calls.
-#[derive(Clone)]
-struct Holds {
-    app: Router,
-    _held: Arc<Router>,
-}
-
-impl Service<Request<Body>> for Holds {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = <Router as Service<Request<Body>>>::Future;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Service::<Request<Body>>::poll_ready(&mut self.app, cx)
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        self.app.call(request)
+        self.shared.socket_app.hold(app)
     }
 }
 

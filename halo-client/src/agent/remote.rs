@@ -6,9 +6,7 @@ use std::sync::Arc;
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 use halo_agent::ToolSet;
-use halo_protocol::{
-    Problem, ToolCatalog, ToolDefinition, ToolEntry, ToolKind, ToolOutput, ToolSchema,
-};
+use halo_protocol::{Problem, ToolCatalog, ToolDefinition, ToolEntry, ToolOutput, ToolSchema};
 use serde_json::{Map, Value};
 
 use crate::{Client, Result};
@@ -56,12 +54,8 @@ impl RemoteTools {
     /// # Errors
     /// As [`Client::discover`] and [`Client::describe_all`].
     pub async fn discover(client: &Client, tags: &[&str]) -> Result<Self> {
-        let manifest = client.discover(tags).await?;
-        let schemas = client.describe_all(&manifest.tools).await?;
-        Ok(Self::from_tools(
-            client,
-            manifest.tools.into_iter().zip(schemas).collect(),
-        ))
+        let tools = crate::given::discover(client, tags).await?;
+        Ok(Self::from_tools(client, tools))
     }
 
     /// These tools (manifest entries with their schemas, from [`Client::discover`] and
@@ -69,12 +63,7 @@ impl RemoteTools {
     /// (`"kind": "agent"`) are left out.
     #[must_use]
     pub fn from_tools(client: &Client, tools: Vec<(ToolEntry, ToolSchema)>) -> Self {
-        let tools: Vec<(ToolEntry, ToolSchema)> = tools
-            .into_iter()
-            .filter(|(entry, _)| entry.kind != Some(ToolKind::Agent))
-            .collect();
-        let catalog = ToolCatalog::new(&tools);
-        let schemas = tools.into_iter().map(|(_, schema)| schema).collect();
+        let (catalog, schemas) = crate::given::callable(tools);
         Self {
             inner: Arc::new(Inner {
                 client: client.clone(),

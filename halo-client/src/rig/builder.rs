@@ -1,7 +1,7 @@
 //! [`RigToolsBuilder`]: which tools of an API, and the budget above which the model
 //! searches them.
 
-use halo_protocol::{DEFAULT_TOOL_BUDGET, ToolCatalog, ToolEntry, ToolKind, ToolSchema};
+use halo_protocol::{DEFAULT_TOOL_BUDGET, ToolEntry, ToolSchema};
 
 use super::RigTools;
 use crate::Client;
@@ -67,9 +67,8 @@ impl RigToolsBuilder {
     /// As [`Client::discover`] and [`Client::describe_all`].
     pub async fn discover(self) -> crate::Result<RigTools> {
         let tags: Vec<&str> = self.tags.iter().map(String::as_str).collect();
-        let manifest = self.client.discover(&tags).await?;
-        let schemas = self.client.describe_all(&manifest.tools).await?;
-        Ok(self.build(manifest.tools.into_iter().zip(schemas).collect()))
+        let tools = crate::given::discover(&self.client, &tags).await?;
+        Ok(self.build(tools))
     }
 
     /// These tools (manifest entries with their schemas, from [`Client::discover`] and
@@ -77,12 +76,7 @@ impl RigToolsBuilder {
     /// not applied. Agents (`"kind": "agent"`) are left out.
     #[must_use]
     pub fn build(self, tools: Vec<(ToolEntry, ToolSchema)>) -> RigTools {
-        let tools: Vec<(ToolEntry, ToolSchema)> = tools
-            .into_iter()
-            .filter(|(entry, _)| entry.kind != Some(ToolKind::Agent))
-            .collect();
-        let catalog = ToolCatalog::new(&tools);
-        let schemas = tools.into_iter().map(|(_, schema)| schema).collect();
+        let (catalog, schemas) = crate::given::callable(tools);
         RigTools::new(self.client, catalog, schemas, self.budget)
     }
 }

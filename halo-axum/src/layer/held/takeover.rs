@@ -13,18 +13,13 @@
 //! are done. The caller's principal travels in the request's extensions, so no credential is
 //! needed, and an HTTP client cannot forge the mark (extensions never come from the wire).
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use axum::Router;
-use axum::body::Body;
-use axum::response::Response;
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION};
 use http::request::Parts;
 use http::{HeaderMap, Method, Request, StatusCode};
-use tower_service::Service;
 
 use super::run;
 use crate::approval::{Answer, Entry, Kept, Phase, State};
@@ -73,33 +68,7 @@ impl HaloLayer {
     #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     #[must_use = "serve the router it gives back: taking over lasts while it is served"]
     pub fn take_over_with(&self, app: Router) -> Router {
-        let app = Arc::new(app);
-        self.shared.takeover.set(Arc::downgrade(&app));
-        Router::new().fallback_service(Holds {
-            app: (*app).clone(),
-            _held: app,
-        })
-    }
-}
-
-/// The app, served, and what keeps it reachable for taking over.
-#[derive(Clone)]
-struct Holds {
-    app: Router,
-    _held: Arc<Router>,
-}
-
-impl Service<Request<Body>> for Holds {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = <Router as Service<Request<Body>>>::Future;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Service::<Request<Body>>::poll_ready(&mut self.app, cx)
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        self.app.call(request)
+        self.shared.takeover.hold(app)
     }
 }
 
